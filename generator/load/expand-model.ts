@@ -1,0 +1,273 @@
+import { fieldSchema, isObject, type FormatDef } from './field-schema.js';
+import type { YamlSource } from './read-yaml.js';
+import type { SpecProblem } from './spec-error.js';
+import type { JsonSchema, MarkerStyle, Model, ModelField, PricingOption, RawModel, Rule, Scalar } from './types.js';
+
+export interface Shared {
+  fields: Record<string, JsonSchema>;
+  formats: Record<string, FormatDef>;
+  markers: Record<string, Omit<MarkerStyle, 'name'>>;
+  outputSizes: Record<string, Record<string, Record<string, string>>>;
+  pricingOptions: PricingOption[];
+}
+
+/** Keys a file never inherits from the one it extends. */
+const OWN_KEYS = new Set(['id', 'extends', 'abstract']);
+
+/** Maps merge deeply, arrays and scalars replace, null removes the inherited entry. */
+export function mergeModel(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(base)) if (!OWN_KEYS.has(key)) out[key] = value;
+  for (const [key, value] of Object.entries(over)) {
+    if (value === null) delete out[key];
+    else if (isObject(value) && isObject(out[key])) out[key] = mergeModel(out[key] as Record<string, unknown>, value);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** Expands one callable model: follows `extends`, resolves the shared material and checks that it all fits. */
+export function expandModel(
+  id: string,
+  sources: Map<string, YamlSource>,
+  shared: Shared,
+  problems: SpecProblem[],
+): Model | undefined {
+  const chain: YamlSource[] = [];
+  for (let at: string | undefined = id; at !== undefined; ) {
+    const source = sources.get(at);
+    if (!source) {
+      const child = chain[chain.length - 1];
+      problems.push(child.problem(['extends'], `extends names an unknown model: ${at}`));
+      return undefined;
+    }
+    if (chain.includes(source)) {
+      problems.push(source.problem(['extends'], `extends forms a cycle: ${chain.map((s) => (s.data as RawModel).id).join(' -> ')}`));
+      return undefined;
+    }
+    chain.push(source);
+    at = (source.data as RawModel).extends;
+  }
+  let merged: Record<string, unknown> = {};
+  for (const source of [...chain].reverse()) merged = mergeModel(merged, source.data as Record<string, unknown>);
+  const raw = { ...merged, id } as RawModel;
+  // Report a problem at the first file in the chain (own file first) that writes the path.
+  const at = (path: (string | number)[], message: string) => {
+    const owner = chain.find((s) => hasPath(s.data, path)) ?? chain[0];
+    problems.push(owner.problem(path, message));
+  };
+  const before = problems.length;
+
+  for (const key of ['title', 'summary', 'markers'] as const) {
+    if (!raw[key]) at([], `a callable model needs "${key}" (write it here or in the model it extends)`);
+  }
+  if (!raw.fields || Object.keys(raw.fields).length === 0) at([], 'a callable model needs "fields"');
+  if (!raw.pricing?.rates?.length) at([], 'a callable model needs "pricing.rates"');
+  if (problems.length > before) return undefined;
+
+  const [vendor, familyVersion, mode] = id.split('/');
+  const patternMessages: Record<string, string> = {};
+  const fields: ModelField[] = [];
+  for (const [name, override] of Object.entries(raw.fields ?? {})) {
+    const dictionary = shared.fields[name];
+    if (!dictionary) {
+      at(['fields', name], `unknown field "${name}": it is not in spec/shared/fields.yaml`);
+      continue;
+    }
+    const o = override ?? {};
+    const schema = fieldSchema(name, dictionary, o, shared.formats, patternMessages);
+    checkDefault(name, schema, o.auto, (m) => at(['fields', name], m));
+    if (o.min !== undefined && o.max !== undefined && o.min > o.max) at(['fields', name, 'min'], `min ${o.min} is above max ${o.max}`);
+    fields.push({ name, required: o.required === true, schema, reference: dictionary.reference as string | undefined, auto: o.auto });
+  }
+  const byName = new Map(fields.map((f) => [f.name, f]));
+
+  const markers = shared.markers[raw.markers!];
+  if (!markers) at(['markers'], `unknown marker style "${raw.markers}": it is not in spec/shared/markers.yaml`);
+  let outputSizes: Model['outputSizes'];
+  if (raw.outputSizes !== undefined) {
+    const table = shared.outputSizes[raw.outputSizes];
+    if (!table) at(['outputSizes'], `unknown output-size table "${raw.outputSizes}"`);
+    else outputSizes = { name: raw.outputSizes, table };
+  }
+
+  const rules = raw.rules ?? [];
+  rules.forEach((rule, i) => checkRule(rule, byName, (path, m) => at(['rules', i, ...path], m)));
+  const ruleIds = new Set<string>();
+  rules.forEach((rule, i) => {
+    if (ruleIds.has(rule.id)) at(['rules', i, 'id'], `rule id "${rule.id}" is used twice`);
+    ruleIds.add(rule.id);
+  });
+
+  const pricing = expandPricing(raw, byName, shared.pricingOptions, at);
+  const clips = raw.pricing?.referenceClips;
+  if (clips && byName.get(clips.field)?.reference !== 'video') {
+    at(['pricing', 'referenceClips', 'field'], `referenceClips.field must name a reference video field of this model`);
+  }
+  if (problems.length > before || !pricing || !markers) return undefined;
+
+  const required = fields.filter((f) => f.required).map((f) => f.name);
+  const inputSchema: JsonSchema = {
+    type: 'object',
+    additionalProperties: false,
+    ...(required.length ? { required } : {}),
+    properties: Object.fromEntries(fields.map((f) => [f.name, f.schema])),
+  };
+  return {
+    id,
+    vendor,
+    family: familyVersion,
+    mode,
+    sources: chain.map((s) => s.file),
+    title: raw.title!,
+    summary: raw.summary!,
+    markers: { name: raw.markers!, ...markers },
+    outputSizes,
+    fields,
+    inputSchema,
+    patternMessages,
+    references: raw.references ?? {},
+    rules,
+    pricing: { ...pricing, referenceClips: clips },
+    notes: raw.notes ?? [],
+    decisions: raw.decisions ?? [],
+    assumptions: raw.assumptions ?? [],
+  };
+}
+
+function hasPath(data: unknown, path: (string | number)[]): boolean {
+  let node = data;
+  for (const segment of path) {
+    if (!isObject(node) && !Array.isArray(node)) return false;
+    node = (node as Record<string | number, unknown>)[segment];
+    if (node === undefined) return false;
+  }
+  return true;
+}
+
+function checkDefault(name: string, schema: JsonSchema, auto: number | undefined, report: (m: string) => void) {
+  const value = schema.default;
+  if (value === undefined) return;
+  const allowed = schema.enum as Scalar[] | undefined;
+  if (allowed && !allowed.includes(value as Scalar)) report(`default ${JSON.stringify(value)} of ${name} is not one of its values`);
+  if (typeof value === 'number' && value !== auto) {
+    const range = (schema.anyOf as JsonSchema[] | undefined)?.[1] ?? schema;
+    if (typeof range.minimum === 'number' && value < range.minimum) report(`default ${value} of ${name} is below its minimum`);
+    if (typeof range.maximum === 'number' && value > range.maximum) report(`default ${value} of ${name} is above its maximum`);
+  }
+}
+
+function valuesOf(field: ModelField | undefined): Scalar[] | undefined {
+  if (!field) return undefined;
+  if (Array.isArray(field.schema.enum)) return field.schema.enum as Scalar[];
+  if (field.schema.type === 'boolean') return [true, false];
+  return undefined;
+}
+
+function checkRule(rule: Rule, fields: Map<string, ModelField>, report: (path: (string | number)[], m: string) => void) {
+  const need = (name: string, path: (string | number)[]) => {
+    if (!fields.has(name)) report(path, `rule "${rule.id}" names "${name}", which this model does not accept`);
+  };
+  switch (rule.kind) {
+    case 'atLeastOne':
+    case 'maxTotalItems':
+      rule.fields.forEach((f, i) => need(f, ['fields', i]));
+      break;
+    case 'valueWhen': {
+      need(rule.field, ['field']);
+      const allowed = valuesOf(fields.get(rule.field));
+      rule.values.forEach((v, i) => {
+        if (allowed && !allowed.includes(v)) report(['values', i], `${JSON.stringify(v)} is not a value of ${rule.field}`);
+      });
+      need(rule.when.field, ['when', 'field']);
+      break;
+    }
+    case 'requiredWhen':
+    case 'forbiddenWhen':
+      need(rule.field, ['field']);
+      need(rule.when.field, ['when', 'field']);
+      break;
+    case 'sumEquals': {
+      need(rule.field, ['field']);
+      need(rule.equalsField, ['equalsField']);
+      const items = fields.get(rule.field)?.schema.items as JsonSchema | undefined;
+      const props = items?.properties as Record<string, unknown> | undefined;
+      if (fields.has(rule.field) && !props?.[rule.property]) report(['property'], `${rule.field} items have no property "${rule.property}"`);
+      break;
+    }
+  }
+}
+
+/** "5.4" -> 540: rates are exact decimals turned into integer hundredths of a credit. */
+export function rateToHundredths(rate: string): number {
+  const [whole, fraction = ''] = rate.split('.');
+  return Number(whole) * 100 + Number(fraction.padEnd(2, '0'));
+}
+
+function expandPricing(
+  raw: RawModel,
+  fields: Map<string, ModelField>,
+  options: PricingOption[],
+  at: (path: (string | number)[], message: string) => void,
+): Pick<Model['pricing'], 'options' | 'rates'> | undefined {
+  const rows = raw.pricing?.rates ?? [];
+  const optionByName = new Map(options.map((o) => [o.name, o]));
+  const used: PricingOption[] = [];
+  const domains = new Map<string, Scalar[]>();
+  let ok = true;
+  for (const [i, row] of rows.entries()) {
+    for (const [key, value] of Object.entries(row)) {
+      if (key === 'rate') continue;
+      const option = optionByName.get(key)!;
+      const source = option.from ?? option.nonEmpty!;
+      if (!fields.has(source)) {
+        at(['pricing', 'rates', i, key], `rate option "${key}" needs the field "${source}", which this model does not accept`);
+        ok = false;
+        continue;
+      }
+      const domain = option.nonEmpty ? [true, false] : valuesOf(fields.get(source));
+      if (!domain) {
+        at(['pricing', 'rates', i, key], `rate option "${key}" needs "${source}" to have a fixed set of values`);
+        ok = false;
+        continue;
+      }
+      if (!domain.includes(value as Scalar)) {
+        at(['pricing', 'rates', i, key], `${JSON.stringify(value)} is not a value of ${source} (${domain.join(', ')})`);
+        ok = false;
+      }
+      if (!domains.has(key)) {
+        domains.set(key, domain);
+        used.push(option);
+      }
+    }
+  }
+  if (!ok) return undefined;
+  used.sort((a, b) => options.indexOf(a) - options.indexOf(b));
+  const rates = rows.map((row) => {
+    const when: Record<string, Scalar> = {};
+    for (const option of used) if (option.name in row) when[option.name] = row[option.name as keyof typeof row] as Scalar;
+    return { when, rate: row.rate, rateHundredths: rateToHundredths(row.rate) };
+  });
+  // Every combination of option values must find a row, and every row must win for some combination.
+  const winners = new Set<number>();
+  for (const combination of combinations(used.map((o) => [o.name, domains.get(o.name)!] as const))) {
+    const index = rates.findIndex((r) => Object.entries(r.when).every(([k, v]) => combination[k] === v));
+    if (index < 0) {
+      at(['pricing', 'rates'], `no rate row matches ${Object.entries(combination).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+      ok = false;
+    } else winners.add(index);
+  }
+  rates.forEach((_, i) => {
+    if (!winners.has(i)) {
+      at(['pricing', 'rates', i], 'this rate row never applies: earlier rows match every case it covers');
+      ok = false;
+    }
+  });
+  return ok ? { options: used, rates } : undefined;
+}
+
+function combinations(domains: (readonly [string, Scalar[]])[]): Record<string, Scalar>[] {
+  let out: Record<string, Scalar>[] = [{}];
+  for (const [name, values] of domains) out = out.flatMap((c) => values.map((v) => ({ ...c, [name]: v })));
+  return out;
+}

@@ -1,0 +1,123 @@
+/** The in-memory catalogue the plugins read: spec/ validated, references resolved, inheritance expanded. */
+export type JsonSchema = Record<string, unknown>;
+export type Scalar = string | number | boolean;
+
+export interface RawField {
+  required?: boolean;
+  default?: unknown;
+  values?: Scalar[];
+  min?: number;
+  max?: number;
+  auto?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  description?: string;
+}
+
+export interface Range { min?: number; max?: number }
+export type Checked = 'acceptance' | 'generation';
+export interface ReferenceLimits {
+  formats?: string[];
+  opaque?: boolean;
+  sidePx?: Range;
+  shortSidePx?: Range;
+  maxBytes?: number;
+  clipSeconds?: Range;
+  totalSeconds?: Range;
+  minFps?: number;
+  checked: Checked;
+}
+
+export type Condition = { field: string; equals: Scalar } | { field: string; present: true };
+export type Rule =
+  | { kind: 'atLeastOne'; id: string; fields: string[] }
+  | { kind: 'maxTotalItems'; id: string; fields: string[]; max: number }
+  | { kind: 'requiredWhen'; id: string; field: string; when: Condition }
+  | { kind: 'forbiddenWhen'; id: string; field: string; when: Condition }
+  | { kind: 'valueWhen'; id: string; field: string; values: Scalar[]; when: Condition }
+  | { kind: 'sumEquals'; id: string; field: string; property: string; equalsField: string };
+
+export interface RawRate { rate: string; resolution?: string; with_video?: boolean; generate_audio?: boolean; enable_web_search?: boolean }
+export interface ReferenceClips { field: string; maxTotalSeconds: number; perClipMinimumSeconds?: number; holdAssumesSeconds: number }
+
+export interface RawModel {
+  id: string;
+  extends?: string;
+  abstract?: boolean;
+  title?: string;
+  summary?: string;
+  markers?: string;
+  outputSizes?: string;
+  fields?: Record<string, RawField | null>;
+  references?: { image?: ReferenceLimits; video?: ReferenceLimits; audio?: ReferenceLimits; videoSecondsPlusDuration?: { max: number; checked: Checked } };
+  rules?: Rule[];
+  pricing?: { rates?: RawRate[]; referenceClips?: ReferenceClips };
+  notes?: string[];
+  decisions?: string[];
+  assumptions?: { what: string; reason: string }[];
+}
+
+/** One field of one model, with its final JSON Schema. */
+export interface ModelField {
+  name: string;
+  required: boolean;
+  schema: JsonSchema;
+  /** Kind of reference the field carries (image, video, audio, document, link), if any. */
+  reference?: string;
+  auto?: number;
+}
+
+export interface PricingOption { name: string; from?: string; nonEmpty?: string; decision?: string }
+export interface Rate { when: Record<string, Scalar>; rate: string; rateHundredths: number }
+
+export interface MarkerPattern {
+  regex: string;
+  kind?: string;
+  ignoreCase?: boolean;
+  number?: 'digits' | 'ordinal';
+  kindWords?: Record<string, string>;
+}
+export interface MarkerStyle { name: string; description: string; patterns: MarkerPattern[]; order?: string[]; example: string }
+
+export interface Model {
+  id: string;
+  vendor: string;
+  family: string;
+  mode: string;
+  /** Files this model was read from, its own first, then what it extends. */
+  sources: string[];
+  title: string;
+  summary: string;
+  markers: MarkerStyle;
+  outputSizes?: { name: string; table: Record<string, Record<string, string>> };
+  fields: ModelField[];
+  inputSchema: JsonSchema;
+  /** schemaPath prefix (ajv's `#/properties/...`) of each pattern, mapped to its validation message key. */
+  patternMessages: Record<string, string>;
+  references: NonNullable<RawModel['references']>;
+  rules: Rule[];
+  pricing: { options: PricingOption[]; rates: Rate[]; referenceClips?: ReferenceClips };
+  notes: string[];
+  decisions: string[];
+  assumptions: { what: string; reason: string }[];
+}
+
+export interface ErrorCatalogue {
+  languages: string[];
+  codes: { code: number; name: string; http: number; messages: Record<string, string> }[];
+  validation: Record<string, Record<string, string>>;
+  taskErrors: Record<string, Record<string, string>>;
+  warnings: Record<string, Record<string, string>>;
+}
+
+export interface Catalogue {
+  root: string;
+  models: Model[];
+  errors: ErrorCatalogue;
+  openapiBase: JsonSchema;
+  pricingOptions: PricingOption[];
+  /** Every spec file read, for the headers of generated files. */
+  inputs: string[];
+}

@@ -1,0 +1,34 @@
+import type { Model } from '../../load/types.js';
+import { chargeCredits } from '../support/template.js';
+
+/** The public description of a model: what GET /models returns and what the docs show. */
+export function modelInfo(model: Model) {
+  const minimum = Math.min(...model.pricing.rates.map((r) => chargeCredits(r.rateHundredths, 5)));
+  return {
+    id: model.id,
+    mode: model.mode,
+    vendor: model.vendor,
+    family: model.family,
+    title: model.title,
+    summary: model.summary,
+    docsPath: `/docs/models/${model.id}.html`,
+    markerStyle: model.markers.name,
+    markerDescription: model.markers.description,
+    markerExample: model.markers.example,
+    referenceFields: model.fields.filter((f) => f.reference).map((f) => [f.name, f.reference!] as [string, string]),
+    referenceLimits: model.references,
+    rules: model.rules,
+    pricing: {
+      unit: 'credits_per_second',
+      options: model.pricing.options.map((o) => o.name),
+      rates: model.pricing.rates.map((r) => ({ options: r.when, rate: r.rate, rateHundredths: r.rateHundredths })),
+      referenceClips: model.pricing.referenceClips ?? null,
+      minimumFor5sCredits: minimum,
+    },
+    outputSizes: model.outputSizes?.table ?? null,
+    inputSchema: model.inputSchema,
+    notes: model.notes,
+    decisions: model.decisions,
+    assumptions: model.assumptions,
+  };
+}

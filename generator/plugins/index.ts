@@ -1,0 +1,9 @@
+import type { Plugin } from '../plugin.js';
+import { cataloguePlugin } from './catalogue/emit.js';
+import { markersPlugin } from './markers/emit.js';
+import { pricesPlugin } from './prices/emit.js';
+import { supportPlugin } from './support/emit.js';
+import { validatorsPlugin } from './validators/emit.js';
+
+/** Every output kind, each in its own folder; the order here does not matter (dependsOn does). */
+export const plugins: Plugin[] = [supportPlugin, validatorsPlugin, pricesPlugin, markersPlugin, cataloguePlugin];

@@ -1,0 +1,302 @@
+/*
+ * Shared code of every generated module: result types, the mapping of ajv errors to field
+ * problems, integer money, billable seconds and prompt-marker matching. Copied verbatim from
+ * generator/plugins/support/template.ts so that generated/ depends on nothing hand-written.
+ */
+
+/** A message reference: a key of spec/errors.yaml and the values of its placeholders. */
+export interface MessageRef {
+  key: string;
+  params: Record<string, string | number | MessageRef>;
+}
+
+/** One problem with one field: its path (input.duration_seconds), the rule it breaks, its message. */
+export interface FieldIssue {
+  path: string;
+  rule: string;
+  message: MessageRef;
+}
+
+export type ValidationResult =
+  | { ok: true; value: Record<string, unknown> }
+  | { ok: false; errors: FieldIssue[] };
+
+export interface Warning {
+  code: string;
+  path: string;
+  message: MessageRef;
+}
+
+interface AjvError {
+  instancePath: string;
+  schemaPath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+export interface AutoRange {
+  auto: number;
+  min?: number;
+  max?: number;
+}
+
+const KEYWORD_MESSAGES: Record<string, string> = {
+  required: 'required',
+  additionalProperties: 'unknown_field',
+  type: 'type',
+  enum: 'enum',
+  const: 'enum',
+  minimum: 'minimum',
+  maximum: 'maximum',
+  minLength: 'min_length',
+  maxLength: 'max_length',
+  minItems: 'min_items',
+  maxItems: 'max_items',
+  pattern: 'pattern',
+};
+
+/** input.loras[0].scale from /loras/0/scale. */
+export function fieldPath(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').slice(1);
+  if (child !== undefined) parts.push(child);
+  let out = 'input';
+  for (const part of parts) out += /^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, '/').replace(/~0/g, '~')}`;
+  return out;
+}
+
+/** Turns ajv's errors into one FieldIssue per problem, with the rule and message key spelt out. */
+export function mapAjvErrors(
+  errors: readonly AjvError[],
+  patternMessages: Record<string, string>,
+  autoRanges: Record<string, AutoRange>,
+): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  const collapsed = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword === 'anyOf' && autoRanges[e.schemaPath]) collapsed.add(e.schemaPath);
+  }
+  const seen = new Set<string>();
+  for (const e of errors) {
+    if ([...collapsed].some((p) => e.schemaPath.startsWith(`${p}/`))) continue;
+    let path = fieldPath(e.instancePath);
+    let rule = e.keyword;
+    let key = KEYWORD_MESSAGES[e.keyword] ?? 'pattern';
+    const params: Record<string, string | number | MessageRef> = {};
+    switch (e.keyword) {
+      case 'required':
+        path = fieldPath(e.instancePath, String(e.params.missingProperty));
+        break;
+      case 'additionalProperties':
+        path = fieldPath(e.instancePath, String(e.params.additionalProperty));
+        rule = 'unknown_field';
+        break;
+      case 'type':
+        params.type = String(e.params.type);
+        break;
+      case 'enum':
+        params.values = (e.params.allowedValues as unknown[]).map(String).join(', ');
+        break;
+      case 'const':
+        rule = 'enum';
+        params.values = String(e.params.allowedValue);
+        break;
+      case 'minimum':
+      case 'maximum':
+      case 'minLength':
+      case 'maxLength':
+      case 'minItems':
+      case 'maxItems':
+        params.limit = Number(e.params.limit);
+        break;
+      case 'pattern':
+        key = patternMessages[e.schemaPath] ?? 'pattern';
+        break;
+      case 'anyOf': {
+        const range = autoRanges[e.schemaPath];
+        if (range) {
+          rule = 'range_or_auto';
+          key = 'range_or_auto';
+          params.auto = range.auto;
+          params.min = range.min ?? '';
+          params.max = range.max ?? '';
+        }
+        break;
+      }
+    }
+    params.field = path;
+    const id = `${path}|${rule}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push({ path, rule, message: { key, params } });
+  }
+  return out;
+}
+
+/** A copy of parsed JSON data, so that filling in defaults never touches the caller's object. */
+export function cloneJson<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) {
+      const item = cloneJson((value as Record<string, unknown>)[key]);
+      // An own "__proto__" key stays a plain key (then rejected as unknown), never a prototype.
+      if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+      else out[key] = item;
+    }
+    return out as T;
+  }
+  return value;
+}
+
+/** A field counts as given when it is present and, for arrays, not empty. */
+export function given(value: unknown): boolean {
+  return value !== undefined && value !== null && !(Array.isArray(value) && value.length === 0);
+}
+
+export function countItems(value: unknown): number {
+  return Array.isArray(value) ? value.length : 0;
+}
+
+// ---- money: integers only -------------------------------------------------------------
+
+/** ceil(a / b) for non-negative safe integers, without floating point. */
+export function ceilDiv(a: number, b: number): number {
+  const q = (a - (a % b)) / b;
+  return a % b === 0 ? q : q + 1;
+}
+
+/** Whole credits for a rate in hundredths of a credit per second, over whole seconds, rounded up. */
+export function chargeCredits(rateHundredths: number, seconds: number): number {
+  return ceilDiv(rateHundredths * seconds, 100);
+}
+
+/** 1 credit = 0.01 USD: 1234 credits -> "12.34". */
+export function creditsToUsd(credits: number): string {
+  const sign = credits < 0 ? '-' : '';
+  const abs = Math.abs(credits);
+  return `${sign}${(abs - (abs % 100)) / 100}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** "12.34" -> 1234 credits; undefined when the text is not a USD amount with at most two places. */
+export function usdToCredits(text: string): number | undefined {
+  const match = /^(0|[1-9]\d{0,12})(?:\.(\d{1,2}))?$/.exec(text);
+  if (!match) return undefined;
+  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+}
+
+// ---- billable seconds and price --------------------------------------------------------
+
+export interface BillingConfig {
+  durationField?: string;
+  /** The duration value that lets the model choose, held at maxDuration, estimated at defaultDuration. */
+  auto?: number;
+  maxDuration?: number;
+  defaultDuration?: number;
+  referenceClips?: { field: string; maxTotalSeconds: number; perClipMinimumSeconds?: number; holdAssumesSeconds: number };
+}
+
+/** What is known beyond the request: measured output length (at settlement), reference clip lengths. */
+export interface PriceFacts {
+  outputSeconds?: number;
+  /** One entry per reference clip, in order; null where the length is not known. */
+  referenceClipSeconds?: readonly (number | null)[];
+}
+
+export interface PriceResult {
+  rate: string;
+  rateHundredths: number;
+  options: Record<string, string | number | boolean>;
+  billableSeconds: number;
+  maxBillableSeconds: number;
+  estimatedCredits: number;
+  maxCredits: number;
+}
+
+function referenceSeconds(input: Record<string, unknown>, config: BillingConfig, facts: PriceFacts): number {
+  const clips = config.referenceClips;
+  if (!clips) return 0;
+  const count = countItems(input[clips.field]);
+  if (count === 0) return 0;
+  const lengths = facts.referenceClipSeconds;
+  const known = lengths !== undefined && lengths.length === count && lengths.every((l) => typeof l === 'number');
+  if (!known) return Math.min(clips.maxTotalSeconds, clips.holdAssumesSeconds);
+  let total = 0;
+  for (const length of lengths as number[]) total += Math.max(clips.perClipMinimumSeconds ?? 0, Math.ceil(length));
+  return Math.min(clips.maxTotalSeconds, total);
+}
+
+export function computePrice(
+  input: Record<string, unknown>,
+  facts: PriceFacts,
+  config: BillingConfig,
+  rate: readonly [number, string],
+  options: Record<string, string | number | boolean>,
+): PriceResult {
+  let estimated = 0;
+  let max = 0;
+  if (config.durationField !== undefined) {
+    const requested = input[config.durationField] as number;
+    if (config.auto !== undefined && requested === config.auto) {
+      estimated = config.defaultDuration ?? config.maxDuration ?? 0;
+      max = config.maxDuration ?? estimated;
+    } else {
+      estimated = requested;
+      max = requested;
+    }
+  }
+  if (facts.outputSeconds !== undefined) estimated = Math.ceil(facts.outputSeconds);
+  const references = referenceSeconds(input, config, facts);
+  const billableSeconds = estimated + references;
+  const maxBillableSeconds = Math.max(max, estimated) + references;
+  return {
+    rate: rate[1],
+    rateHundredths: rate[0],
+    options,
+    billableSeconds,
+    maxBillableSeconds,
+    estimatedCredits: chargeCredits(rate[0], billableSeconds),
+    maxCredits: chargeCredits(rate[0], maxBillableSeconds),
+  };
+}
+
+// ---- prompt markers --------------------------------------------------------------------
+
+export interface MarkerPatternCode {
+  re: RegExp;
+  kind?: string;
+  ordinal?: boolean;
+  kindWords?: Record<string, string>;
+}
+
+const ORDINALS: Record<string, number> = {
+  first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9, tenth: 10,
+};
+
+/**
+ * Warnings for markers that name a reference that was not supplied. `counts` holds how many
+ * references of each kind the request carries; kind `any` counts them all.
+ */
+export function checkMarkerPatterns(prompt: unknown, patterns: readonly MarkerPatternCode[], counts: Record<string, number>): Warning[] {
+  if (typeof prompt !== 'string') return [];
+  const out: Warning[] = [];
+  const seen = new Set<string>();
+  for (const pattern of patterns) {
+    pattern.re.lastIndex = 0;
+    for (const match of prompt.matchAll(pattern.re)) {
+      const marker = match[0];
+      if (seen.has(marker)) continue;
+      seen.add(marker);
+      const number = pattern.ordinal ? ORDINALS[match[1].toLowerCase()] : Number(match[1]);
+      const kind = pattern.kind ?? pattern.kindWords?.[match[2].toLowerCase()] ?? 'any';
+      const count = counts[kind] ?? 0;
+      if (number <= count) continue;
+      const label = kind === 'any' ? 'reference' : kind;
+      out.push(
+        count === 0
+          ? { code: 'marker_kind_missing', path: 'input.prompt', message: { key: 'marker_kind_missing', params: { marker, kind: label } } }
+          : { code: 'marker_unmatched', path: 'input.prompt', message: { key: 'marker_unmatched', params: { marker, count, kind: label } } },
+      );
+    }
+  }
+  return out;
+}
