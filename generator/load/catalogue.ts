@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { expandModel, type Shared } from './expand-model.js';
 import type { FormatDef } from './field-schema.js';
 import { readYaml, type YamlSource } from './read-yaml.js';

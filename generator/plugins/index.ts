@@ -1,9 +1,23 @@
 import type { Plugin } from '../plugin.js';
 import { cataloguePlugin } from './catalogue/emit.js';
+import { errorsPlugin } from './errors/emit.js';
 import { markersPlugin } from './markers/emit.js';
+import { openapiPlugin } from './openapi/emit.js';
 import { pricesPlugin } from './prices/emit.js';
+import { routesPlugin } from './routes/emit.js';
+import { sdkTypesPlugin } from './sdk-types/emit.js';
 import { supportPlugin } from './support/emit.js';
 import { validatorsPlugin } from './validators/emit.js';
 
 /** Every output kind, each in its own folder; the order here does not matter (dependsOn does). */
-export const plugins: Plugin[] = [supportPlugin, validatorsPlugin, pricesPlugin, markersPlugin, cataloguePlugin];
+export const plugins: Plugin[] = [
+  supportPlugin,
+  validatorsPlugin,
+  pricesPlugin,
+  markersPlugin,
+  cataloguePlugin,
+  errorsPlugin,
+  openapiPlugin,
+  sdkTypesPlugin,
+  routesPlugin,
+];

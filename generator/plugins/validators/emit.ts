@@ -1,5 +1,10 @@
-import Ajv from 'ajv';
-import standaloneCode from 'ajv/dist/standalone/index.js';
+import { Ajv } from 'ajv';
+import standaloneModule from 'ajv/dist/standalone/index.js';
+
+type StandaloneCode = (ajv: Ajv, validate: unknown) => string;
+// ajv ships CommonJS: depending on the loader the default import is the function or the module object.
+const standaloneCode: StandaloneCode =
+  typeof standaloneModule === 'function' ? (standaloneModule as StandaloneCode) : (standaloneModule as unknown as { default: StandaloneCode }).default;
 import type { Model } from '../../load/types.js';
 import type { GeneratedFile, Plugin } from '../../plugin.js';
 import { emitRules } from './rules.js';
