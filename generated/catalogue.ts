@@ -834,7 +834,8 @@ const INFO = [
     },
     "notes": [],
     "decisions": [
-      "The specification does not publish how many reference videos family_a-2.5 accepts (\"not stated\"); reference_video_urls is accepted and no item count is enforced."
+      "The specification does not publish how many reference videos family_a-2.5 accepts (\"not stated\"); reference_video_urls is accepted and no item count is enforced.",
+      "The rate table publishes no web-search rate for family_a-2.5; enable_web_search is accepted and does not change the rate."
     ],
     "assumptions": []
   },
@@ -1165,7 +1166,7 @@ const INFO = [
           "maximum": 2147483647
         },
         "shot_type": {
-          "description": "Single shot, several shots chosen by the model, or a custom shot list (multi_prompt).",
+          "description": "single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.",
           "type": "string",
           "enum": [
             "single",
@@ -1339,7 +1340,7 @@ const INFO = [
           "maximum": 2147483647
         },
         "shot_type": {
-          "description": "Single shot, several shots chosen by the model, or a custom shot list (multi_prompt).",
+          "description": "single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.",
           "type": "string",
           "enum": [
             "single",
@@ -2710,7 +2711,7 @@ const INFO = [
           }
         },
         "shot_type": {
-          "description": "Single shot, several shots chosen by the model, or a custom shot list (multi_prompt).",
+          "description": "single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.",
           "type": "string",
           "enum": [
             "single",

@@ -1427,7 +1427,7 @@ export interface components {
             /** @description Random seed. */
             seed?: number;
             /**
-             * @description Single shot, several shots chosen by the model, or a custom shot list (multi_prompt).
+             * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
              * @default single
              * @enum {string}
              */
@@ -1466,7 +1466,7 @@ export interface components {
             /** @description Random seed. */
             seed?: number;
             /**
-             * @description Single shot, several shots chosen by the model, or a custom shot list (multi_prompt).
+             * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
              * @default single
              * @enum {string}
              */
@@ -1765,7 +1765,7 @@ export interface components {
              */
             resolution: "720p" | "1080p" | "4k";
             /**
-             * @description Single shot, several shots chosen by the model, or a custom shot list (multi_prompt).
+             * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
              * @default single
              * @enum {string}
              */

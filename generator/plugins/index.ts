@@ -1,5 +1,6 @@
 import type { Plugin } from '../plugin.js';
 import { cataloguePlugin } from './catalogue/emit.js';
+import { docsPlugin } from './docs/emit.js';
 import { errorsPlugin } from './errors/emit.js';
 import { markersPlugin } from './markers/emit.js';
 import { openapiPlugin } from './openapi/emit.js';
@@ -20,4 +21,5 @@ export const plugins: Plugin[] = [
   openapiPlugin,
   sdkTypesPlugin,
   routesPlugin,
+  docsPlugin,
 ];

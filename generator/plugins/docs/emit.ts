@@ -1,0 +1,250 @@
+import { readFileSync } from 'node:fs';
+import Handlebars from 'handlebars';
+import type { Catalogue, Condition, JsonSchema, MarkerStyle, Model, ModelField, ReferenceLimits, Rule, Scalar } from '../../load/types.js';
+import { allModelInputs, type GeneratedFile, type Plugin, type PluginContext } from '../../plugin.js';
+import { modelInfo } from '../catalogue/model-info.js';
+import { billingConfig } from '../prices/emit.js';
+import { chargeCredits, creditsToUsd } from '../support/template.js';
+
+type Messages = Record<string, Record<string, string>>;
+
+// ---- Handlebars: an isolated instance; Markdown output, so no HTML escaping ---------------------
+
+const hbs = Handlebars.create();
+/** Escapes `<` outside code spans, so that text such as <asset_id> is not read as HTML. */
+const md = (text: unknown) =>
+  String(text)
+    .split(/(`[^`]*`)/)
+    .map((part, i) => (i % 2 ? part : part.replace(/</g, '\\<')))
+    .join('');
+hbs.registerHelper('md', md);
+hbs.registerHelper('cell', (text: unknown) => md(text).replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' '));
+const template = (name: string) =>
+  hbs.compile(readFileSync(new URL(`./templates/${name}.hbs`, import.meta.url), 'utf8'), { noEscape: true });
+const templates = { model: template('model'), index: template('index'), errors: template('errors') };
+
+/** Trims trailing spaces, collapses runs of blank lines, ends with one LF. */
+const tidy = (text: string) => `${text.replace(/\r\n/g, '\n').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim()}\n`;
+
+// ---- small pure helpers ------------------------------------------------------------------
+
+const code = (value: unknown) => `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
+const list = (items: string[], last = 'and') => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${last} ${items[items.length - 1]}`);
+
+/** An integer scaled by 10^places as an exact decimal without trailing zeros: (555, 4) -> "0.0555". */
+export function decimal(value: number, places: number): string {
+  const digits = String(value).padStart(places + 1, '0');
+  const fraction = digits.slice(-places).replace(/0+$/, '');
+  return fraction ? `${digits.slice(0, -places)}.${fraction}` : digits.slice(0, -places);
+}
+
+export function rangeText(min?: number, max?: number, unit = ''): string {
+  if (min !== undefined && max !== undefined) return min === max ? `${min}${unit}` : `${min}–${max}${unit}`;
+  if (min !== undefined) return `at least ${min}${unit}`;
+  return max !== undefined ? `up to ${max}${unit}` : '';
+}
+
+function itemsText(s: JsonSchema): string {
+  const text = rangeText(s.minItems as number | undefined, s.maxItems as number | undefined);
+  return text && `${text} item${s.maxItems === 1 || (s.maxItems === undefined && s.minItems === 1) ? '' : 's'}`;
+}
+
+const typeText = (s: JsonSchema) => (s.type === 'array' ? `array of ${(s.items as JsonSchema).type}s` : String(s.type));
+
+/** What a value must look like, from its schema; `path` is its ajv schemaPath (for pattern messages). */
+function acceptedText(s: JsonSchema, path: string, model: Model, validation: Messages): string {
+  if (Array.isArray(s.enum)) return (s.enum as Scalar[]).map(code).join(', ');
+  if (Array.isArray(s.anyOf)) {
+    const [auto, range] = s.anyOf as JsonSchema[];
+    return `${code(auto.const)} (model chooses) or ${rangeText(range.minimum as number, range.maximum as number)}`;
+  }
+  if (s.type === 'boolean') return '`true`, `false`';
+  if (s.type === 'integer' || s.type === 'number') return rangeText(s.minimum as number, s.maximum as number) || `any ${s.type}`;
+  if (typeof s.pattern === 'string') {
+    const key = model.patternMessages[`${path}/pattern`];
+    const english = key ? validation[key]?.en : undefined;
+    return english ? english.replace(/^\{field\} must be /, '').replace(/\.$/, '') : `matching ${code(s.pattern)}`;
+  }
+  if (s.type === 'array') {
+    const items = s.items as JsonSchema;
+    if (items.type !== 'object') return `each ${acceptedText(items, `${path}/items`, model, validation)}`;
+    const required = (items.required as string[] | undefined) ?? [];
+    const props = Object.entries(items.properties as Record<string, JsonSchema>).map(([name, p]) => {
+      const parts = [required.includes(name) ? 'required' : 'optional', itemsText(p), acceptedText(p, `${path}/items/properties/${name}`, model, validation)];
+      if (p.default !== undefined) parts.push(`default ${code(p.default)}`);
+      return `${code(name)} (${parts.filter(Boolean).join('; ')})`;
+    });
+    return `objects: ${props.join(', ')}`;
+  }
+  return 'text';
+}
+
+function fieldView(f: ModelField, model: Model, validation: Messages) {
+  const s = f.schema;
+  const size = s.type === 'array' ? itemsText(s) : s.maxLength !== undefined ? `max ${s.maxLength} characters` : '';
+  const accepted = acceptedText(s, `#/properties/${f.name}`, model, validation);
+  const shown = { default: s.default === undefined ? '—' : code(s.default), size: size || '—', description: s.description ?? '' };
+  return { name: f.name, type: typeText(s), required: f.required ? 'yes' : 'no', accepted, ...shown };
+}
+
+const CHECKED = { acceptance: 'at acceptance', generation: 'during generation' };
+
+function fileLimits(limits: ReferenceLimits, kind: string): string[] {
+  const out: string[] = [];
+  if (limits.formats) out.push(`formats ${limits.formats.map((f) => f.toUpperCase()).join(', ')}`);
+  if (limits.opaque) out.push('no transparency');
+  if (limits.sidePx) out.push(`each side ${rangeText(limits.sidePx.min, limits.sidePx.max, ' px')}`);
+  if (limits.shortSidePx) out.push(`shortest side ${rangeText(limits.shortSidePx.min, limits.shortSidePx.max, ' px')}`);
+  if (limits.maxBytes !== undefined) out.push(`up to ${decimal(limits.maxBytes, 6)} MB (${limits.maxBytes} bytes) per file`);
+  const each = kind === 'video' ? 'each clip' : 'each file';
+  if (limits.clipSeconds) out.push(`${each} ${rangeText(limits.clipSeconds.min, limits.clipSeconds.max, ' s')}`);
+  if (limits.totalSeconds) out.push(`${rangeText(limits.totalSeconds.min, limits.totalSeconds.max, ' s')} in total`);
+  if (limits.minFps !== undefined) out.push(`at least ${limits.minFps} fps`);
+  return out;
+}
+
+function referenceViews(model: Model) {
+  return model.fields
+    .filter((f) => f.reference)
+    .map((f) => {
+      const limits = model.references[f.reference as keyof Model['references']] as ReferenceLimits | undefined;
+      const count = f.schema.type === 'array' ? itemsText(f.schema) || 'no published limit' : 'one URL';
+      const found = limits ? fileLimits(limits, f.reference!) : [];
+      return { kind: f.reference, field: f.name, count, limits: found.join('; ') || '—', checked: found.length ? CHECKED[limits!.checked] : '—' };
+    });
+}
+
+const conditionText = (c: Condition) => ('present' in c ? `${c.field} is given` : `${c.field} is ${c.equals}`);
+
+export function ruleText(rule: Rule): string {
+  switch (rule.kind) {
+    case 'atLeastOne': return `at least one of ${list(rule.fields, 'or')} must be given`;
+    case 'maxTotalItems': return `at most ${rule.max} items in all across ${list(rule.fields)}`;
+    case 'requiredWhen': return `${rule.field} is required when ${conditionText(rule.when)}`;
+    case 'forbiddenWhen': return `${rule.field} is not accepted when ${conditionText(rule.when)}`;
+    case 'valueWhen': return `${rule.field} must be ${list(rule.values.map(String), 'or')} when ${conditionText(rule.when)}`;
+    case 'sumEquals': return `the ${rule.property} values of the ${rule.field} entries must add up to ${rule.equalsField}`;
+  }
+}
+
+// ---- the example request -------------------------------------------------------------------
+
+const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
+
+/** The highest reference number the style's example prompt names, per kind (`any` for shared numbering). */
+export function markerNeeds(style: MarkerStyle): Record<string, number> {
+  const needs: Record<string, number> = {};
+  for (const p of style.patterns) {
+    for (const m of style.example.matchAll(new RegExp(p.regex, p.ignoreCase ? 'gi' : 'g'))) {
+      const n = p.number === 'ordinal' ? ORDINALS.indexOf(m[1].toLowerCase()) + 1 : Number(m[1]);
+      const kind = p.kind ?? p.kindWords?.[m[2].toLowerCase()] ?? 'any';
+      needs[kind] = Math.max(needs[kind] ?? 0, n);
+    }
+  }
+  return needs;
+}
+
+const EXTENSIONS: Record<string, string> = { image: 'png', video: 'mp4', audio: 'mp3', document: 'pdf' };
+
+/** A minimal valid input: required fields, the marker example as prompt, and the references it names. */
+export function exampleInput(model: Model): Record<string, unknown> {
+  const counts = new Map<string, number>();
+  const need = (f: ModelField | undefined, n: number) => {
+    if (!f) return 0;
+    const take = Math.min(n, (f.schema.maxItems as number | undefined) ?? n);
+    counts.set(f.name, Math.max(counts.get(f.name) ?? 0, take));
+    return take;
+  };
+  const arrayOf = (kind: string) => model.fields.find((f) => f.reference === kind && f.schema.type === 'array');
+  for (const [kind, n] of Object.entries(markerNeeds(model.markers))) {
+    if (kind !== 'any') need(arrayOf(kind), n);
+    else {
+      let left = n;
+      for (const k of model.markers.order ?? ['image', 'video', 'audio']) left -= need(left > 0 ? arrayOf(k) : undefined, left);
+    }
+  }
+  for (const f of model.fields) if (f.required && f.reference) need(f, Math.max(1, (f.schema.minItems as number | undefined) ?? 1));
+  for (const rule of model.rules) {
+    if (rule.kind === 'atLeastOne' && !rule.fields.some((name) => counts.get(name))) need(model.fields.find((f) => f.name === rule.fields[0]), 1);
+  }
+  const input: Record<string, unknown> = {};
+  for (const f of model.fields) {
+    const url = (i: number) => (f.reference === 'link' ? 'https://example.com/article' : `https://example.com/ref${i}.${EXTENSIONS[f.reference!]}`);
+    const n = counts.get(f.name) ?? 0;
+    if (f.name === 'prompt') input.prompt = model.markers.example;
+    else if (n > 0) input[f.name] = f.schema.type === 'array' ? Array.from({ length: n }, (_, i) => url(i + 1)) : url(1);
+    else if (f.required) input[f.name] = f.schema.default ?? (f.schema.enum as Scalar[] | undefined)?.[0] ?? f.schema.minimum ?? false;
+  }
+  return input;
+}
+
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+// ---- pages -----------------------------------------------------------------------------------
+
+/** The same figure GET /models returns. */
+const minimumFor5s = (model: Model) => modelInfo(model).pricing.minimumFor5sCredits;
+const money = (credits: number) => ({ credits, usd: creditsToUsd(credits) });
+
+function modelView(model: Model, catalogue: Catalogue) {
+  const validation = catalogue.errors.validation;
+  const billing = billingConfig(model);
+  const clips = model.pricing.referenceClips;
+  const sizes = model.outputSizes?.table;
+  const columns = sizes ? [...new Set(Object.values(sizes).flatMap((row) => Object.keys(row)))] : [];
+  const optionDecisions = model.pricing.options.filter((o) => o.decision).map((o) => `\`${o.name}\` (pricing option): ${o.decision}`);
+  return {
+    ...{ id: model.id, title: model.title, mode: model.mode, summary: model.summary, notes: model.notes, assumptions: model.assumptions },
+    fields: model.fields.map((f) => fieldView(f, model, validation)),
+    references: referenceViews(model),
+    videoPlusDuration: model.references.videoSecondsPlusDuration && { max: model.references.videoSecondsPlusDuration.max, checked: CHECKED[model.references.videoSecondsPlusDuration.checked] },
+    anyGeneration: Object.values(model.references).some((l) => l?.checked === 'generation'),
+    rules: model.rules.map((r) => ({ id: r.id, sentence: ruleText(r) })),
+    marker: model.markers,
+    rateOptions: model.pricing.options,
+    rates: model.pricing.rates.map((r) => {
+      const options = model.pricing.options.map((o) => (o.name in r.when ? String(r.when[o.name]) : 'any'));
+      return { options, rate: r.rate, usd: decimal(r.rateHundredths, 4), five: money(chargeCredits(r.rateHundredths, 5)) };
+    }),
+    minimum: money(minimumFor5s(model)),
+    billing: { ...billing, hasAuto: billing.auto !== undefined, clips },
+    outputSizes: sizes && { columns, rows: Object.entries(sizes).map(([ratio, row]) => ({ ratio, sizes: columns.map((c) => row[c] ?? '—') })) },
+    decisions: [...model.decisions, ...optionDecisions],
+    body: shellQuote(JSON.stringify({ model: model.id, input: exampleInput(model) }, null, 2)),
+  };
+}
+
+function indexView(models: Model[], catalogue: Catalogue) {
+  return {
+    models: models.map((m) => ({ id: m.id, path: `models/${m.id}.md`, mode: m.mode, marker: m.markers.name, minimum: money(minimumFor5s(m)) })),
+    decisions: catalogue.pricingOptions.filter((o) => o.decision).map((o) => ({ name: o.name, decision: o.decision })),
+  };
+}
+
+function errorsView(catalogue: Catalogue) {
+  const { errors } = catalogue;
+  const english = (section: Messages) => Object.entries(section).map(([key, messages]) => ({ key, en: messages.en }));
+  return {
+    codes: [...errors.codes].sort((a, b) => a.code - b.code).map((c) => ({ code: c.code, http: c.http, name: c.name, en: c.messages.en })),
+    validation: english(errors.validation),
+    taskErrors: english(errors.taskErrors),
+    warnings: english(errors.warnings),
+    languages: errors.languages,
+  };
+}
+
+function emit({ catalogue }: PluginContext): GeneratedFile[] {
+  const models = [...catalogue.models].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return [
+    ...models.map((m) => ({
+      path: `docs/models/${m.id}.md`,
+      contents: tidy(templates.model(modelView(m, catalogue))),
+      inputs: [...m.sources, 'spec/shared/*.yaml', 'spec/errors.yaml'],
+    })),
+    { path: 'docs/index.md', contents: tidy(templates.index(indexView(models, catalogue))), inputs: allModelInputs(catalogue) },
+    { path: 'docs/errors.md', contents: tidy(templates.errors(errorsView(catalogue))), inputs: ['spec/errors.yaml'] },
+  ];
+}
+
+/** generated/docs/: one Markdown page per model, an index with prices, and the error catalogue. */
+export const docsPlugin: Plugin = { name: 'docs', emit };

@@ -1,0 +1,84 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../storage/dialect.js';
+import { newId } from '../ids.js';
+import { addPurchase, openWallet } from '../ledger/ledger.js';
+
+export const KEY_PREFIX = 'sk-service-';
+
+/**
+ * API keys are 192-bit random secrets, so a fast SHA-256 digest is the right store (a password
+ * hash would only slow every request); the key itself is shown once and never stored.
+ */
+export function hashKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex');
+}
+
+function newApiKey(): string {
+  return `${KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
+}
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+export interface CreatedAccount {
+  accountId: string;
+  apiKey: string;
+  webhookSecret: string;
+}
+
+export async function createAccount(db: Db, options: { credits: number; language?: string | null; now: number }): Promise<CreatedAccount> {
+  const accountId = newId('acct');
+  const webhookSecret = newWebhookSecret();
+  const apiKey = newApiKey();
+  await db.kysely.transaction().execute(async (trx) => {
+    await trx.insertInto('accounts').values({ id: accountId, created_at: options.now, language: options.language ?? null, webhook_secret: webhookSecret, payload_version: 2 }).execute();
+    await openWallet(trx, accountId);
+    if (options.credits > 0) await addPurchase(trx, accountId, options.credits, options.now);
+    await trx.insertInto('api_keys').values({ id: newId('key'), account_id: accountId, key_hash: hashKey(apiKey), key_prefix: apiKey.slice(0, 16), workspace: 'personal', created_at: options.now, revoked_at: null }).execute();
+  });
+  return { accountId, apiKey, webhookSecret };
+}
+
+/** A sibling key of an account: personal, or for a team workspace (`team:NAME`). */
+export async function createKey(db: Db, accountId: string, workspace: string, now: number): Promise<{ apiKey: string; keyId: string }> {
+  const account = await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+  if (!account) throw new Error(`no account ${accountId}`);
+  if (workspace !== 'personal' && !/^team:[A-Za-z0-9_.-]{1,64}$/.test(workspace)) throw new Error('workspace must be "personal" or team:NAME');
+  const apiKey = newApiKey();
+  const keyId = newId('key');
+  await db.kysely.insertInto('api_keys').values({ id: keyId, account_id: accountId, key_hash: hashKey(apiKey), key_prefix: apiKey.slice(0, 16), workspace, created_at: now, revoked_at: null }).execute();
+  return { apiKey, keyId };
+}
+
+export async function revokeKey(db: Db, keyId: string, now: number): Promise<boolean> {
+  const result = await db.kysely.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', keyId).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function addCredits(db: Db, accountId: string, credits: number, now: number): Promise<void> {
+  if (!Number.isSafeInteger(credits) || credits <= 0) throw new Error('credits must be a positive whole number');
+  await db.kysely.transaction().execute(async (trx) => {
+    const wallet = await trx.selectFrom('wallets').select('account_id').where('account_id', '=', accountId).executeTakeFirst();
+    if (!wallet) throw new Error(`no account ${accountId}`);
+    await addPurchase(trx, accountId, credits, now);
+  });
+}
+
+export interface Caller {
+  keyId: string;
+  accountId: string;
+  workspace: string;
+  language: string | null;
+}
+
+export async function findCaller(db: Db, apiKey: string): Promise<Caller | undefined> {
+  const row = await db.kysely
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(['api_keys.id as keyId', 'api_keys.account_id as accountId', 'api_keys.workspace', 'accounts.language', 'api_keys.revoked_at'])
+    .where('api_keys.key_hash', '=', hashKey(apiKey))
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null) return undefined;
+  return { keyId: row.keyId, accountId: row.accountId, workspace: row.workspace, language: row.language };
+}

@@ -1,0 +1,52 @@
+import { Kysely, PostgresDialect, SqliteDialect, sql, type ColumnDefinitionBuilder } from 'kysely';
+import type { Database } from './schema.js';
+
+/** The only place that knows which database engine is behind Kysely. */
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  engine: Engine;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Opens sqlite:PATH (embedded, WAL) or postgres://... ; sqlite::memory: for throwaway databases. */
+export async function openDb(url: string): Promise<Db> {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const pg = (await import('pg')).default;
+    // int8 (bigint) columns hold millisecond times and credit counts: well inside 2^53.
+    pg.types.setTypeParser(20, (value: string) => Number(value));
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { kysely, engine: 'postgres', url, close: () => kysely.destroy() };
+  }
+  if (!url.startsWith('sqlite:')) throw new Error(`unsupported database URL "${url}": use sqlite:PATH or postgres://...`);
+  const path = url.slice('sqlite:'.length);
+  const Sqlite = (await import('better-sqlite3')).default;
+  const database = new Sqlite(path === ':memory:' ? ':memory:' : path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return { kysely, engine: 'sqlite', url, close: () => kysely.destroy() };
+}
+
+/** An auto-incrementing integer primary key, in each engine's spelling. */
+export function serialPrimaryKey(engine: Engine) {
+  return engine === 'postgres'
+    ? { type: sql`bigserial`, build: (c: ColumnDefinitionBuilder) => c.primaryKey() }
+    : { type: sql`integer`, build: (c: ColumnDefinitionBuilder) => c.primaryKey().autoIncrement() };
+}
+
+/** Integer columns: bigint on PostgreSQL (millisecond times), integer on SQLite (64-bit already). */
+export function bigint(engine: Engine) {
+  return engine === 'postgres' ? sql`bigint` : sql`integer`;
+}
+
+/** True when an error is a unique-constraint violation on either engine. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

@@ -1,0 +1,100 @@
+import type { Generated } from 'kysely';
+
+/** Tables of the service. Times are Unix milliseconds; booleans are 0/1 integers on both databases. */
+export interface Database {
+  settings: { key: string; value: string };
+  accounts: {
+    id: string;
+    created_at: number;
+    language: string | null;
+    webhook_secret: string;
+    payload_version: number;
+  };
+  api_keys: {
+    id: string;
+    account_id: string;
+    key_hash: string;
+    key_prefix: string;
+    workspace: string;
+    created_at: number;
+    revoked_at: number | null;
+  };
+  /** One row per account: the current balance. Every change is also a ledger row. */
+  wallets: {
+    account_id: string;
+    available: number;
+    held: number;
+    spent: number;
+    purchased: number;
+  };
+  ledger_entries: {
+    id: Generated<number>;
+    account_id: string;
+    task_id: string | null;
+    kind: 'purchase' | 'hold' | 'settle' | 'release';
+    /** Credits moved: purchase adds to available; hold moves available to held; settle moves held to spent (charge) and back to available (rest); release moves held back to available. */
+    amount: number;
+    created_at: number;
+  };
+  holds: {
+    task_id: string;
+    account_id: string;
+    amount: number;
+    state: 'held' | 'settled' | 'released';
+    charged: number | null;
+    created_at: number;
+    resolved_at: number | null;
+  };
+  tasks: {
+    id: string;
+    account_id: string;
+    api_key_id: string;
+    model: string;
+    state: string;
+    input_json: string | null;
+    callback_url: string | null;
+    request_id: string;
+    progress: number;
+    estimated_credits: number;
+    max_credits: number;
+    charged_credits: number | null;
+    settled: number;
+    error_code: string | null;
+    error_message: string | null;
+    output_json: string | null;
+    warnings_json: string;
+    deployment: string | null;
+    deployment_handle: string | null;
+    retry_of: string | null;
+    retention_seconds: number | null;
+    created_at: number;
+    updated_at: number;
+    started_at: number | null;
+    finished_at: number | null;
+    deadline_at: number;
+    purged_at: number | null;
+  };
+  idempotency_keys: {
+    account_id: string;
+    scope: string;
+    key: string;
+    api_key_id: string;
+    fingerprint: string;
+    task_id: string;
+    created_at: number;
+    expires_at: number;
+  };
+  /** Work that outlives a request, claimed by workers with a lease. */
+  work_items: {
+    id: Generated<number>;
+    kind: string;
+    task_id: string | null;
+    ref_id: string | null;
+    due_at: number;
+    lease_owner: string | null;
+    lease_until: number | null;
+    attempts: number;
+    done_at: number | null;
+    created_at: number;
+  };
+}
