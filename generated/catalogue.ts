@@ -5,7 +5,37 @@ import { prices } from './prices.js';
 import type { PriceFacts, PriceResult, ValidationResult, Warning } from './support.js';
 import { validators } from './validators/index.js';
 
-const INFO = [
+/** The public description of a model: GET /models, the docs, the playground form. */
+export interface ModelInfo {
+  id: string;
+  mode: string;
+  vendor: string;
+  family: string;
+  title: string;
+  summary: string;
+  docsPath: string;
+  markerStyle: string;
+  markerDescription: string;
+  markerExample: string;
+  /** [field, reference kind] for every field that carries a reference. */
+  referenceFields: [string, string][];
+  referenceLimits: Record<string, Record<string, unknown>>;
+  rules: Record<string, unknown>[];
+  pricing: {
+    unit: string;
+    options: string[];
+    rates: { options: Record<string, string | boolean>; rate: string; rateHundredths: number }[];
+    referenceClips: { field: string; maxTotalSeconds: number; perClipMinimumSeconds?: number; holdAssumesSeconds: number } | null;
+    minimumFor5sCredits: number;
+  };
+  outputSizes: Record<string, Record<string, string>> | null;
+  inputSchema: { type: string; required?: string[]; properties: Record<string, Record<string, unknown>>; [key: string]: unknown };
+  notes: string[];
+  decisions: string[];
+  assumptions: { what: string; reason: string }[];
+}
+
+const INFO: ModelInfo[] = [
   {
     "id": "vendor_a/family_a-2.0-fast/reference-to-video",
     "mode": "reference-to-video",
@@ -3417,8 +3447,6 @@ const INFO = [
   }
 ];
 
-export type ModelInfo = (typeof INFO)[number];
-
 export interface CatalogueModel {
   info: ModelInfo;
   /** Checks an input against the model's published limits; returns it normalized (defaults filled in). */
@@ -3437,7 +3465,7 @@ export const catalogue: ReadonlyMap<string, CatalogueModel> = new Map(
       info,
       validate: validators.get(info.id)!,
       price: prices.get(info.id)!,
-      warnings: (input: Record<string, unknown>) => checkMarkers(info.markerStyle, input, info.referenceFields as [string, string][]),
+      warnings: (input: Record<string, unknown>) => checkMarkers(info.markerStyle, input, info.referenceFields),
     },
   ]),
 );

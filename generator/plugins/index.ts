@@ -9,6 +9,7 @@ import { routesPlugin } from './routes/emit.js';
 import { sdkTypesPlugin } from './sdk-types/emit.js';
 import { supportPlugin } from './support/emit.js';
 import { validatorsPlugin } from './validators/emit.js';
+import { vectorsPlugin } from './vectors/emit.js';
 
 /** Every output kind, each in its own folder; the order here does not matter (dependsOn does). */
 export const plugins: Plugin[] = [
@@ -22,4 +23,5 @@ export const plugins: Plugin[] = [
   sdkTypesPlugin,
   routesPlugin,
   docsPlugin,
+  vectorsPlugin,
 ];

@@ -1,0 +1,54 @@
+/** Everything the service reads from flags and the environment, with its default. */
+export interface Config {
+  host: string;
+  port: number;
+  dbUrl: string;
+  /** Absolute root used in links handed to clients (output URLs, upload tickets). */
+  publicUrl: string;
+  dataDir: string;
+  secret?: string;
+  role: 'api' | 'worker' | 'all';
+  simulatorLatencyMs: number;
+  simulatorFailWhenPromptContains?: string;
+  taskDeadlineMs: number;
+  retentionSeconds: number;
+  bodyLimitBytes: number;
+  rateLimitPerMinute: number;
+  pollHintSeconds: number;
+  outputLinkTtlSeconds: number;
+  workerIdleMs: number;
+  workerConcurrency: number;
+  leaseMs: number;
+  webhookAllowPrivate: boolean;
+  webhookAllowInsecure: boolean;
+}
+
+const int = (value: string | undefined, fallback: number) => (value === undefined || value === '' ? fallback : Number.parseInt(value, 10));
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const port = overrides.port ?? int(env.PORT, 8080);
+  const host = overrides.host ?? env.HOST ?? '127.0.0.1';
+  return {
+    host,
+    port,
+    dbUrl: env.MEDIAFORGE_DB ?? 'sqlite:./data/mediaforge.db',
+    publicUrl: env.MEDIAFORGE_PUBLIC_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    dataDir: env.MEDIAFORGE_DATA_DIR ?? './data',
+    secret: env.MEDIAFORGE_SECRET || undefined,
+    role: (env.MEDIAFORGE_ROLE as Config['role']) ?? 'all',
+    simulatorLatencyMs: int(env.MEDIAFORGE_SIMULATOR_LATENCY_MS, 3000),
+    simulatorFailWhenPromptContains: env.MEDIAFORGE_SIMULATOR_FAIL_WHEN_PROMPT_CONTAINS || undefined,
+    taskDeadlineMs: int(env.MEDIAFORGE_TASK_DEADLINE_SECONDS, 30 * 60) * 1000,
+    retentionSeconds: int(env.MEDIAFORGE_RETENTION_SECONDS, 30 * 24 * 3600),
+    bodyLimitBytes: int(env.MEDIAFORGE_BODY_LIMIT_BYTES, 1024 * 1024),
+    rateLimitPerMinute: int(env.MEDIAFORGE_RATE_LIMIT_PER_MINUTE, 600),
+    pollHintSeconds: int(env.MEDIAFORGE_POLL_HINT_SECONDS, 3),
+    outputLinkTtlSeconds: int(env.MEDIAFORGE_OUTPUT_LINK_TTL_SECONDS, 20 * 60),
+    workerIdleMs: int(env.MEDIAFORGE_WORKER_IDLE_MS, 500),
+    workerConcurrency: int(env.MEDIAFORGE_WORKER_CONCURRENCY, 32),
+    leaseMs: int(env.MEDIAFORGE_LEASE_MS, 60_000),
+    webhookAllowPrivate: env.MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE === '1',
+    webhookAllowInsecure: env.MEDIAFORGE_WEBHOOK_ALLOW_INSECURE === '1',
+    ...overrides,
+  };
+}

@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { ModelInfo } from '../../generated/catalogue.js';
+import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+
+const MEDIA_DIR = new URL('./simulator-media/', import.meta.url);
+const MAX_CLIP_SECONDS = 60;
+
+export interface SimulatorOptions {
+  latencyMs: number;
+  failWhenPromptContains?: string;
+  now: () => number;
+}
+
+/** Range of duration_seconds a model accepts, read from its generated input schema. */
+export function durationRange(model: ModelInfo): { min: number; max: number; auto?: number; default?: number } | undefined {
+  const schema = model.inputSchema.properties.duration_seconds;
+  if (!schema) return undefined;
+  const anyOf = schema.anyOf as Record<string, number>[] | undefined;
+  const range = anyOf ? anyOf[1] : (schema as Record<string, number>);
+  return { min: range.minimum, max: range.maximum, auto: anyOf?.[0].const, default: schema.default as number | undefined };
+}
+
+/**
+ * The built-in deployment: it runs every model, takes `latencyMs`, and returns a real playable
+ * MP4 of the requested length. A -1 duration is chosen from the task id within the model's range.
+ * The handle carries the start time, so a restarted server picks the task up where it stood.
+ */
+export class SimulatorDeployment implements Deployment {
+  readonly name = 'simulator';
+  constructor(private readonly options: SimulatorOptions) {}
+
+  accepts(): boolean {
+    return true;
+  }
+
+  isAvailable(): boolean {
+    return true;
+  }
+
+  async start(job: DeploymentJob): Promise<string> {
+    return `sim:${this.options.now()}`;
+  }
+
+  async poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus> {
+    const started = Number(handle.split(':')[1]);
+    const elapsed = this.options.now() - started;
+    if (elapsed < this.options.latencyMs) {
+      return { state: 'running', progress: Math.min(99, Math.floor((elapsed * 100) / this.options.latencyMs)), retryAfterMs: this.options.latencyMs - elapsed };
+    }
+    const prompt = typeof job.input.prompt === 'string' ? job.input.prompt : '';
+    const trigger = this.options.failWhenPromptContains;
+    if (trigger && prompt.includes(trigger)) {
+      // Shaped like a provider's reason, identifiers included, to exercise the scrubbing.
+      return { state: 'failed', reason: `Content policy violation: the prompt was rejected by the safety filter (request ${job.taskId}).` };
+    }
+    const seconds = this.outputSeconds(job);
+    const clip = Math.max(1, Math.min(MAX_CLIP_SECONDS, seconds));
+    const bytes = await readFile(new URL(`clip-${String(clip).padStart(2, '0')}s.mp4`, MEDIA_DIR));
+    return { state: 'succeeded', outputSeconds: seconds, outputs: [{ bytes, mime: 'video/mp4', extension: 'mp4', durationSeconds: seconds }] };
+  }
+
+  private outputSeconds(job: DeploymentJob): number {
+    const range = durationRange(job.model);
+    const requested = job.input.duration_seconds;
+    if (!range) return 5;
+    if (typeof requested === 'number' && requested !== range.auto) return requested;
+    const span = range.max - range.min + 1;
+    const pick = createHash('sha256').update(job.taskId).digest().readUInt32BE(0) % span;
+    return range.min + pick;
+  }
+}

@@ -1,0 +1,98 @@
+import type { Transaction } from 'kysely';
+import { catalogue } from '../../generated/catalogue.js';
+import type { TaskErrorCode } from '../../generated/errors.js';
+import type { Context } from '../context.js';
+import { releaseHold, settleHold } from '../ledger/ledger.js';
+import type { Database } from '../storage/schema.js';
+import type { StoredOutput, TaskRow } from './task-record.js';
+
+type Trx = Transaction<Database>;
+
+/**
+ * Work done in the resolving transaction by other parts (webhook deliveries), so that a crash
+ * between the terminal state and its announcements loses nothing.
+ */
+export type ResolutionHook = (trx: Trx, task: TaskRow, now: number) => Promise<void>;
+const hooks: ResolutionHook[] = [];
+export function onTaskResolved(hook: ResolutionHook): void {
+  hooks.push(hook);
+}
+
+async function resolveOnce(ctx: Context, taskId: string, apply: (trx: Trx, task: TaskRow, now: number) => Promise<Partial<TaskRow>>): Promise<boolean> {
+  const now = ctx.clock.now();
+  const resolved = await ctx.db.kysely.transaction().execute(async (trx) => {
+    const task = await trx.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirst();
+    if (!task || (task.state !== 'queued' && task.state !== 'running')) return false;
+    const changes = await apply(trx, task, now);
+    // The state guard makes resolution happen once, whoever gets here first.
+    const result = await trx
+      .updateTable('tasks')
+      .set({ ...changes, settled: 1, finished_at: now, updated_at: now })
+      .where('id', '=', taskId)
+      .where('state', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw new Error(`task ${taskId} resolved concurrently`);
+    await trx.updateTable('work_items').set({ done_at: now }).where('task_id', '=', taskId).where('kind', 'in', ['run', 'poll', 'expire']).where('done_at', 'is', null).execute();
+    if (task.retention_seconds !== null || ctx.config.retentionSeconds > 0) {
+      const seconds = Math.min(task.retention_seconds ?? Number.MAX_SAFE_INTEGER, ctx.config.retentionSeconds);
+      await trx.insertInto('work_items').values({ kind: 'purge', task_id: taskId, ref_id: null, due_at: now + seconds * 1000, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
+    }
+    const final = await trx.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
+    for (const hook of hooks) await hook(trx, final, now);
+    return true;
+  });
+  if (resolved) ctx.events.resolved(taskId);
+  return resolved;
+}
+
+export interface SuccessFacts {
+  outputs: StoredOutput[];
+  outputSeconds: number;
+  referenceClipSeconds?: (number | null)[];
+}
+
+/** running -> succeeded: the hold is settled to the actual charge, never above the hold. */
+export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): Promise<boolean> {
+  return resolveOnce(ctx, taskId, async (trx, task, now) => {
+    const model = catalogue.get(task.model);
+    const input = JSON.parse(task.input_json ?? '{}') as Record<string, unknown>;
+    const price = model!.price(input, { outputSeconds: facts.outputSeconds, referenceClipSeconds: facts.referenceClipSeconds });
+    const charged = (await settleHold(trx, taskId, price.estimatedCredits, now)) ?? 0;
+    return { state: 'succeeded', progress: 100, charged_credits: charged, output_json: JSON.stringify(facts.outputs) };
+  });
+}
+
+/** queued/running -> failed: the hold is released. `message` is a model's reason (English) or a detail. */
+export function failTask(ctx: Context, taskId: string, code: TaskErrorCode, message: string | null): Promise<boolean> {
+  return resolveOnce(ctx, taskId, async (trx, _task, now) => {
+    await releaseHold(trx, taskId, now);
+    return { state: 'failed', charged_credits: 0, error_code: code, error_message: message };
+  });
+}
+
+/** queued/running -> expired: the deadline passed; the hold is released; a later result is ignored. */
+export function expireTask(ctx: Context, taskId: string): Promise<boolean> {
+  return resolveOnce(ctx, taskId, async (trx, _task, now) => {
+    await releaseHold(trx, taskId, now);
+    return { state: 'expired', charged_credits: 0, error_code: 'deadline_exceeded', error_message: null };
+  });
+}
+
+/**
+ * Strips what a provider's reason may carry beyond the reason itself: task, account and key ids,
+ * request and trace ids, UUIDs, emails, long hex and URLs with credentials or queries.
+ */
+export function scrubReason(reason: string): string {
+  return reason
+    .replace(/\b(?:task|acct|key|req|dlv|a)_[A-Za-z0-9_-]{6,}\b/g, '')
+    .replace(/\bsk-service-[A-Za-z0-9_-]+/g, '')
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '')
+    .replace(/[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g, '')
+    .replace(/\b[0-9a-f]{16,}\b/gi, '')
+    .replace(/https?:\/\/\S+/g, '')
+    .replace(/\((?:\s*(?:request|account|task|id|trace|user)\b[^)]*)\)/gi, '')
+    .replace(/\s{2,}/g, ' ')
+    .replace(/\s+([.,;:])/g, '$1')
+    .trim()
+    .slice(0, 500);
+}

@@ -1,0 +1,67 @@
+import type { Caller } from '../accounts/accounts.js';
+import type { Context } from '../context.js';
+import { ApiError } from '../errors.js';
+import { isTerminal } from './states.js';
+import type { StoredOutput, TaskRow } from './task-record.js';
+
+/** A task of the calling key. Unknown, another account's and a sibling key's tasks are the same 404. */
+export async function taskOfCaller(ctx: Context, caller: Caller, taskId: unknown): Promise<TaskRow> {
+  if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > 100) throw new ApiError('task_not_found', {}, [], 'taskId');
+  const row = await ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', taskId).where('api_key_id', '=', caller.keyId).executeTakeFirst();
+  if (!row) throw new ApiError('task_not_found', {}, [], 'taskId');
+  return row;
+}
+
+export interface ListQuery {
+  cursor?: string;
+  limit: number;
+  state?: string;
+  model?: string;
+}
+
+/** The key's tasks, newest first, with an opaque cursor (created_at, id) for the next page. */
+export async function listTasksOfCaller(ctx: Context, caller: Caller, query: ListQuery): Promise<{ rows: TaskRow[]; nextCursor: string | null }> {
+  let q = ctx.db.kysely.selectFrom('tasks').selectAll().where('api_key_id', '=', caller.keyId);
+  if (query.state) q = q.where('state', '=', query.state);
+  if (query.model) q = q.where('model', '=', query.model);
+  if (query.cursor) {
+    const [createdAt, id] = decodeCursor(query.cursor);
+    q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+  }
+  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const page = rows.slice(0, query.limit);
+  const last = page[page.length - 1];
+  return { rows: page, nextCursor: rows.length > query.limit && last ? Buffer.from(`${last.created_at}:${last.id}`).toString('base64url') : null };
+}
+
+function decodeCursor(cursor: string): [number, string] {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^(\d{1,15}):([A-Za-z0-9_-]{1,100})$/.exec(text);
+  if (!match) throw new ApiError('invalid_parameter', { param: 'cursor' }, [], 'cursor');
+  return [Number(match[1]), match[2]];
+}
+
+/**
+ * Destroys a finished task's content (media objects, result payload, request text with the
+ * prompt, warnings quoting it) and keeps the billing evidence. Idempotent: the original purgedAt.
+ */
+export async function purgeTaskContent(ctx: Context, task: TaskRow): Promise<number> {
+  if (!isTerminal(task.state)) throw new ApiError('task_not_finished', {}, [], 'taskId');
+  if (task.purged_at !== null) return task.purged_at;
+  const now = ctx.clock.now();
+  const outputs = task.output_json ? (JSON.parse(task.output_json) as StoredOutput[]) : [];
+  const purgedAt = await ctx.db.kysely.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('tasks')
+      .set({ input_json: null, output_json: null, callback_url: null, warnings_json: '[]', purged_at: now, updated_at: now })
+      .where('id', '=', task.id)
+      .where('purged_at', 'is', null)
+      .executeTakeFirst();
+    await trx.updateTable('work_items').set({ done_at: now }).where('task_id', '=', task.id).where('kind', '=', 'purge').where('done_at', 'is', null).execute();
+    if (Number(result.numUpdatedRows) === 1) return now;
+    const row = await trx.selectFrom('tasks').select('purged_at').where('id', '=', task.id).executeTakeFirstOrThrow();
+    return row.purged_at!;
+  });
+  for (const output of outputs) await ctx.blobs.delete(output.key);
+  return purgedAt;
+}

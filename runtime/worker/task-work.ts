@@ -1,0 +1,92 @@
+import { catalogue } from '../../generated/catalogue.js';
+import type { Context } from '../context.js';
+import type { DeploymentJob } from '../deployments/deployment.js';
+import { expireTask, failTask, scrubReason, succeedTask } from '../tasks/resolve-task.js';
+import { isTerminal } from '../tasks/states.js';
+import type { StoredOutput, TaskRow } from '../tasks/task-record.js';
+import { purgeTaskContent } from '../tasks/task-queries.js';
+import type { WorkHandler, WorkItem, WorkOutcome } from './worker.js';
+
+/** A deployment that keeps failing to answer is given up after this many polls; the task fails and the hold is released. */
+const MAX_POLL_FAILURES = 8;
+
+async function loadTask(ctx: Context, item: WorkItem): Promise<TaskRow | undefined> {
+  return ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', item.task_id!).executeTakeFirst();
+}
+
+function jobOf(task: TaskRow): DeploymentJob {
+  return { taskId: task.id, model: catalogue.get(task.model)!.info, input: JSON.parse(task.input_json ?? '{}') };
+}
+
+/** queued -> running: start the task on its deployment, then poll it. */
+const runTask: WorkHandler = async (ctx, item) => {
+  const task = await loadTask(ctx, item);
+  if (!task || isTerminal(task.state)) return { done: true };
+  const deployment = ctx.deployments.byName(task.deployment ?? '');
+  if (!deployment) {
+    await failTask(ctx, task.id, 'internal_error', null);
+    return { done: true };
+  }
+  const now = ctx.clock.now();
+  const handle = task.deployment_handle ?? (await deployment.start(jobOf(task)));
+  await ctx.db.kysely.transaction().execute(async (trx) => {
+    await trx.updateTable('tasks').set({ state: 'running', started_at: now, updated_at: now, deployment_handle: handle }).where('id', '=', task.id).where('state', '=', 'queued').execute();
+    await trx.insertInto('work_items').values({ kind: 'poll', task_id: task.id, ref_id: null, due_at: now, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
+  });
+  return { done: true };
+};
+
+/** Asks the deployment how the task stands; records progress or resolves it once. */
+const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
+  const task = await loadTask(ctx, item);
+  if (!task || isTerminal(task.state) || !task.deployment_handle) return { done: true };
+  const deployment = ctx.deployments.byName(task.deployment ?? '')!;
+  let status;
+  try {
+    status = await deployment.poll(task.deployment_handle, jobOf(task));
+  } catch (error) {
+    if (item.attempts >= MAX_POLL_FAILURES) {
+      await failTask(ctx, task.id, 'internal_error', null);
+      return { done: true };
+    }
+    throw error;
+  }
+  const now = ctx.clock.now();
+  if (status.state === 'running') {
+    await ctx.db.kysely.updateTable('tasks').set({ progress: status.progress, updated_at: now }).where('id', '=', task.id).where('state', '=', 'running').execute();
+    return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)) };
+  }
+  if (status.state === 'failed') {
+    await failTask(ctx, task.id, 'generation_failed', scrubReason(status.reason) || null);
+    return { done: true };
+  }
+  const outputs: StoredOutput[] = [];
+  for (const [index, output] of status.outputs.entries()) {
+    const key = `outputs/${task.id}/${index}.${output.extension}`;
+    await ctx.blobs.put(key, output.bytes);
+    outputs.push({ key, mime: output.mime, durationSeconds: output.durationSeconds });
+  }
+  const resolved = await succeedTask(ctx, task.id, { outputs, outputSeconds: status.outputSeconds, referenceClipSeconds: status.referenceClipSeconds });
+  // A result after expiry settles nothing and keeps nothing.
+  if (!resolved) for (const output of outputs) await ctx.blobs.delete(output.key);
+  return { done: true };
+};
+
+const expireDueTask: WorkHandler = async (ctx, item) => {
+  await expireTask(ctx, item.task_id!);
+  return { done: true };
+};
+
+/** Retention ran out: the content goes, the billing evidence stays. */
+const purgeExpiredContent: WorkHandler = async (ctx, item) => {
+  const task = await loadTask(ctx, item);
+  if (task && isTerminal(task.state)) await purgeTaskContent(ctx, task);
+  return { done: true };
+};
+
+export const taskWorkHandlers: Record<string, WorkHandler> = {
+  run: runTask,
+  poll: pollTask,
+  expire: expireDueTask,
+  purge: purgeExpiredContent,
+};
