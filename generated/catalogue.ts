@@ -8,7 +8,7 @@ import { validators } from './validators/index.js';
 /** The public description of a model: GET /models, the docs, the playground form. */
 export interface ModelInfo {
   id: string;
-  mode: string;
+  mode: 'text-to-video' | 'image-to-video' | 'reference-to-video' | 'video-extend' | 'video-edit';
   vendor: string;
   family: string;
   title: string;
@@ -22,7 +22,7 @@ export interface ModelInfo {
   referenceLimits: Record<string, Record<string, unknown>>;
   rules: Record<string, unknown>[];
   pricing: {
-    unit: string;
+    unit: 'credits_per_second';
     options: string[];
     rates: { options: Record<string, string | boolean>; rate: string; rateHundredths: number }[];
     referenceClips: { field: string; maxTotalSeconds: number; perClipMinimumSeconds?: number; holdAssumesSeconds: number } | null;

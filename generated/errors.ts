@@ -602,6 +602,24 @@ export const CODES = {
       "pl": "Wewnętrzny błąd serwera."
     }
   },
+  "not_implemented": {
+    "code": 50101,
+    "http": 501,
+    "messages": {
+      "en": "This endpoint is part of the contract but not served by this version yet.",
+      "zh-CN": "此接口已列入契约，但当前版本尚未提供。",
+      "zh-TW": "此端點已列入合約，但目前版本尚未提供。",
+      "ja": "このエンドポイントは契約に含まれていますが、このバージョンではまだ提供されていません。",
+      "ko": "이 엔드포인트는 계약에 포함되어 있지만 이 버전에서는 아직 제공되지 않습니다.",
+      "de": "Dieser Endpunkt ist Teil des Vertrags, wird von dieser Version aber noch nicht bereitgestellt.",
+      "fr": "Ce point de terminaison fait partie du contrat mais n’est pas encore servi par cette version.",
+      "es": "Este endpoint forma parte del contrato, pero esta versión todavía no lo ofrece.",
+      "pt-BR": "Este endpoint faz parte do contrato, mas ainda não é atendido por esta versão.",
+      "ru": "Эта конечная точка входит в контракт, но в этой версии ещё не реализована.",
+      "it": "Questo endpoint fa parte del contratto ma questa versione non lo fornisce ancora.",
+      "pl": "Ten punkt końcowy jest częścią kontraktu, ale ta wersja jeszcze go nie obsługuje."
+    }
+  },
   "no_deployment": {
     "code": 50301,
     "http": 503,

@@ -52,3 +52,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     ...overrides,
   };
 }
+
+/** The destinations outbound requests may reach; both switches are for loopback test receivers only. */
+export function outboundPolicy(config: Config): { allowPrivate: boolean; allowInsecure: boolean } {
+  return { allowPrivate: config.webhookAllowPrivate, allowInsecure: config.webhookAllowInsecure };
+}

@@ -20,6 +20,11 @@ export class ApiError extends Error {
     this.code = CODES[errorName].code;
     this.status = CODES[errorName].http;
   }
+
+  /** Fastify and its plugins read the status from here. */
+  get statusCode(): number {
+    return this.status;
+  }
 }
 
 export function invalidInput(errors: FieldIssue[]): ApiError {

@@ -5,7 +5,7 @@ import type { Db } from './storage/dialect.js';
  * The server's signing secret (quotes, output links, upload tickets): MEDIAFORGE_SECRET when set,
  * else one generated on first start and kept in the database so restarts keep links valid.
  */
-export async function signingSecret(db: Db, fromEnv: string | undefined): Promise<string> {
+export async function settingsSecret(db: Db, fromEnv: string | undefined): Promise<string> {
   if (fromEnv) return fromEnv;
   const existing = await db.kysely.selectFrom('settings').select('value').where('key', '=', 'signing_secret').executeTakeFirst();
   if (existing) return existing.value;

@@ -1954,7 +1954,9 @@ export interface components {
              */
             id: string;
             /** @description JSON Schema of the model's `input`; only with `includeSchema=1` on listModels, and always on getModel. */
-            inputSchema?: Record<string, never>;
+            inputSchema?: {
+                [key: string]: unknown;
+            };
             /** @enum {string} */
             mode: "text-to-video" | "image-to-video" | "reference-to-video" | "video-extend" | "video-edit";
             pricing: components["schemas"]["ModelPricing"];
@@ -2082,35 +2084,50 @@ export interface components {
             errorCode?: string;
             /** @description Present on failure. In the selected language, except model-reported reasons, which are English, untranslated, with internal identifiers and account details removed. */
             errorMessage?: string;
+            /** @description estimatedCredits as a USD decimal string. */
+            estimatedCost: string;
             /** @description The estimated charge at acceptance, in credits. */
-            estimatedCredits?: number;
+            estimatedCredits: number;
             /**
              * Format: date-time
              * @description The deadline: a task not finished by then becomes `expired` and its hold is released.
              */
-            expiresAt?: string;
+            expiresAt: string;
             /**
              * Format: date-time
              * @description When the task reached a terminal state; null before.
              */
-            finishedAt?: string | null;
+            finishedAt: string | null;
+            /** @description The normalized model input (defaults filled in); null after a purge. */
+            input: {
+                [key: string]: unknown;
+            } | null;
+            /** @description maxCredits as a USD decimal string. */
+            maxCharge: string;
             /** @description The most the task can be charged, in credits. */
-            maxCredits?: number;
+            maxCredits: number;
             /** @description Model identifier used. */
             model: string;
             /** @description Result files; null until the task succeeded, and after a purge. */
-            output?: components["schemas"]["TaskOutput"] | null;
+            output: components["schemas"]["TaskOutput"] | null;
             /** @description Progress in percent. */
-            progress?: number;
+            progress: number;
             /**
              * Format: date-time
              * @description When the content was destroyed by purge; null if never purged.
              */
-            purgedAt?: string | null;
+            purgedAt: string | null;
             /** @description The `request_id` of the request that created the task. */
-            requestId?: string;
+            requestId: string;
+            /** @description The failed or expired task this one retries, if any. */
+            retryOf: string | null;
             /** @description Whether the charge has been settled. */
             settled: boolean;
+            /**
+             * Format: date-time
+             * @description When a deployment started the task; null while queued.
+             */
+            startedAt: string | null;
             state: components["schemas"]["TaskState"];
             /** @description Task identifier. */
             taskId: string;
@@ -2118,9 +2135,9 @@ export interface components {
              * Format: date-time
              * @description Last change of the record.
              */
-            updatedAt?: string;
+            updatedAt: string;
             /** @description Non-fatal notes about the request. */
-            warnings?: components["schemas"]["Warning"][];
+            warnings: components["schemas"]["Warning"][];
         };
         /**
          * @description Task state. `succeeded`, `failed`, `canceled` and `expired` are terminal; a terminal state is not necessarily a success. `canceled` exists for old records only: an accepted task cannot be stopped.

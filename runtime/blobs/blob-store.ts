@@ -40,7 +40,7 @@ export class LocalBlobStore implements BlobStore {
 /** Signed, expiring links to media objects: HMAC over the key and the expiry. */
 export function signMediaPath(secret: string, key: string, expiresAt: number): string {
   const expires = Math.floor(expiresAt / 1000);
-  return `/api/v1/media/${key.split('/').map(encodeURIComponent).join('/')}?expires=${expires}&sig=${mediaMac(secret, key, expires)}`;
+  return `/api/v1/media/${encodeURIComponent(key)}?expires=${expires}&sig=${mediaMac(secret, key, expires)}`;
 }
 
 export function verifyMediaLink(secret: string, key: string, expires: string | undefined, sig: string | undefined, now: number): boolean {

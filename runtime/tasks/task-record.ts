@@ -4,6 +4,7 @@ import { creditsToUsd, type Warning } from '../../generated/support.js';
 import { signMediaPath } from '../blobs/blob-store.js';
 import type { Context } from '../context.js';
 import type { Database } from '../storage/schema.js';
+import type { TaskState } from './states.js';
 
 export type TaskRow = Selectable<Database['tasks']>;
 
@@ -49,7 +50,7 @@ export function taskRecord(ctx: Context, row: TaskRow, language: Language) {
   return {
     taskId: row.id,
     model: row.model,
-    state: row.state,
+    state: row.state as TaskState,
     progress: row.progress,
     input: row.input_json ? (JSON.parse(row.input_json) as Record<string, unknown>) : null,
     output: assets ? { assets } : null,
@@ -68,7 +69,7 @@ export function taskRecord(ctx: Context, row: TaskRow, language: Language) {
     updatedAt: iso(row.updated_at)!,
     startedAt: iso(row.started_at),
     finishedAt: iso(row.finished_at),
-    expiresAt: iso(row.deadline_at),
+    expiresAt: iso(row.deadline_at)!,
     purgedAt: iso(row.purged_at),
   };
 }

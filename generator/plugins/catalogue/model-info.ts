@@ -19,7 +19,7 @@ export function modelInfo(model: Model) {
     referenceLimits: model.references,
     rules: model.rules,
     pricing: {
-      unit: 'credits_per_second',
+      unit: 'credits_per_second' as const,
       options: model.pricing.options.map((o) => o.name),
       rates: model.pricing.rates.map((r) => ({ options: r.when, rate: r.rate, rateHundredths: r.rateHundredths })),
       referenceClips: model.pricing.referenceClips ?? null,

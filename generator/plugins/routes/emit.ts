@@ -10,6 +10,7 @@ export interface RouteEntry {
   path: string;
   fastifyPath: string;
   envelope: boolean;
+  auth: boolean;
   summary: string;
 }
 
@@ -19,7 +20,7 @@ export function routeEntries(doc: JsonSchema): RouteEntry[] {
   const out: RouteEntry[] = [];
   for (const path of Object.keys(paths).sort()) {
     for (const method of METHODS) {
-      const op = paths[path][method];
+      const op = paths[path][method] as { operationId: string; summary?: string; security?: unknown[] } | undefined;
       if (!op) continue;
       out.push({
         operationId: op.operationId,
@@ -28,6 +29,8 @@ export function routeEntries(doc: JsonSchema): RouteEntry[] {
         fastifyPath: path.replace(/\{(\w+)\}/g, ':$1'),
         // The main API answers in the envelope; the compatible layer (/v1) in the third-party shapes.
         envelope: path.startsWith('/api/'),
+        // `security: []` marks the operations reached by a signed link instead of a key.
+        auth: !(Array.isArray(op.security) && op.security.length === 0),
         summary: op.summary ?? '',
       });
     }
@@ -61,6 +64,7 @@ export const routesPlugin: Plugin = {
         { name: 'path', type: 'string', isReadonly: true, docs: ['Path as in the OpenAPI document.'] },
         { name: 'fastifyPath', type: 'string', isReadonly: true },
         { name: 'envelope', type: 'boolean', isReadonly: true, docs: ['true: the response is the {code, msg, data, request_id} envelope.'] },
+        { name: 'auth', type: 'boolean', isReadonly: true, docs: ['false: reached by a signed link, not a Bearer key.'] },
       ],
     });
     file.addVariableStatement({
@@ -72,7 +76,7 @@ export const routesPlugin: Plugin = {
           name: 'routes',
           type: 'readonly RouteDef[]',
           initializer: `[\n${entries
-            .map((e) => `  { operationId: '${e.operationId}', method: '${e.method}', path: '${e.path}', fastifyPath: '${e.fastifyPath}', envelope: ${e.envelope} },`)
+            .map((e) => `  { operationId: '${e.operationId}', method: '${e.method}', path: '${e.path}', fastifyPath: '${e.fastifyPath}', envelope: ${e.envelope}, auth: ${e.auth} },`)
             .join('\n')}\n]`,
         },
       ],

@@ -1,0 +1,127 @@
+import { parseArgs } from 'node:util';
+import { addCredits, createAccount, createKey, revokeKey } from '../accounts/accounts.js';
+import { configFromEnv } from '../config.js';
+import { createService, openServiceDb } from '../service.js';
+import { migrateToLatest } from '../storage/migrate.js';
+
+const USAGE = `mediaforge <command> [options]
+
+  serve [--port P] [--host H] [--db URL] [--role api|worker|all] [--migrate]
+  migrate [--db URL] [--json]
+  accounts create --credits N [--language de] [--json]
+  keys create --account ID [--workspace team:NAME] [--json]
+  keys revoke --key KEY_ID [--json]
+  credits add --account ID --credits N [--json]
+
+The database is --db or MEDIAFORGE_DB (sqlite:PATH or postgres://...); default sqlite:./data/mediaforge.db.`;
+
+class UsageError extends Error {}
+
+function wholeNumber(value: string | undefined, name: string, min = 0): number {
+  if (value === undefined || !/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new UsageError(`--${name} must be a whole number${min ? ` >= ${min}` : ''}`);
+  return Number(value);
+}
+
+function print(json: boolean, value: Record<string, unknown>, text: string) {
+  console.log(json ? JSON.stringify(value) : text);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      db: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      role: { type: 'string' },
+      migrate: { type: 'boolean' },
+      json: { type: 'boolean' },
+      credits: { type: 'string' },
+      language: { type: 'string' },
+      account: { type: 'string' },
+      workspace: { type: 'string' },
+      key: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, sub] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  const env = { ...process.env, ...(values.db ? { MEDIAFORGE_DB: values.db } : {}), ...(values.role ? { MEDIAFORGE_ROLE: values.role } : {}) };
+  const config = configFromEnv(env, {
+    ...(values.port ? { port: wholeNumber(values.port, 'port') } : {}),
+    ...(values.host ? { host: values.host } : {}),
+  });
+  if (!['api', 'worker', 'all'].includes(config.role)) throw new UsageError('--role must be api, worker or all');
+  const now = Date.now();
+
+  if (command === 'serve') {
+    const service = await createService(config, { logger: true, migrate: values.migrate });
+    if (config.webhookAllowPrivate || config.webhookAllowInsecure) {
+      service.ctx.log.warn('MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE / _INSECURE is on: outbound requests may reach private or plain-http destinations. Never use this in production.');
+    }
+    service.worker?.start();
+    if (service.app) {
+      const address = await service.app.listen({ port: config.port, host: config.host });
+      console.log(`mediaforge listening on ${address} (database ${config.dbUrl}, role ${config.role})`);
+    } else console.log(`mediaforge worker running (database ${config.dbUrl})`);
+    const stop = async () => {
+      await service.close();
+      process.exit(0);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return new Promise<number>(() => {});
+  }
+
+  const db = await openServiceDb(config);
+  try {
+    if (command === 'migrate') {
+      const { applied } = await migrateToLatest(db);
+      print(values.json ?? false, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
+      return 0;
+    }
+    if (command === 'accounts' && sub === 'create') {
+      const language = values.language ?? null;
+      const created = await createAccount(db, { credits: wholeNumber(values.credits ?? '0', 'credits'), language, now });
+      print(values.json ?? false, { ...created }, `account ${created.accountId}\napi key ${created.apiKey}\nwebhook secret ${created.webhookSecret}\n(the key and the secret are shown once)`);
+      return 0;
+    }
+    if (command === 'keys' && sub === 'create') {
+      if (!values.account) throw new UsageError('--account is required');
+      const { apiKey, keyId } = await createKey(db, values.account, values.workspace ?? 'personal', now);
+      print(values.json ?? false, { apiKey, keyId }, `api key ${apiKey} (${keyId}); shown once`);
+      return 0;
+    }
+    if (command === 'keys' && sub === 'revoke') {
+      if (!values.key) throw new UsageError('--key is required');
+      const revoked = await revokeKey(db, values.key, now);
+      print(values.json ?? false, { revoked }, revoked ? 'revoked' : 'no such active key');
+      return revoked ? 0 : 1;
+    }
+    if (command === 'credits' && sub === 'add') {
+      if (!values.account) throw new UsageError('--account is required');
+      const credits = wholeNumber(values.credits, 'credits', 1);
+      await addCredits(db, values.account, credits, now);
+      print(values.json ?? false, { accountId: values.account, added: credits }, `added ${credits} credits to ${values.account}`);
+      return 0;
+    }
+    throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+  } finally {
+    await db.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error) => {
+    console.error(error instanceof UsageError ? `${error.message}\n\n${USAGE}` : `mediaforge: ${(error as Error).message}`);
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  },
+);

@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Language } from '../../generated/errors.js';
+import { routes, type Handlers, type RouteDef } from '../../generated/routes.js';
+import type { Caller } from '../accounts/accounts.js';
+import type { Context } from '../context.js';
+import { newId } from '../ids.js';
+import { ApiError } from '../errors.js';
+import { ApiRequest } from './api-request.js';
+import { Authenticator, refuseKeyInQuery } from './auth.js';
+import { pickLanguage } from './language.js';
+import { sendCompatError } from './compat-error.js';
+import { sendEnvelopeError, toApiError } from './render-error.js';
+import { createHandlers } from './handlers.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: Caller;
+    language: Language;
+  }
+}
+
+export interface AppOptions {
+  logger?: boolean;
+  /** Extra handlers for routes outside the contract (health, metrics, docs). */
+  extend?: (app: FastifyInstance) => void | Promise<void>;
+}
+
+/** The HTTP face of the service: every operation of the generated route table, bound to its handler. */
+export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ? { level: 'info' } : false,
+    bodyLimit: ctx.config.bodyLimitBytes,
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    // Fastify's JSON parser drops __proto__ and constructor.prototype keys by rejecting the body.
+  });
+  app.decorateRequest('caller', undefined);
+  app.decorateRequest('language', 'en');
+  const authenticator = new Authenticator(ctx);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    request.language = pickLanguage(request.headers['accept-language'], null);
+  });
+
+  await app.register(rateLimit, {
+    global: true,
+    max: ctx.config.rateLimitPerMinute,
+    timeWindow: 60_000,
+    keyGenerator: (request) => {
+      const auth = request.headers.authorization;
+      return typeof auth === 'string' ? createHash('sha256').update(auth).digest('base64url') : request.ip;
+    },
+    errorResponseBuilder: (_request, context) => new ApiError('rate_limited', { retryAfter: Math.ceil(context.ttl / 1000) }),
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.errorName === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    return isCompat(request) ? sendCompatError(request, reply, apiError, request.language) : sendEnvelopeError(request, reply, apiError, request.language);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new ApiError('route_not_found');
+    return isCompat(request) ? sendCompatError(request, reply, error, request.language) : sendEnvelopeError(request, reply, error, request.language);
+  });
+
+  const handlers = createHandlers();
+  for (const route of routes) bindRoute(app, ctx, authenticator, route, handlers);
+  // Model ids contain slashes: GET /models/{model} also answers the unencoded form.
+  const getModel = routes.find((r) => r.operationId === 'getModel')!;
+  bindRoute(app, ctx, authenticator, { ...getModel, fastifyPath: getModel.fastifyPath.replace(':model', '*') }, handlers);
+  if (options.extend) await options.extend(app);
+  return app;
+}
+
+function isCompat(request: FastifyRequest): boolean {
+  return request.url.startsWith('/v1/') || request.url === '/v1';
+}
+
+function bindRoute(app: FastifyInstance, ctx: Context, authenticator: Authenticator, route: RouteDef, handlers: Handlers<ApiRequest>) {
+  const handler = handlers[route.operationId] as (request: ApiRequest) => ReturnType<Handlers<ApiRequest>[typeof route.operationId]>;
+  app.route({
+    method: route.method,
+    url: route.fastifyPath,
+    // Before the body is read: a key in the URL or a missing key is answered first.
+    onRequest: async (request: FastifyRequest) => {
+      refuseKeyInQuery(request);
+      if (route.auth) {
+        request.caller = await authenticator.authenticate(request);
+        request.language = pickLanguage(request.headers['accept-language'], request.caller.language);
+      }
+    },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const result = await handler(new ApiRequest(ctx, request, reply, request.caller, request.language));
+      if (reply.sent) return reply;
+      for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
+      reply.status(result.status);
+      if ('raw' in result) return reply.send(result.raw);
+      if (!route.envelope) return reply.send(result.data);
+      return reply.send({ code: 200, msg: 'success', data: result.data, request_id: request.id });
+    },
+  });
+}

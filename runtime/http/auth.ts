@@ -1,0 +1,46 @@
+import type { FastifyRequest } from 'fastify';
+import { findCaller, KEY_PREFIX, type Caller } from '../accounts/accounts.js';
+import type { Context } from '../context.js';
+import { ApiError } from '../errors.js';
+
+const KEY_LIKE_PARAMS = new Set(['api_key', 'apikey', 'api-key', 'key', 'token', 'access_token', 'authorization', 'bearer']);
+const CACHE_MS = 5_000;
+
+/** Keys are never taken from the URL: a key-like query parameter is refused even if the key is valid. */
+export function refuseKeyInQuery(request: FastifyRequest): void {
+  const query = request.query as Record<string, unknown>;
+  for (const [name, value] of Object.entries(query ?? {})) {
+    const values = Array.isArray(value) ? value : [value];
+    if (KEY_LIKE_PARAMS.has(name.toLowerCase()) || values.some((v) => typeof v === 'string' && v.includes(KEY_PREFIX))) {
+      throw new ApiError('key_in_query');
+    }
+  }
+}
+
+/** Bearer keys, looked up by hash; a short cache keeps the lookup off the hot path. */
+export class Authenticator {
+  private readonly cache = new Map<string, { caller: Caller | undefined; until: number }>();
+  constructor(private readonly ctx: Context) {}
+
+  async authenticate(request: FastifyRequest): Promise<Caller> {
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer ([^\s]+)$/.exec(header.trim()) : null;
+    if (!match || !match[1].startsWith(KEY_PREFIX) || match[1].length > 200) throw new ApiError('unauthorized');
+    const key = match[1];
+    const now = Date.now();
+    const cached = this.cache.get(key);
+    let caller = cached && cached.until > now ? cached.caller : undefined;
+    if (!cached || cached.until <= now) {
+      caller = await findCaller(this.ctx.db, key);
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(key, { caller, until: now + CACHE_MS });
+    }
+    if (!caller) throw new ApiError('unauthorized');
+    return caller;
+  }
+
+  /** Forget cached lookups (after a key is revoked in this process). */
+  forget(): void {
+    this.cache.clear();
+  }
+}

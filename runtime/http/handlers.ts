@@ -1,0 +1,12 @@
+import type { Handlers } from '../../generated/routes.js';
+import type { ApiRequest } from './api-request.js';
+import { accountHandlers } from './routes/account.js';
+import { jobHandlers } from './routes/jobs.js';
+import { mediaHandlers } from './routes/media.js';
+import { modelHandlers } from './routes/models.js';
+import { pendingHandlers } from './routes/pending.js';
+
+/** Every operation of the contract; the generated Handlers type makes a missing one a compile error. */
+export function createHandlers(): Handlers<ApiRequest> {
+  return { ...jobHandlers, ...modelHandlers, ...accountHandlers, ...mediaHandlers, ...pendingHandlers };
+}
