@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccount, createKey } from '../../runtime/accounts/accounts.js';
+import { configFromEnv, type Config } from '../../runtime/config.js';
+import { createService, type Service, type ServiceOptions } from '../../runtime/service.js';
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface TestService {
+  service: Service;
+  url: string;
+  config: Config;
+  /** A new account with `credits` purchased, its first (personal) key and webhook secret. */
+  account(credits: number, language?: string): Promise<{ accountId: string; apiKey: string; webhookSecret: string }>;
+  siblingKey(accountId: string, workspace?: string): Promise<string>;
+  /** A real HTTP request to the running server; JSON bodies are sent and parsed. */
+  call<T = any>(method: string, path: string, options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<HttpResult<T>>;
+  wallet(accountId: string): Promise<{ available: number; held: number; spent: number; purchased: number }>;
+  /** Throws unless the account's wallet and ledger agree (see checkLedger). */
+  checkLedger(accountId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The databases the HTTP suites run on: SQLite always, PostgreSQL where MEDIAFORGE_TEST_PG is set. */
+export function testDatabases(): string[] {
+  return ['sqlite'];
+}
+
+/** Starts the real service on a free port with a throwaway SQLite file and a fast simulator. */
+export async function startTestService(overrides: Partial<Config> = {}, options: ServiceOptions = {}): Promise<TestService> {
+  const dir = mkdtempSync(join(tmpdir(), 'mediaforge-test-'));
+  const config = configFromEnv(
+    {},
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dbUrl: `sqlite:${join(dir, 'db.sqlite')}`,
+      dataDir: dir,
+      secret: 'test-secret',
+      simulatorLatencyMs: 150,
+      workerIdleMs: 50,
+      rateLimitPerMinute: 1_000_000,
+      ...overrides,
+    },
+  );
+  const service = await createService(config, { migrate: true, ...options });
+  let url = '';
+  if (service.app) {
+    url = await service.app.listen({ port: 0, host: '127.0.0.1' });
+    config.publicUrl = url;
+  }
+  service.worker?.start();
+  const db = service.ctx.db;
+  const wallet = (accountId: string) => db.kysely.selectFrom('wallets').select(['available', 'held', 'spent', 'purchased']).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  return {
+    service,
+    url,
+    config,
+    account: (credits, language) => createAccount(db, { credits, language, now: Date.now() }),
+    siblingKey: async (accountId, workspace = 'personal') => (await createKey(db, accountId, workspace, Date.now())).apiKey,
+    async call(method, path, options = {}) {
+      const headers: Record<string, string> = { ...(options.headers ?? {}) };
+      if (options.key) headers.authorization = `Bearer ${options.key}`;
+      let body: string | undefined = options.rawBody;
+      if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(`${url}${path}`, { method, headers, body, redirect: 'manual' });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        /* not JSON: keep the text */
+      }
+      return { status: response.status, headers: response.headers, body: parsed as any };
+    },
+    wallet,
+    async checkLedger(accountId) {
+      await checkLedger(service, accountId);
+    },
+    async close() {
+      await service.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The ledger invariants: purchased = available + held + spent; available, held >= 0; the wallet
+ * equals what its rows say (purchases, open holds, settled charges); no hold resolved twice.
+ */
+export async function checkLedger(service: Service, accountId: string): Promise<void> {
+  const db = service.ctx.db.kysely;
+  const w = await db.selectFrom('wallets').selectAll().where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const entries = await db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).execute();
+  const holds = await db.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute();
+  const sum = (kind: string) => entries.filter((e) => e.kind === kind).reduce((a, e) => a + e.amount, 0);
+  const problems: string[] = [];
+  if (w.available < 0 || w.held < 0) problems.push(`negative balance ${JSON.stringify(w)}`);
+  if (w.purchased !== w.available + w.held + w.spent) problems.push(`purchased ${w.purchased} != available ${w.available} + held ${w.held} + spent ${w.spent}`);
+  if (sum('purchase') !== w.purchased) problems.push(`purchase rows ${sum('purchase')} != purchased ${w.purchased}`);
+  const openHeld = holds.filter((h) => h.state === 'held').reduce((a, h) => a + h.amount, 0);
+  if (openHeld !== w.held) problems.push(`open holds ${openHeld} != held ${w.held}`);
+  if (sum('settle') !== w.spent) problems.push(`settle rows ${sum('settle')} != spent ${w.spent}`);
+  for (const hold of holds) {
+    const resolutions = entries.filter((e) => e.task_id === hold.task_id && (e.kind === 'settle' || e.kind === 'release')).length;
+    if (resolutions > 1) problems.push(`hold of ${hold.task_id} resolved ${resolutions} times`);
+    if (hold.state === 'settled' && (hold.charged ?? 0) > hold.amount) problems.push(`hold of ${hold.task_id} settled above its amount`);
+  }
+  if (problems.length) throw new Error(`ledger of ${accountId} is inconsistent:\n${problems.join('\n')}`);
+}
+
+/** Polls recordInfo until the task is terminal (tests only; the service itself never polls per request). */
+export async function waitForTerminal(t: TestService, key: string, taskId: string, timeoutMs = 10_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, { key });
+    if (['succeeded', 'failed', 'expired', 'canceled'].includes(r.body?.data?.state)) return r.body.data;
+    if (Date.now() > until) throw new Error(`task ${taskId} not terminal after ${timeoutMs} ms: ${JSON.stringify(r.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
