@@ -70,7 +70,10 @@ export function loadCatalogue(root: string): Catalogue {
       for (const e of checkModelFile.errors ?? []) {
         if (e.keyword === 'if') continue; // its 'then' errors say what is wrong
         const path = e.instancePath.split('/').slice(1).map(decodePointer);
-        const extra = e.keyword === 'additionalProperties' ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
+        const unknownKey = e.keyword === 'additionalProperties' ? (e.params as { additionalProperty: string }).additionalProperty : undefined;
+        // Point at the unknown key itself, not at the map that holds it.
+        if (unknownKey !== undefined) path.push(unknownKey);
+        const extra = unknownKey !== undefined ? ` "${unknownKey}"` : '';
         const allowed = e.keyword === 'enum' ? ` (${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')})` : '';
         problems.push(source.problem(path, `${e.instancePath || 'the file'} ${e.message}${extra}${allowed}`));
       }

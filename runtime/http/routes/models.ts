@@ -17,7 +17,7 @@ export const modelHandlers: Pick<Handlers<ApiRequest>, 'listModels' | 'getModel'
   },
 
   async getModel(req) {
-    // Either /models/vendor_d%2Ffamily_d%2F... (one encoded segment) or the plain path (wildcard route).
+    // Either /models/<vendor>%2F<family>%2F<mode> (one encoded segment) or the plain path (wildcard route).
     const raw = req.param('model') || req.param('*');
     let id = raw;
     try {
