@@ -21,6 +21,8 @@ export interface Config {
   leaseMs: number;
   webhookAllowPrivate: boolean;
   webhookAllowInsecure: boolean;
+  /** Total time one webhook attempt may take (connect, send, answer); 15 s by the specification. */
+  webhookTimeoutMs: number;
 }
 
 const int = (value: string | undefined, fallback: number) => (value === undefined || value === '' ? fallback : Number.parseInt(value, 10));
@@ -49,6 +51,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     leaseMs: int(env.MEDIAFORGE_LEASE_MS, 60_000),
     webhookAllowPrivate: env.MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE === '1',
     webhookAllowInsecure: env.MEDIAFORGE_WEBHOOK_ALLOW_INSECURE === '1',
+    webhookTimeoutMs: int(env.MEDIAFORGE_WEBHOOK_TIMEOUT_MS, 15_000),
     ...overrides,
   };
 }

@@ -13,6 +13,7 @@ import { openDb, type Db } from './storage/dialect.js';
 import { migrateToLatest, pendingMigrations } from './storage/migrate.js';
 import { TaskEvents } from './tasks/task-events.js';
 import { taskWorkHandlers } from './worker/task-work.js';
+import { webhookWorkHandlers } from './webhooks/index.js';
 import { Worker, type WorkHandler } from './worker/worker.js';
 
 export interface ServiceOptions {
@@ -63,7 +64,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     log: console,
     wakeWorkers: () => worker?.wake(),
   };
-  if (config.role !== 'api') worker = new Worker(ctx, { ...taskWorkHandlers, ...options.workHandlers });
+  if (config.role !== 'api') worker = new Worker(ctx, { ...taskWorkHandlers, ...webhookWorkHandlers, ...options.workHandlers });
   const app = config.role !== 'worker' ? await buildApp(ctx, { logger: options.logger }) : undefined;
   if (app) ctx.log = app.log;
   return {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { load, YAMLException } from 'js-yaml';
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { SpecProblem } from './spec-error.js';
 
@@ -11,26 +12,34 @@ export interface YamlSource {
   problem(path: readonly (string | number)[], message: string): SpecProblem;
 }
 
+/**
+ * Parses with js-yaml (fast); positions come from the `yaml` package's LineCounter, parsed only
+ * when a problem has to be located, so a clean run never pays for them.
+ */
 export function parseYaml(file: string, text: string): { source?: YamlSource; problems: SpecProblem[] } {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
-  const problems: SpecProblem[] = [...doc.errors, ...doc.warnings].map((e) => {
-    const pos = lineCounter.linePos(e.pos[0]);
-    return { file, line: pos.line, col: pos.col, message: e.message.split('\n')[0] };
-  });
-  if (doc.errors.length > 0) return { problems };
+  let data: unknown;
+  try {
+    data = load(text, { filename: file });
+  } catch (error) {
+    if (!(error instanceof YAMLException)) throw error;
+    return { problems: [{ file, line: error.mark.line + 1, col: error.mark.column + 1, message: error.reason }] };
+  }
+  let positions: { doc: Document; lineCounter: LineCounter } | undefined;
   const locate = (path: readonly (string | number)[]) => {
-    const offset = offsetOf(doc, path);
-    const pos = lineCounter.linePos(offset);
+    if (!positions) {
+      const lineCounter = new LineCounter();
+      positions = { doc: parseDocument(text, { lineCounter }), lineCounter };
+    }
+    const pos = positions.lineCounter.linePos(offsetOf(positions.doc, path));
     return { line: pos.line, col: pos.col };
   };
   const source: YamlSource = {
     file,
-    data: doc.toJS({ maxAliasCount: 100 }),
+    data,
     locate,
     problem: (path, message) => ({ file, ...locate(path), message }),
   };
-  return { source, problems };
+  return { source, problems: [] };
 }
 
 export function readYaml(root: string, file: string): { source?: YamlSource; problems: SpecProblem[] } {

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { addCredits, createAccount, createKey, revokeKey } from '../accounts/accounts.js';
-import { configFromEnv } from '../config.js';
+import { configFromEnv, outboundPolicy } from '../config.js';
 import { createService, openServiceDb } from '../service.js';
 import { migrateToLatest } from '../storage/migrate.js';
+import { addEndpoint, disableEndpoint, listDeliveries, listEndpoints, resendDelivery, rotateAccountSecret, rotateEndpointSecret, setAccountWebhookSettings, WebhookAdminError } from '../webhooks/admin.js';
 
 const USAGE = `mediaforge <command> [options]
 
@@ -12,6 +13,13 @@ const USAGE = `mediaforge <command> [options]
   keys create --account ID [--workspace team:NAME] [--json]
   keys revoke --key KEY_ID [--json]
   credits add --account ID --credits N [--json]
+  accounts set --account ID [--language L] [--payload-version 1|2] [--json]
+  webhooks add --account ID --url URL --events task.succeeded,task.failed [--json]
+  webhooks list --account ID [--json]
+  webhooks disable --account ID --endpoint ID [--json]
+  webhooks rotate-secret --account ID [--endpoint ID] [--json]
+  webhooks deliveries --account ID [--limit N] [--json]
+  webhooks resend DELIVERY_ID [--json]
 
 The database is --db or MEDIAFORGE_DB (sqlite:PATH or postgres://...); default sqlite:./data/mediaforge.db.`;
 
@@ -43,6 +51,11 @@ export async function main(argv: string[]): Promise<number> {
       account: { type: 'string' },
       workspace: { type: 'string' },
       key: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      endpoint: { type: 'string' },
+      'payload-version': { type: 'string' },
+      limit: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -110,10 +123,77 @@ export async function main(argv: string[]): Promise<number> {
       print(values.json ?? false, { accountId: values.account, added: credits }, `added ${credits} credits to ${values.account}`);
       return 0;
     }
+    if (command === 'accounts' && sub === 'set') {
+      if (!values.account) throw new UsageError('--account is required');
+      const payloadVersion = values['payload-version'] === undefined ? undefined : wholeNumber(values['payload-version'], 'payload-version', 1);
+      await setAccountWebhookSettings(db, values.account, { language: values.language, payloadVersion });
+      print(values.json ?? false, { accountId: values.account, ...(values.language !== undefined ? { language: values.language } : {}), ...(payloadVersion !== undefined ? { payloadVersion } : {}) }, `updated ${values.account}`);
+      return 0;
+    }
+    if (command === 'webhooks') return await webhooksCommand(db, sub, positionals[2], values, outboundPolicy(config), now);
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
   } finally {
     await db.close();
   }
+}
+
+type Values = { json?: boolean; account?: string; url?: string; events?: string; endpoint?: string; limit?: string };
+
+async function webhooksCommand(db: Awaited<ReturnType<typeof openServiceDb>>, sub: string | undefined, arg: string | undefined, values: Values, policy: ReturnType<typeof outboundPolicy>, now: number): Promise<number> {
+  const json = values.json ?? false;
+  const account = () => {
+    if (!values.account) throw new UsageError('--account is required');
+    return values.account;
+  };
+  try {
+    if (sub === 'add') {
+      if (!values.url) throw new UsageError('--url is required');
+      if (!values.events) throw new UsageError('--events is required');
+      const added = await addEndpoint(db, { accountId: account(), url: values.url, events: values.events, policy, now });
+      print(json, { endpointId: added.endpointId, secret: added.secret }, `endpoint ${added.endpointId} (${added.events.join(', ')})\nsigning secret ${added.secret}\n(the secret is shown once)`);
+      return 0;
+    }
+    if (sub === 'list') {
+      const endpoints = await listEndpoints(db, account(), now);
+      print(json, { endpoints }, endpoints.map((e) => `${e.endpointId} ${e.enabled ? 'enabled ' : 'disabled'} ${e.url} ${e.events.join(',')}`).join('\n') || 'no endpoints');
+      return 0;
+    }
+    if (sub === 'disable') {
+      if (!values.endpoint) throw new UsageError('--endpoint is required');
+      const disabled = await disableEndpoint(db, account(), values.endpoint, now);
+      print(json, { disabled }, disabled ? 'disabled' : 'no such enabled endpoint');
+      return disabled ? 0 : 1;
+    }
+    if (sub === 'rotate-secret') {
+      if (values.endpoint) {
+        const rotated = await rotateEndpointSecret(db, account(), values.endpoint, now);
+        print(json, rotated, `endpoint ${rotated.endpointId} signing secret ${rotated.secret}\n(shown once; the previous secret also signs until ${rotated.previousValidUntil})`);
+      } else {
+        const webhookSecret = await rotateAccountSecret(db, account());
+        print(json, { accountId: values.account, webhookSecret }, `webhook signing secret ${webhookSecret}\n(shown once; in effect now, also for deliveries being retried)`);
+      }
+      return 0;
+    }
+    if (sub === 'deliveries') {
+      const deliveries = await listDeliveries(db, account(), values.limit === undefined ? 50 : wholeNumber(values.limit, 'limit', 1));
+      print(json, { deliveries }, deliveries.map((d) => `${d.deliveryId} ${d.taskId} ${d.kind} ${d.state} attempts=${d.attempts} last=${d.lastStatus ?? d.lastError ?? '-'}`).join('\n') || 'no deliveries');
+      return 0;
+    }
+    if (sub === 'resend') {
+      if (!arg) throw new UsageError('webhooks resend needs a DELIVERY_ID');
+      const resent = await resendDelivery(db, arg, now);
+      print(json, resent, `delivery ${resent.deliveryId} scheduled again`);
+      return 0;
+    }
+  } catch (error) {
+    if (error instanceof WebhookAdminError) {
+      if (json) console.log(JSON.stringify({ error: error.message }));
+      else console.error(`mediaforge: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+  throw new UsageError(`unknown command: webhooks ${sub ?? ''}`);
 }
 
 main(process.argv.slice(2)).then(

@@ -37,6 +37,9 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     return503OnClosing: true,
     // Fastify's JSON parser drops __proto__ and constructor.prototype keys by rejecting the body.
   });
+  // Only JSON bodies are requests; Fastify's default text/plain parser would hand a string to the
+  // handlers, which then report invalid input instead of the wrong content type (40004).
+  app.removeContentTypeParser('text/plain');
   app.decorateRequest('caller', undefined);
   app.decorateRequest('language', 'en');
   const authenticator = new Authenticator(ctx);

@@ -1,10 +1,11 @@
 import { Migrator, type Migration, type MigrationResultSet } from 'kysely';
 import type { Db } from './dialect.js';
 import { initial } from './migrations/0001-initial.js';
+import { webhooks } from './migrations/0002-webhooks.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
-  return { '0001-initial': initial(db.engine) };
+  return { '0001-initial': initial(db.engine), '0002-webhooks': webhooks(db.engine) };
 }
 
 function migrator(db: Db): Migrator {

@@ -97,4 +97,41 @@ export interface Database {
     done_at: number | null;
     created_at: number;
   };
+  /** Account endpoints (Standard Webhooks). `events` is a comma list; `previous_secret` stays valid until `previous_until` after a rotation. */
+  webhook_endpoints: {
+    id: string;
+    account_id: string;
+    url: string;
+    events: string;
+    secret: string;
+    previous_secret: string | null;
+    previous_until: number | null;
+    created_at: number;
+    disabled_at: number | null;
+  };
+  /**
+   * One row per announcement: a task callback or an account-endpoint event. `body` is the exact
+   * JSON text built when the task resolved; it is signed again at every attempt. `attempts` counts
+   * every attempt ever made, `round_attempts` those since the last resend (the retry schedule).
+   */
+  webhook_deliveries: {
+    id: string;
+    account_id: string;
+    task_id: string;
+    kind: 'callback' | 'endpoint';
+    endpoint_id: string | null;
+    event_type: string;
+    url: string;
+    payload_version: number;
+    body: string;
+    state: 'pending' | 'delivered' | 'failed';
+    attempts: number;
+    round_attempts: number;
+    next_attempt_at: number | null;
+    last_attempt_at: number | null;
+    last_status: number | null;
+    last_error: string | null;
+    created_at: number;
+    delivered_at: number | null;
+  };
 }

@@ -12,7 +12,7 @@ type Trx = Transaction<Database>;
  * Work done in the resolving transaction by other parts (webhook deliveries), so that a crash
  * between the terminal state and its announcements loses nothing.
  */
-export type ResolutionHook = (trx: Trx, task: TaskRow, now: number) => Promise<void>;
+export type ResolutionHook = (trx: Trx, task: TaskRow, now: number, ctx: Context) => Promise<void>;
 const hooks: ResolutionHook[] = [];
 export function onTaskResolved(hook: ResolutionHook): void {
   hooks.push(hook);
@@ -38,7 +38,7 @@ async function resolveOnce(ctx: Context, taskId: string, apply: (trx: Trx, task:
       await trx.insertInto('work_items').values({ kind: 'purge', task_id: taskId, ref_id: null, due_at: now + seconds * 1000, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
     }
     const final = await trx.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
-    for (const hook of hooks) await hook(trx, final, now);
+    for (const hook of hooks) await hook(trx, final, now, ctx);
     return true;
   });
   if (resolved) ctx.events.resolved(taskId);

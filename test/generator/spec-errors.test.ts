@@ -20,7 +20,7 @@ const BROKEN: [string, { edit: (text: string) => string; want: RegExp }][] = [
   ['id not matching the path', { edit: (t) => t.replace('id: vendor_d/family_d/reference-to-video', 'id: vendor_d/family_x/reference-to-video'), want: /reference-to-video\.yaml:1:1: id "vendor_d\/family_x\/reference-to-video" does not match the file's path/ }],
   ['a rule naming a field the model lacks', { edit: (t) => t.replace('    field: resolution\n', '    field: bitrate_mode\n'), want: /rule "duration-4-only-at-768p" names "bitrate_mode"/ }],
   ['default outside the values', { edit: (t) => t.replace('default: 768p', 'default: 1080p'), want: /default "1080p" of resolution is not one of its values/ }],
-  ['duplicate key', { edit: (t) => t.replace('title:', 'summary: twice\ntitle:'), want: /reference-to-video\.yaml:\d+:\d+: Map keys must be unique/ }],
+  ['duplicate key', { edit: (t) => t.replace('title:', 'summary: twice\ntitle:'), want: /reference-to-video\.yaml:4:1: duplicated mapping key/ }],
   ['rule with a missing part', { edit: (t) => t.replace('    values: [768p]\n', ''), want: /reference-to-video\.yaml:\d+:\d+: \/rules\/0 must have required property 'values'/ }],
 ];
 

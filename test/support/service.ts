@@ -31,9 +31,17 @@ export function testDatabases(): string[] {
   return ['sqlite'];
 }
 
+export interface TestServiceOptions extends ServiceOptions {
+  /** Start the background worker (default true); tests that drive `service.worker.runOnce()` themselves say false. */
+  startWorker?: boolean;
+  /** Reuse this directory (database file and data) instead of a fresh one; it is then kept on close (restart tests). */
+  dir?: string;
+}
+
 /** Starts the real service on a free port with a throwaway SQLite file and a fast simulator. */
-export async function startTestService(overrides: Partial<Config> = {}, options: ServiceOptions = {}): Promise<TestService> {
-  const dir = mkdtempSync(join(tmpdir(), 'mediaforge-test-'));
+export async function startTestService(overrides: Partial<Config> = {}, options: TestServiceOptions = {}): Promise<TestService> {
+  const { startWorker = true, dir: givenDir, ...serviceOptions } = options;
+  const dir = givenDir ?? mkdtempSync(join(tmpdir(), 'mediaforge-test-'));
   const config = configFromEnv(
     {},
     {
@@ -48,13 +56,13 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
       ...overrides,
     },
   );
-  const service = await createService(config, { migrate: true, ...options });
+  const service = await createService(config, { migrate: true, ...serviceOptions });
   let url = '';
   if (service.app) {
     url = await service.app.listen({ port: 0, host: '127.0.0.1' });
     config.publicUrl = url;
   }
-  service.worker?.start();
+  if (startWorker) service.worker?.start();
   const db = service.ctx.db;
   const wallet = (accountId: string) => db.kysely.selectFrom('wallets').select(['available', 'held', 'spent', 'purchased']).where('account_id', '=', accountId).executeTakeFirstOrThrow();
   return {
@@ -87,7 +95,7 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
     },
     async close() {
       await service.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!givenDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

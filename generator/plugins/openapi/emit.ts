@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import type { JsonSchema } from '../../load/types.js';
 import type { Plugin } from '../../plugin.js';
 import { allModelInputs } from '../../plugin.js';
@@ -49,7 +49,7 @@ export const openapiPlugin: Plugin = {
     const inputs = ['spec/openapi.yaml', ...allModelInputs(catalogue)];
     return [
       { path: 'openapi.json', contents: JSON.stringify(doc, null, 2), inputs },
-      { path: 'openapi.yaml', contents: stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }), inputs },
+      { path: 'openapi.yaml', contents: dump(doc, { lineWidth: -1, noRefs: true }), inputs },
     ];
   },
 };

@@ -53,7 +53,9 @@ export const validatorsPlugin: Plugin = {
 };
 
 function emitValidatorModule(model: Model, supportImport: string): string {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, code: { source: true, esm: true, optimize: true } });
+  // A fresh instance per model keeps each file's identifiers independent of the others (adding a
+  // model changes no other file); the schemas are ours, so the meta-schema check is skipped.
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, validateSchema: false, meta: false, addUsedSchema: false, code: { source: true, esm: true, optimize: 1 } });
   const validate = ajv.compile(model.inputSchema);
   let schemaCode = standaloneCode(ajv, validate).replace(/^"use strict";/, '');
   // ajv's ESM output still calls require() for its runtime helpers (ajv issue #2209).

@@ -7,8 +7,10 @@ const DAY_MS = 24 * 3600 * 1000;
 
 function parseDay(value: string | undefined, param: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) throw new ApiError('invalid_parameter', { param }, [], param);
-  return Date.parse(`${value}T00:00:00Z`);
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;
+  // Date.parse rolls impossible days over (2026-02-30 -> 2026-03-02): the day must read back unchanged.
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw new ApiError('invalid_parameter', { param }, [], param);
+  return ms;
 }
 
 export const accountHandlers: Pick<Handlers<ApiRequest>, 'getCredit' | 'getUsage'> = {

@@ -1,0 +1,104 @@
+import type { Selectable } from 'kysely';
+import { outboundPolicy } from '../config.js';
+import type { Context } from '../context.js';
+import type { Database } from '../storage/schema.js';
+import type { WorkHandler, WorkOutcome } from '../worker/worker.js';
+import { postOnce, type PostResult, type Resolver } from './outbound.js';
+import { endpointSignatureHeader, signCallback, unixSeconds } from './signing.js';
+
+export type Delivery = Selectable<Database['webhook_deliveries']>;
+
+/** The waits before retries 1..7, after a failed attempt: 10 s, 30 s, 2 min, 10 min, 30 min, 2 h, 6 h. */
+export const RETRY_DELAYS_MS = [10_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 21_600_000] as const;
+/** The first attempt and its seven retries. */
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+
+export const USER_AGENT = 'Service-Webhook/1';
+
+/**
+ * The headers of one attempt, signed now with the secret current now (a rotation takes effect at
+ * once, for retries too). Returns the reason instead when there is nobody to deliver to any more
+ * (account gone, endpoint disabled).
+ */
+export async function signedHeaders(ctx: Context, delivery: Delivery, now: number): Promise<Record<string, string> | string> {
+  const timestamp = unixSeconds(now);
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT };
+  const db = ctx.db.kysely;
+  if (delivery.kind === 'callback') {
+    const account = await db.selectFrom('accounts').select('webhook_secret').where('id', '=', delivery.account_id).executeTakeFirst();
+    if (!account) return 'account no longer exists';
+    headers['X-Webhook-Timestamp'] = String(timestamp);
+    headers['X-Webhook-Signature'] = signCallback(account.webhook_secret, delivery.task_id, timestamp, delivery.body);
+    headers['X-Webhook-Payload-Version'] = String(delivery.payload_version);
+    return headers;
+  }
+  const endpoint = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', delivery.endpoint_id!).executeTakeFirst();
+  if (!endpoint || endpoint.disabled_at !== null) return 'endpoint disabled';
+  const secrets = [endpoint.secret];
+  if (endpoint.previous_secret && endpoint.previous_until !== null && endpoint.previous_until > now) secrets.push(endpoint.previous_secret);
+  headers['webhook-id'] = delivery.id;
+  headers['webhook-timestamp'] = String(timestamp);
+  headers['webhook-signature'] = endpointSignatureHeader(secrets, delivery.id, timestamp, delivery.body);
+  return headers;
+}
+
+function describe(result: PostResult): string | null {
+  if (result.status === null) return (result.error ?? 'no answer').slice(0, 500);
+  if (result.status >= 200 && result.status < 300) return null;
+  const kind = result.status >= 300 && result.status < 400 ? 'redirect not followed' : 'non-2xx answer';
+  const excerpt = result.responseExcerpt.replace(/\s+/g, ' ').trim().slice(0, 200);
+  return `HTTP ${result.status} (${kind})${excerpt ? `: ${excerpt}` : ''}`;
+}
+
+export interface DeliverOptions {
+  /** DNS for the connect-time check (tests inject one). */
+  resolver?: Resolver;
+}
+
+/**
+ * One attempt of a pending delivery, then its outcome recorded in one statement that also counts
+ * the attempt: delivered (2xx), rescheduled per RETRY_DELAYS_MS after the failure, or failed after
+ * the eighth attempt. The guard on `attempts` records an attempt once, even if a lease ran out and
+ * another worker attempted the same delivery meanwhile (receivers dedupe on the delivery id).
+ */
+export async function attemptDelivery(ctx: Context, deliveryId: string, options: DeliverOptions = {}): Promise<WorkOutcome> {
+  const db = ctx.db.kysely;
+  const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst();
+  if (!delivery || delivery.state !== 'pending') return { done: true };
+  const startedAt = ctx.clock.now();
+  const headers = await signedHeaders(ctx, delivery, startedAt);
+  const result: PostResult =
+    typeof headers === 'string'
+      ? { status: null, error: headers, responseExcerpt: '' }
+      : await postOnce(delivery.url, delivery.body, headers, { policy: outboundPolicy(ctx.config), timeoutMs: ctx.config.webhookTimeoutMs, resolver: options.resolver });
+  const finishedAt = ctx.clock.now();
+  const ok = result.status !== null && result.status >= 200 && result.status < 300;
+  const attempt = delivery.round_attempts + 1;
+  // Nobody left to deliver to: no point retrying.
+  const hopeless = typeof headers === 'string';
+  const state = ok ? 'delivered' : hopeless || attempt >= MAX_ATTEMPTS ? 'failed' : 'pending';
+  const nextAttemptAt = state === 'pending' ? finishedAt + RETRY_DELAYS_MS[attempt - 1] : null;
+  const recorded = await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      attempts: eb('attempts', '+', 1),
+      round_attempts: eb('round_attempts', '+', 1),
+      state,
+      next_attempt_at: nextAttemptAt,
+      last_attempt_at: startedAt,
+      last_status: result.status,
+      last_error: describe(result),
+      delivered_at: ok ? finishedAt : null,
+    }))
+    .where('id', '=', delivery.id)
+    .where('state', '=', 'pending')
+    .where('attempts', '=', delivery.attempts)
+    .executeTakeFirst();
+  if (Number(recorded.numUpdatedRows) !== 1) return { done: true };
+  if (state !== 'pending') ctx.log.info({ delivery: delivery.id, task: delivery.task_id, state, attempts: delivery.attempts + 1 }, 'webhook delivery finished');
+  return nextAttemptAt === null ? { done: true } : { retryAt: nextAttemptAt };
+}
+
+export function deliverHandler(options: DeliverOptions = {}): WorkHandler {
+  return (ctx, item) => attemptDelivery(ctx, item.ref_id!, options);
+}

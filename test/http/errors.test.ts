@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { bodyD, checkBalance, createTask, expectError, expectOk, IMAGE, MODEL_D, PRICE_D, recordInfo } from './helpers.js';
+
+const CREATE = '/api/v1/jobs/createTask';
+
+/** Every error is the envelope with a business code, and none of them moves money. */
+describe('errors of createTask and the task reads', () => {
+  let t: TestService;
+  let account: { accountId: string; apiKey: string };
+  beforeAll(async () => {
+    t = await startTestService();
+    account = await t.account(100);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const unchanged = () => checkBalance(t, account.accountId, account.apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+
+  describe('bodies that are not a request', () => {
+    it.each([
+      ['malformed JSON', 40003, '{"model": "x", ', 'application/json'],
+      ['an empty JSON body', 40003, '', 'application/json'],
+      ['a text/plain body', 40004, JSON.stringify(bodyD()), 'text/plain'],
+      ['a form body', 40004, 'model=x', 'application/x-www-form-urlencoded'],
+      ['a JSON array', 40001, '[]', 'application/json'],
+      ['a prototype-polluting key', 40003, '{"__proto__": {"x": 1}, "model": "m", "input": {}}', 'application/json'],
+    ])('%s is 400 %d', async (_name, code, rawBody, contentType) => {
+      const r = await t.call('POST', CREATE, { key: account.apiKey, rawBody, headers: { 'content-type': contentType } });
+      expectError(r, 400, code);
+      await unchanged();
+    });
+
+    it('a body over 1 MiB is 413 41301', async () => {
+      const r = await createTask(t, account.apiKey, bodyD('x'.repeat(1024 * 1024 + 10)));
+      expectError(r, 413, 41301);
+      await unchanged();
+    });
+  });
+
+  describe('requests outside the published limits', () => {
+    it('an unknown model is 400 40005 naming the model', async () => {
+      const r = await createTask(t, account.apiKey, { model: 'vendor_z/nothing/reference-to-video', input: { prompt: 'x' } });
+      expectError(r, 400, 40005);
+      expect(r.body.msg).toContain('vendor_z/nothing/reference-to-video');
+      await unchanged();
+    });
+
+    it.each([
+      ['an unknown input field', { ...bodyD(), input: { ...bodyD().input, colour: 'red' } }, [{ path: 'input.colour', rule: 'unknown_field' }]],
+      ['an unknown body field', { ...bodyD(), colour: 'red' }, [{ path: 'colour', rule: 'unknown_field' }]],
+      ['a duration above the range', bodyD(undefined, { duration_seconds: 16 }), [{ path: 'input.duration_seconds', rule: 'maximum' }]],
+      ['a duration below the range', bodyD(undefined, { duration_seconds: 3 }), [{ path: 'input.duration_seconds', rule: 'minimum' }]],
+      ['-1 where the range has no auto value', bodyD(undefined, { duration_seconds: -1 }), [{ path: 'input.duration_seconds' }]],
+      ['duration 4 at 2k (4 s only at 768p)', bodyD(undefined, { duration_seconds: 4, resolution: '2k' }), [{ path: 'input.resolution', rule: 'duration-4-only-at-768p' }]],
+      ['a resolution the model lacks', bodyD(undefined, { resolution: '4k' }), [{ path: 'input.resolution', rule: 'enum' }]],
+      ['no prompt', { model: MODEL_D, input: { reference_image_urls: [IMAGE] } }, [{ path: 'input.prompt', rule: 'required' }]],
+      ['no input', { model: MODEL_D }, [{ path: 'input', rule: 'required' }]],
+      ['two problems at once', { ...bodyD(), input: { ...bodyD().input, colour: 'red', duration_seconds: 99 } }, [{ path: 'input.colour', rule: 'unknown_field' }, { path: 'input.duration_seconds', rule: 'maximum' }]],
+    ])('%s is 400 40001 listing each problem with path, rule and message', async (_name, body, problems) => {
+      const r = await createTask(t, account.apiKey, body);
+      expectError(r, 400, 40001);
+      const errors = r.body.data.errors as { path: string; rule: string; message: string }[];
+      for (const problem of problems) expect(errors).toContainEqual(expect.objectContaining(problem));
+      for (const e of errors) expect(e.message).toMatch(/\S/);
+      await unchanged();
+    });
+
+    it.each([
+      ['http instead of https', 'http://example.com/hook'],
+      ['a user and password', 'https://user:pw@example.com/hook'],
+      ['a loopback address', 'https://127.0.0.1/hook'],
+      ['a private address', 'https://10.1.2.3/hook'],
+      ['a port other than 443', 'https://example.com:8443/hook'],
+      ['not a URL', 'not a url'],
+    ])('a callback URL with %s is 400 40002 "Invalid callback URL"', async (_name, callBackUrl) => {
+      const r = await createTask(t, account.apiKey, { ...bodyD(), callBackUrl });
+      expectError(r, 400, 40002);
+      expect(r.body.msg).toBe('Invalid callback URL');
+      const de = await createTask(t, account.apiKey, { ...bodyD(), callBackUrl }, { headers: { 'accept-language': 'de' } });
+      expectError(de, 400, 40002);
+      expect(de.body.msg).toBe('Ungültige Callback-URL');
+      await unchanged();
+    });
+
+    it('a balance short of the hold is 402 40201', async () => {
+      const poor = await t.account(PRICE_D - 1);
+      expectError(await createTask(t, poor.apiKey, bodyD()), 402, 40201);
+      await checkBalance(t, poor.accountId, poor.apiKey, { available: PRICE_D - 1, held: 0 });
+    });
+  });
+
+  describe('reading tasks', () => {
+    it.each([
+      ['no taskId', '/api/v1/jobs/recordInfo'],
+      ['an empty taskId', '/api/v1/jobs/recordInfo?taskId='],
+    ])('recordInfo with %s is 400', async (_name, path) => {
+      const r = await t.call('GET', path, { key: account.apiKey });
+      expectError(r, 400, 40008);
+      expect(r.body.data).toMatchObject({ param: 'taskId' });
+    });
+
+    it('an unknown task is 404 40401', async () => {
+      expectError(await recordInfo(t, account.apiKey, 'task_unknown000000000'), 404, 40401);
+    });
+
+    it("another key's task is a 404 identical to an unknown task's but for request_id", async () => {
+      const owner = await t.account(100);
+      const created = await createTask(t, owner.apiKey, bodyD());
+      const taskId = created.body.data.taskId;
+      await waitForTerminal(t, owner.apiKey, taskId);
+      const sibling = await t.siblingKey(owner.accountId);
+      const stranger = (await t.account(100)).apiKey;
+      const unknown = await recordInfo(t, sibling, 'task_unknown000000000');
+      for (const key of [sibling, stranger]) {
+        const r = await recordInfo(t, key, taskId);
+        expectError(r, 404, 40401);
+        expect({ ...r.body, request_id: null }).toEqual({ ...unknown.body, request_id: null });
+        expect(JSON.stringify(r.body)).not.toContain(taskId);
+      }
+      expectOk(await recordInfo(t, owner.apiKey, taskId));
+    });
+  });
+
+  it('an unknown route is 404 40404 in the envelope', async () => {
+    for (const [method, path] of [['GET', '/api/v1/nothing-here'], ['POST', '/api/v1/jobs/cancel'], ['GET', '/']]) {
+      const r = await t.call(method, path, { key: account.apiKey });
+      expectError(r, 404, 40404);
+      expect(r.body.data).toBeNull();
+    }
+  });
+});
+
+describe('no deployment available', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService({}, { deployments: [] });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it.each([['createTask', CREATE], ['quote', '/api/v1/jobs/quote']])('%s is 503 50301 with nothing held', async (_name, path) => {
+    const { accountId, apiKey } = await t.account(100);
+    expectError(await t.call('POST', path, { key: apiKey, body: bodyD() }), 503, 50301);
+    await checkBalance(t, accountId, apiKey, { available: 100, held: 0, total: 100 });
+  });
+});

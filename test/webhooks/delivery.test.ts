@@ -1,0 +1,132 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addEndpoint, setAccountWebhookSettings } from '../../runtime/webhooks/admin.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { createTask, deliveriesOf, eventually, LOOPBACK, startReceiver, verifyCallback, withoutLinks, type Receiver } from './support.js';
+
+/** Real clock, background worker, loopback receivers: what a receiver sees end to end. */
+describe('webhook deliveries', () => {
+  let t: TestService;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    t = await startTestService({ ...LOOPBACK, simulatorFailWhenPromptContains: 'PLEASE-FAIL' });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await t?.close();
+  });
+
+  const requestsFor = (taskId: string) => receiver.requests.filter((r) => r.body.includes(taskId));
+  const policy = { allowPrivate: true, allowInsecure: true };
+
+  it('posts the task callback once, signed, with exactly the recordInfo body and the delivery id as request_id', async () => {
+    const { apiKey, webhookSecret, accountId } = await t.account(100_000);
+    const taskId = await createTask(t, apiKey, receiver.url);
+    const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
+
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe('/hooks/mediaforge?source=test');
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['user-agent']).toBe('Service-Webhook/1');
+    expect(request.headers['x-webhook-payload-version']).toBe('2');
+    expect(request.headers['x-webhook-timestamp']).toMatch(/^\d+$/);
+    expect(verifyCallback(webhookSecret, request.headers, request.body)).toBe(true);
+    // Any change to the bytes breaks the signature: it is over the received bytes.
+    expect(verifyCallback(webhookSecret, request.headers, request.body.replace('"succeeded"', '"succeeded" '))).toBe(false);
+    expect(verifyCallback(webhookSecret.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), request.headers, request.body)).toBe(false);
+
+    const body = JSON.parse(request.body);
+    const [delivery] = await deliveriesOf(t, taskId);
+    expect(delivery).toMatchObject({ kind: 'callback', account_id: accountId, state: 'delivered', attempts: 1, last_status: 200, event_type: 'task.succeeded' });
+    expect(body.request_id).toBe(delivery.id);
+    expect(delivery.id).toMatch(/^dlv_/);
+
+    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    expect(record.status).toBe(200);
+    expect(Object.keys(body)).toEqual(Object.keys(record.body));
+    expect(withoutLinks({ ...body, request_id: null })).toEqual(withoutLinks({ ...record.body, request_id: null }));
+    expect(body.data.state).toBe('succeeded');
+    expect(body.data.output.assets[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+
+    // Nothing more arrives for this task: one POST per terminal state.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(requestsFor(taskId)).toHaveLength(1);
+  });
+
+  it('announces a failed task with code 200 and data.state failed', async () => {
+    const { apiKey, webhookSecret } = await t.account(100_000);
+    const taskId = await createTask(t, apiKey, receiver.url, 'PLEASE-FAIL a storm');
+    const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
+    expect(verifyCallback(webhookSecret, request.headers, request.body)).toBe(true);
+    const body = JSON.parse(request.body);
+    expect(body.code).toBe(200);
+    expect(body.msg).toBe('success');
+    expect(body.data.state).toBe('failed');
+    expect(body.data.errorCode).toBe('generation_failed');
+    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    expect({ ...body, request_id: null }).toEqual({ ...record.body, request_id: null });
+  });
+
+  it('sends payload version 1 (task id at top-level task_id) to an account set to it', async () => {
+    const { apiKey, webhookSecret, accountId } = await t.account(100_000);
+    await setAccountWebhookSettings(t.service.ctx.db, accountId, { payloadVersion: 1 });
+    const taskId = await createTask(t, apiKey, receiver.url);
+    const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
+    expect(request.headers['x-webhook-payload-version']).toBe('1');
+    const body = JSON.parse(request.body);
+    const [delivery] = await deliveriesOf(t, taskId);
+    expect(body).toMatchObject({ task_id: taskId, state: 'succeeded', request_id: delivery.id });
+    expect(body.code).toBeUndefined();
+    expect(body.data.taskId).toBe(taskId);
+    expect(verifyCallback(webhookSecret, request.headers, request.body)).toBe(true);
+  });
+
+  it('delivers account endpoint events in Standard Webhooks format, verified by the standardwebhooks package', async () => {
+    const { apiKey, accountId } = await t.account(100_000);
+    const now = Date.now();
+    const succeeded = await addEndpoint(t.service.ctx.db, { accountId, url: `${receiver.url}&endpoint=succeeded`, events: 'task.succeeded,task.failed', policy, now });
+    const completed = await addEndpoint(t.service.ctx.db, { accountId, url: `${receiver.url}&endpoint=completed`, events: 'task.completed', policy, now });
+    const failedOnly = await addEndpoint(t.service.ctx.db, { accountId, url: `${receiver.url}&endpoint=failed`, events: 'task.failed,task.expired', policy, now });
+    expect(succeeded.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+
+    const taskId = await createTask(t, apiKey);
+    const requests = await eventually(() => requestsFor(taskId).length >= 2 && requestsFor(taskId), 'two endpoint events');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(requestsFor(taskId)).toHaveLength(2);
+    const bySource = Object.fromEntries(requests.map((r) => [new URL(r.path, 'http://x').searchParams.get('endpoint'), r]));
+    expect(Object.keys(bySource).sort()).toEqual(['completed', 'succeeded']);
+
+    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    const deliveries = await deliveriesOf(t, taskId);
+    expect(deliveries.map((d) => d.kind)).toEqual(['endpoint', 'endpoint']);
+    for (const [name, endpoint, type] of [
+      ['succeeded', succeeded, 'task.succeeded'],
+      ['completed', completed, 'task.completed'],
+    ] as const) {
+      const request = bySource[name];
+      expect(request.headers['user-agent']).toBe('Service-Webhook/1');
+      expect(request.headers['content-type']).toBe('application/json');
+      const payload = new Webhook(endpoint.secret).verify(request.body, request.headers as Record<string, string>) as any;
+      expect(payload.type).toBe(type);
+      expect(Date.parse(payload.timestamp)).not.toBeNaN();
+      expect(withoutLinks(payload.data.object)).toEqual(withoutLinks(record.body.data));
+      // The other endpoint's secret does not verify it.
+      const other = name === 'succeeded' ? completed : succeeded;
+      expect(() => new Webhook(other.secret).verify(request.body, request.headers as Record<string, string>)).toThrow();
+      const delivery = deliveries.find((d) => d.endpoint_id === endpoint.endpointId)!;
+      expect(request.headers['webhook-id']).toBe(delivery.id);
+      expect(delivery).toMatchObject({ state: 'delivered', attempts: 1, event_type: type });
+      expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    }
+    expect(deliveries.some((d) => d.endpoint_id === failedOnly.endpointId)).toBe(false);
+  });
+
+  it('writes no delivery for a task without callBackUrl on an account without endpoints', async () => {
+    const { apiKey } = await t.account(100_000);
+    const taskId = await createTask(t, apiKey);
+    await eventually(async () => (await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey })).body.data.state === 'succeeded', 'the task');
+    expect(await deliveriesOf(t, taskId)).toEqual([]);
+  });
+});
