@@ -89,7 +89,7 @@ export function expandModel(
     const table = shared.outputSizes[raw.outputSizes];
     if (!table) at(['outputSizes'], `unknown output-size table "${raw.outputSizes}"`);
     else outputSizes = { name: raw.outputSizes, table };
-  }
+  } else outputSizes = standardSizes(shared.outputSizes.standard, fields);
 
   const rules = raw.rules ?? [];
   rules.forEach((rule, i) => checkRule(rule, byName, (path, m) => at(['rules', i, ...path], m)));
@@ -133,6 +133,21 @@ export function expandModel(
     decisions: raw.decisions ?? [],
     assumptions: raw.assumptions ?? [],
   };
+}
+
+/** The standard table restricted to the model's aspect ratios and resolutions (none without both enums). */
+function standardSizes(standard: Record<string, Record<string, string>> | undefined, fields: ModelField[]): Model['outputSizes'] {
+  const ratios = fields.find((f) => f.name === 'aspect_ratio')?.schema.enum as string[] | undefined;
+  const resolutions = fields.find((f) => f.name === 'resolution')?.schema.enum as string[] | undefined;
+  if (!standard || !ratios || !resolutions) return undefined;
+  const table: Record<string, Record<string, string>> = {};
+  for (const ratio of ratios) {
+    const row = standard[ratio];
+    if (!row) continue;
+    const cells = Object.fromEntries(resolutions.filter((r) => row[r]).map((r) => [r, row[r]]));
+    if (Object.keys(cells).length) table[ratio] = cells;
+  }
+  return Object.keys(table).length ? { name: 'standard', table } : undefined;
 }
 
 function hasPath(data: unknown, path: (string | number)[]): boolean {

@@ -11,16 +11,30 @@ describe('retry, purge and wait', () => {
   let slow: TestService;
   /** Tasks expire after 400 ms here. */
   let expiring: TestService;
+  /** No service-wide retention limit here (0: content is kept until purged). */
+  let keepForever: TestService;
   beforeAll(async () => {
-    [t, slow, expiring] = await Promise.all([
+    [t, slow, expiring, keepForever] = await Promise.all([
       startTestService({ simulatorFailWhenPromptContains: FAIL }),
       startTestService({ simulatorLatencyMs: 3_000 }),
       startTestService({ taskDeadlineMs: 400, simulatorLatencyMs: 120_000 }),
+      startTestService({ retentionSeconds: 0 }),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([t?.close(), slow?.close(), expiring?.close()]);
+    await Promise.all([t?.close(), slow?.close(), expiring?.close(), keepForever?.close()]);
   });
+
+  /** Polls recordInfo (bounded) until the task's content has been purged. */
+  async function waitForPurge(s: TestService, key: string, taskId: string) {
+    const until = Date.now() + 20_000;
+    for (;;) {
+      const r = await recordInfo(s, key, taskId);
+      if (r.body.data.purgedAt !== null) return r.body.data;
+      if (Date.now() > until) throw new Error(`task ${taskId} not purged: ${JSON.stringify(r.body)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 
   describe('retry', () => {
     it('of a failed task: a new queued task, the source unchanged, priced and held again', async () => {
@@ -166,7 +180,58 @@ describe('retry, purge and wait', () => {
     });
   });
 
+  describe('X-Service-Retention', () => {
+    it.each([
+      ['with the default service retention', 'default'],
+      ['with no service retention limit', 'keepForever'],
+    ])('purges the content no sooner than the given seconds after the task ends, keeping billing (%s)', async (_name, which) => {
+      const s = which === 'default' ? t : keepForever;
+      const { accountId, apiKey } = await s.account(100);
+      const r = await createTask(s, apiKey, bodyD('kept for two seconds only'), { headers: { 'x-service-retention': '2' } });
+      expectOk(r, 202);
+      const done = await waitForTerminal(s, apiKey, r.body.data.taskId);
+      expect(done.state).toBe('succeeded');
+      const purged = await waitForPurge(s, apiKey, done.taskId);
+      expect(Date.parse(purged.purgedAt) - Date.parse(done.finishedAt)).toBeGreaterThanOrEqual(2_000);
+      expect(purged).toMatchObject({ state: 'succeeded', input: null, output: null, credits: PRICE_D, settled: true });
+      expect([403, 404]).toContain((await fetch(done.output.assets[0].url)).status);
+      await checkBalance(s, accountId, apiKey, { held: 0, spent: PRICE_D, available: 100 - PRICE_D });
+    });
+
+    it.each([['abc'], ['0'], ['-1'], ['1.5']])('%s is 400 40008 with nothing held', async (value) => {
+      const { accountId, apiKey } = await t.account(100);
+      const r = await createTask(t, apiKey, bodyD(), { headers: { 'x-service-retention': value } });
+      expectError(r, 400, 40008);
+      expect(r.body.data).toEqual({ param: 'X-Service-Retention' });
+      await checkBalance(t, accountId, apiKey, { available: 100, held: 0 });
+    });
+  });
+
   describe('wait', () => {
+    it('a client that disconnects stops only its wait: the task runs on and is billed', async () => {
+      const { accountId, apiKey } = await slow.account(100);
+      const controller = new AbortController();
+      const pending = fetch(`${slow.url}/api/v1/jobs/createTask?wait=30`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(bodyD('abandoned by its client')),
+        signal: controller.signal,
+      }).catch((error: Error) => error);
+      // Once the task exists, the client goes away.
+      let taskId: string | undefined;
+      const until = Date.now() + 20_000;
+      while (!taskId && Date.now() < until) {
+        taskId = (await slow.call('GET', '/api/v1/jobs', { key: apiKey })).body.data.items[0]?.taskId;
+        if (!taskId) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(taskId).toBeDefined();
+      controller.abort();
+      expect(await pending).toBeInstanceOf(Error);
+      const done = await waitForTerminal(slow, apiKey, taskId!);
+      expect(done).toMatchObject({ state: 'succeeded', credits: PRICE_D });
+      await checkBalance(slow, accountId, apiKey, { held: 0, spent: PRICE_D, available: 100 - PRICE_D });
+    });
+
     it('ends with the ordinary 202 when the budget runs out first', async () => {
       const { accountId, apiKey } = await slow.account(100);
       const r = await createTask(slow, apiKey, bodyD(), { query: 'wait=1' });
