@@ -34,7 +34,8 @@ async function resolveOnce(ctx: Context, taskId: string, apply: (trx: Trx, task:
     if (Number(result.numUpdatedRows) !== 1) throw new Error(`task ${taskId} resolved concurrently`);
     await trx.updateTable('work_items').set({ done_at: now }).where('task_id', '=', taskId).where('kind', 'in', ['run', 'poll', 'expire']).where('done_at', 'is', null).execute();
     if (task.retention_seconds !== null || ctx.config.retentionSeconds > 0) {
-      const seconds = Math.min(task.retention_seconds ?? Number.MAX_SAFE_INTEGER, ctx.config.retentionSeconds);
+      // A service retention of 0 means no service-wide limit: then the task's own retention alone applies.
+      const seconds = Math.min(task.retention_seconds ?? Number.MAX_SAFE_INTEGER, ctx.config.retentionSeconds > 0 ? ctx.config.retentionSeconds : Number.MAX_SAFE_INTEGER);
       await trx.insertInto('work_items').values({ kind: 'purge', task_id: taskId, ref_id: null, due_at: now + seconds * 1000, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
     }
     const final = await trx.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();

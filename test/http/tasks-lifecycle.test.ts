@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { bodyD, checkBalance, createTask, expectOk, MODEL_D, MODEL_MINI, IMAGE, PRICE_D, recordInfo, usd } from './helpers.js';
 
@@ -151,6 +152,20 @@ describe('queued or running -> expired: the deadline passes', () => {
     const read = await recordInfo(t, apiKey, taskId, language ? { 'accept-language': language } : undefined);
     expectOk(read);
     expect(read.body.data).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', errorMessage: message, credits: 0, settled: true, output: null });
+    await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+  });
+
+  it('resolves once: a late result after expiry settles nothing', async () => {
+    const { accountId, apiKey } = await t.account(100);
+    const r = await createTask(t, apiKey, bodyD());
+    const taskId = r.body.data.taskId;
+    const expired = await waitForTerminal(t, apiKey, taskId);
+    expect(expired.state).toBe('expired');
+    // What a deployment's late answer would do: neither a success nor a failure applies any more.
+    expect(await succeedTask(t.service.ctx, taskId, { outputs: [], outputSeconds: 5 })).toBe(false);
+    expect(await failTask(t.service.ctx, taskId, 'generation_failed', 'late')).toBe(false);
+    const read = await recordInfo(t, apiKey, taskId);
+    expect(read.body.data).toEqual({ ...expired, output: null });
     await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
   });
 });
