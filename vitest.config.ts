@@ -1,10 +1,23 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Every suite runs on SQLite. Where MEDIAFORGE_TEST_PG names a PostgreSQL server, the suites that
+ * talk to a database run a second time on it (one suite, parameterized by MEDIAFORGE_TEST_DB).
+ */
+const pg = process.env.MEDIAFORGE_TEST_PG;
+const DATABASE_SUITES = ['test/http/**/*.test.ts', 'test/webhooks/**/*.test.ts', 'test/compat/**/*.test.ts', 'test/files/**/*.test.ts', 'test/scale/**/*.test.ts'];
+if (!pg) console.log('PostgreSQL suites skipped: set MEDIAFORGE_TEST_PG=postgres://... to run them (.ci/run does).');
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/scale/**'] } },
+      ...(pg
+        ? [{ extends: true, test: { name: 'postgres', include: DATABASE_SUITES, env: { MEDIAFORGE_TEST_DB: 'postgres' } } }]
+        : []),
+    ],
   },
 });

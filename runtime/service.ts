@@ -11,6 +11,7 @@ import { buildApp } from './http/app.js';
 import { settingsSecret } from './settings.js';
 import { openDb, type Db } from './storage/dialect.js';
 import { migrateToLatest, pendingMigrations } from './storage/migrate.js';
+import { startNotifier } from './storage/notify.js';
 import { TaskEvents } from './tasks/task-events.js';
 import { taskWorkHandlers } from './worker/task-work.js';
 import { webhookWorkHandlers } from './webhooks/index.js';
@@ -62,7 +63,19 @@ export async function createService(config: Config, options: ServiceOptions = {}
     blobs: new LocalBlobStore(resolve(join(config.dataDir, 'blobs'))),
     events: new TaskEvents(),
     log: console,
-    wakeWorkers: () => worker?.wake(),
+    wakeWorkers: () => {
+      worker?.wake();
+      notifier.workDue().catch((error) => ctx.log.error({ err: error }, 'notify failed'));
+    },
+  };
+  // Other processes (PostgreSQL): their new work wakes this worker, their resolutions this process's waits.
+  const notifier = await startNotifier(db, {
+    onWorkDue: () => worker?.wake(),
+    onTaskResolved: (taskId) => ctx.events.emitResolved(taskId),
+    onError: (error) => ctx.log.warn({ err: error }, 'LISTEN connection lost; reconnecting'),
+  });
+  ctx.events.publish = (taskId) => {
+    notifier.taskResolved(taskId).catch((error) => ctx.log.error({ err: error }, 'notify failed'));
   };
   if (config.role !== 'api') worker = new Worker(ctx, { ...taskWorkHandlers, ...webhookWorkHandlers, ...options.workHandlers });
   const app = config.role !== 'worker' ? await buildApp(ctx, { logger: options.logger }) : undefined;
@@ -74,6 +87,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     async close() {
       await app?.close();
       await worker?.stop();
+      await notifier.close();
       await db.close();
     },
   };

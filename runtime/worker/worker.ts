@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Context } from '../context.js';
 import { newId } from '../ids.js';
 import type { Database } from '../storage/schema.js';
@@ -80,9 +80,27 @@ export class Worker {
   }
 
   private async claim(limit: number): Promise<WorkItem[]> {
-    const db = this.ctx.db.kysely;
     const now = this.ctx.clock.now();
     const leaseUntil = now + this.ctx.config.leaseMs;
+    return this.ctx.db.engine === 'postgres' ? this.claimSkipLocked(limit, now, leaseUntil) : this.claimOptimistic(limit, now, leaseUntil);
+  }
+
+  /** PostgreSQL: one statement; rows another worker is claiming are skipped, not waited for. */
+  private async claimSkipLocked(limit: number, now: number, leaseUntil: number): Promise<WorkItem[]> {
+    const { rows } = await sql<WorkItem>`
+      UPDATE work_items SET lease_owner = ${this.owner}, lease_until = ${leaseUntil}, attempts = attempts + 1
+      WHERE id IN (
+        SELECT id FROM work_items
+        WHERE done_at IS NULL AND due_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now})
+        ORDER BY due_at LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING *`.execute(this.ctx.db.kysely);
+    return rows;
+  }
+
+  /** SQLite (one process): select due items, then take each lease only if it is still free. */
+  private async claimOptimistic(limit: number, now: number, leaseUntil: number): Promise<WorkItem[]> {
+    const db = this.ctx.db.kysely;
     const candidates = await db
       .selectFrom('work_items')
       .select('id')
@@ -94,7 +112,6 @@ export class Worker {
       .execute();
     const claimed: WorkItem[] = [];
     for (const { id } of candidates) {
-      // The lease is taken only if nobody took it between the select and this update.
       const row = await db
         .updateTable('work_items')
         .set((eb) => ({ lease_owner: this.owner, lease_until: leaseUntil, attempts: eb('attempts', '+', 1) }))

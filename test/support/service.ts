@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import pg from 'pg';
 import { createAccount, createKey } from '../../runtime/accounts/accounts.js';
 import { configFromEnv, type Config } from '../../runtime/config.js';
 import { createService, type Service, type ServiceOptions } from '../../runtime/service.js';
@@ -26,9 +27,38 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-/** The databases the HTTP suites run on: SQLite always, PostgreSQL where MEDIAFORGE_TEST_PG is set. */
-export function testDatabases(): string[] {
-  return ['sqlite'];
+/**
+ * The database of this run: SQLite by default; PostgreSQL when vitest's `postgres` project sets
+ * MEDIAFORGE_TEST_DB=postgres (it exists when MEDIAFORGE_TEST_PG names a server).
+ */
+export const TEST_DB: 'sqlite' | 'postgres' = process.env.MEDIAFORGE_TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
+
+/** A database URL for a service whose files live in `dir`: a file there, or a PostgreSQL schema named after it. */
+export async function testDbUrl(dir: string): Promise<string> {
+  if (TEST_DB === 'sqlite') return `sqlite:${join(dir, 'db.sqlite')}`;
+  const server = process.env.MEDIAFORGE_TEST_PG;
+  if (!server) throw new Error('MEDIAFORGE_TEST_DB=postgres needs MEDIAFORGE_TEST_PG (postgres://...)');
+  const schema = schemaFor(dir);
+  await withPg(server, (client) => client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`));
+  return `${server}${server.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+
+async function dropTestSchema(dir: string): Promise<void> {
+  if (TEST_DB === 'postgres') await withPg(process.env.MEDIAFORGE_TEST_PG!, (client) => client.query(`DROP SCHEMA IF EXISTS ${schemaFor(dir)} CASCADE`));
+}
+
+function schemaFor(dir: string): string {
+  return `t_${basename(dir).replace(/[^A-Za-z0-9]/g, '_').toLowerCase()}`;
+}
+
+async function withPg(url: string, run: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await run(client);
+  } finally {
+    await client.end();
+  }
 }
 
 export interface TestServiceOptions extends ServiceOptions {
@@ -47,7 +77,7 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
     {
       host: '127.0.0.1',
       port: 0,
-      dbUrl: `sqlite:${join(dir, 'db.sqlite')}`,
+      dbUrl: await testDbUrl(dir),
       dataDir: dir,
       secret: 'test-secret',
       simulatorLatencyMs: 150,
@@ -95,7 +125,10 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
     },
     async close() {
       await service.close();
-      if (!givenDir) rmSync(dir, { recursive: true, force: true });
+      if (!givenDir) {
+        rmSync(dir, { recursive: true, force: true });
+        await dropTestSchema(dir);
+      }
     },
   };
 }
