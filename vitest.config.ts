@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * talk to a database run a second time on it (one suite, parameterized by MEDIAFORGE_TEST_DB).
  */
 const pg = process.env.MEDIAFORGE_TEST_PG;
-const DATABASE_SUITES = ['test/http/**/*.test.ts', 'test/webhooks/**/*.test.ts', 'test/compat/**/*.test.ts', 'test/files/**/*.test.ts', 'test/scale/**/*.test.ts'];
+const DATABASE_SUITES = ['test/http/**/*.test.ts', 'test/webhooks/**/*.test.ts', 'test/compat/**/*.test.ts', 'test/files/**/*.test.ts', 'test/ops/**/*.test.ts', 'test/scale/**/*.test.ts'];
 if (!pg) console.log('PostgreSQL suites skipped: set MEDIAFORGE_TEST_PG=postgres://... to run them (.ci/run does).');
 
 export default defineConfig({
