@@ -18,6 +18,8 @@ export interface CreateOptions {
   idempotencyScope: string;
   retentionSeconds?: number;
   retryOf?: string;
+  /** Checks that apply to a new task only, not to a replay (a quote sent with the request). */
+  beforeHold?: () => void;
 }
 
 export interface Created {
@@ -40,6 +42,7 @@ export async function acceptTask(ctx: Context, caller: Caller, request: Prepared
         const replay = await claimIdempotencyKey(trx, caller, request.fingerprint, options, taskId, now);
         if (replay) return { task: replay, replayed: true };
       }
+      options.beforeHold?.();
       const held = await holdCredits(trx, caller.accountId, taskId, request.price.maxCredits, now);
       if (!held) {
         const wallet = await trx.selectFrom('wallets').select('available').where('account_id', '=', caller.accountId).executeTakeFirstOrThrow();

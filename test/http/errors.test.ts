@@ -32,8 +32,12 @@ describe('errors of createTask and the task reads', () => {
       await unchanged();
     });
 
-    it('a body over 1 MiB is 413 41301', async () => {
-      const r = await createTask(t, account.apiKey, bodyD('x'.repeat(1024 * 1024 + 10)));
+    it.each([
+      ['createTask', CREATE, bodyD('x'.repeat(1024 * 1024 + 10))],
+      ['retry', '/api/v1/jobs/retry', { taskId: 'x'.repeat(1024 * 1024 + 10) }],
+      ['quote', '/api/v1/jobs/quote', bodyD('x'.repeat(1024 * 1024 + 10))],
+    ])('a body over 1 MiB is 413 41301 (%s)', async (_name, path, body) => {
+      const r = await t.call('POST', path, { key: account.apiKey, body });
       expectError(r, 413, 41301);
       await unchanged();
     });
@@ -72,6 +76,8 @@ describe('errors of createTask and the task reads', () => {
       ['a user and password', 'https://user:pw@example.com/hook'],
       ['a loopback address', 'https://127.0.0.1/hook'],
       ['a private address', 'https://10.1.2.3/hook'],
+      ['a name resolving to loopback', 'https://localhost/hook'],
+      ['an IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/hook'],
       ['a port other than 443', 'https://example.com:8443/hook'],
       ['not a URL', 'not a url'],
     ])('a callback URL with %s is 400 40002 "Invalid callback URL"', async (_name, callBackUrl) => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../runtime/clock.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { bodyD, checkBalance, createTask, expectError, expectOk, PRICE_D } from './helpers.js';
 
@@ -152,6 +153,34 @@ describe('Idempotency-Key', () => {
       expect(holds).toHaveLength(5);
       for (const id of [retryA.body.data.taskId, retryB.body.data.taskId, created.body.data.taskId]) await waitForTerminal(t, apiKey, id);
       await checkBalance(t, accountId, apiKey, { held: 0, spent: PRICE_D, available: 200 - PRICE_D });
+    });
+  });
+
+  describe('the 24-hour window', () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    let manual: TestService;
+    beforeAll(async () => {
+      manual = await startTestService({}, { clock });
+    });
+    afterAll(async () => {
+      await manual?.close();
+    });
+
+    it('replays within 24 hours and starts afresh after', async () => {
+      const { accountId, apiKey } = await manual.account(100);
+      const first = await createTask(manual, apiKey, bodyD(), { headers: idem('daily') });
+      expectOk(first, 202);
+      clock.advance(24 * 3600_000 - 1_000);
+      const within = await createTask(manual, apiKey, bodyD(), { headers: idem('daily') });
+      expect(within.body.data.taskId).toBe(first.body.data.taskId);
+      expect(within.headers.get('idempotent-replayed')).toBe('true');
+      clock.advance(2_000);
+      const after = await createTask(manual, apiKey, bodyD(), { headers: idem('daily') });
+      expectOk(after, 202);
+      expect(after.body.data.taskId).not.toBe(first.body.data.taskId);
+      expect(after.headers.get('idempotent-replayed')).toBeNull();
+      expect(await holdsOf(manual, accountId)).toHaveLength(2);
+      await checkBalance(manual, accountId, apiKey);
     });
   });
 });

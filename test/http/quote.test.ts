@@ -62,7 +62,17 @@ describe('POST /jobs/quote', () => {
     expect(r.body.data.warnings[0].message).toContain('@Image3');
   });
 
+  it('translates warnings with Accept-Language', async () => {
+    const { apiKey } = await t.account(100);
+    const r = await quote(t, apiKey, { model: MODEL_MINI, input: { prompt: 'put @Image3 in the sky', reference_image_urls: [IMAGE] } }, { 'accept-language': 'de-DE' });
+    expectOk(r, 200);
+    expect(r.body.data.warnings[0]).toMatchObject({ code: 'marker_unmatched', path: 'input.prompt' });
+    expect(r.body.data.warnings[0].message).toMatch(/^Der Prompt verweist auf @Image3/);
+  });
+
   it.each([
+    ['a malformed expectedCost', { ...bodyD(), quoteId: 'q1.x.y', expectedCost: '1.234' }, 400, 40001],
+    ['a negative expectedCredits', { ...bodyD(), quoteId: 'q1.x.y', expectedCredits: -1 }, 400, 40001],
     ['an unknown input field', { model: MODEL_D, input: { ...bodyD().input, colour: 'red' } }, 400, 40001],
     ['an unknown model', { model: 'vendor_z/none/reference-to-video', input: {} }, 400, 40005],
     ['an invalid callback URL', { ...bodyD(), callBackUrl: 'http://example.com/hook' }, 400, 40002],
@@ -150,6 +160,32 @@ describe('POST /jobs/quote', () => {
       const fresh = (await quote(manual, b.apiKey, bodyD())).body.data;
       expectOk(await createTask(manual, b.apiKey, { ...bodyD(), quoteId: fresh.quoteId, expectedCredits: fresh.estimatedCredits }), 202);
       await checkBalance(manual, b.accountId, b.apiKey, { total: 100 });
+    });
+
+    it('does not stand in the way of an Idempotency-Key replay, even once the quote has expired', async () => {
+      const { accountId, apiKey } = await manual.account(100);
+      const q = (await quote(manual, apiKey, bodyD())).body.data;
+      const body = { ...bodyD(), quoteId: q.quoteId, expectedCredits: q.estimatedCredits };
+      const headers = { 'idempotency-key': 'quoted-order' };
+      const first = await createTask(manual, apiKey, body, { headers });
+      expectOk(first, 202);
+      clock.advance(5 * 60_000 + 1_000);
+      const replay = await createTask(manual, apiKey, body, { headers });
+      expect(replay.status, JSON.stringify(replay.body)).toBe(202);
+      expect(replay.body.data.taskId).toBe(first.body.data.taskId);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      const holds = await manual.service.ctx.db.kysely.selectFrom('holds').select('task_id').where('account_id', '=', accountId).execute();
+      expect(holds).toEqual([{ task_id: first.body.data.taskId }]);
+      await checkBalance(manual, accountId, apiKey);
+      // A new request with the expired quote is still refused.
+      expectError(await createTask(manual, apiKey, body, { headers: { 'idempotency-key': 'another-order' } }), 409, 40901);
+      expectError(await createTask(manual, apiKey, body), 409, 40901);
+      // The refused request left no trace: its Idempotency-Key is free for a request with a fresh quote.
+      const fresh = (await quote(manual, apiKey, bodyD())).body.data;
+      const second = await createTask(manual, apiKey, { ...bodyD(), quoteId: fresh.quoteId, expectedCredits: fresh.estimatedCredits }, { headers: { 'idempotency-key': 'another-order' } });
+      expectOk(second, 202);
+      expect(second.body.data.taskId).not.toBe(first.body.data.taskId);
+      await checkBalance(manual, accountId, apiKey);
     });
   });
 });

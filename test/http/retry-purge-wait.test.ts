@@ -7,7 +7,7 @@ const FAIL = 'FAIL-THIS-PROMPT';
 /** The rows of the state table for retry, purge and the `wait` budget. */
 describe('retry, purge and wait', () => {
   let t: TestService;
-  /** Tasks run 3 s here: longer than a wait of 1 s. */
+  /** Tasks run 5 s here: longer than a wait of 1 s, long enough to be caught unfinished. */
   let slow: TestService;
   /** Tasks expire after 400 ms here. */
   let expiring: TestService;
@@ -16,7 +16,7 @@ describe('retry, purge and wait', () => {
   beforeAll(async () => {
     [t, slow, expiring, keepForever] = await Promise.all([
       startTestService({ simulatorFailWhenPromptContains: FAIL }),
-      startTestService({ simulatorLatencyMs: 3_000 }),
+      startTestService({ simulatorLatencyMs: 5_000 }),
       startTestService({ taskDeadlineMs: 400, simulatorLatencyMs: 120_000 }),
       startTestService({ retentionSeconds: 0 }),
     ]);
@@ -76,6 +76,17 @@ describe('retry, purge and wait', () => {
       expect((await recordInfo(expiring, apiKey, source.taskId)).body.data).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
       expect((await waitForTerminal(expiring, apiKey, r.body.data.taskId)).state).toBe('expired');
       await checkBalance(expiring, accountId, apiKey, { available: 100, held: 0, spent: 0 });
+    });
+
+    it('is priced and admitted again: 402 40201 once the balance no longer covers it', async () => {
+      const { accountId, apiKey } = await t.account(PRICE_D);
+      const failed = await createTask(t, apiKey, bodyD(`hail ${FAIL}`), { query: 'wait=30' });
+      expect(failed.body.data.state).toBe('failed');
+      const spent = await createTask(t, apiKey, bodyD('spends the whole balance'), { query: 'wait=30' });
+      expect(spent.body.data.state).toBe('succeeded');
+      await checkBalance(t, accountId, apiKey, { available: 0, held: 0, spent: PRICE_D });
+      expectError(await t.call('POST', '/api/v1/jobs/retry', { key: apiKey, body: { taskId: failed.body.data.taskId } }), 402, 40201);
+      await checkBalance(t, accountId, apiKey, { available: 0, held: 0, spent: PRICE_D });
     });
 
     it('of a succeeded task is 400 40007 and moves no money', async () => {
@@ -164,7 +175,7 @@ describe('retry, purge and wait', () => {
       const r = await slow.call('POST', '/api/v1/jobs/purge', { key: apiKey, body: { taskId } });
       expectError(r, 400, 40006);
       await checkBalance(slow, accountId, apiKey);
-      const done = await waitForTerminal(slow, apiKey, taskId);
+      const done = await waitForTerminal(slow, apiKey, taskId, 25_000);
       expect(done).toMatchObject({ state: 'succeeded', purgedAt: null });
       expect(done.input).not.toBeNull();
       await checkBalance(slow, accountId, apiKey, { held: 0, spent: PRICE_D });
@@ -227,7 +238,7 @@ describe('retry, purge and wait', () => {
       expect(taskId).toBeDefined();
       controller.abort();
       expect(await pending).toBeInstanceOf(Error);
-      const done = await waitForTerminal(slow, apiKey, taskId!);
+      const done = await waitForTerminal(slow, apiKey, taskId!, 25_000);
       expect(done).toMatchObject({ state: 'succeeded', credits: PRICE_D });
       await checkBalance(slow, accountId, apiKey, { held: 0, spent: PRICE_D, available: 100 - PRICE_D });
     });
@@ -240,7 +251,7 @@ describe('retry, purge and wait', () => {
       expect(r.headers.get('location')).toContain(encodeURIComponent(r.body.data.taskId));
       expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
       await checkBalance(slow, accountId, apiKey, { held: PRICE_D, available: 100 - PRICE_D });
-      await waitForTerminal(slow, apiKey, r.body.data.taskId);
+      await waitForTerminal(slow, apiKey, r.body.data.taskId, 25_000);
       await checkBalance(slow, accountId, apiKey, { held: 0, spent: PRICE_D });
     });
 

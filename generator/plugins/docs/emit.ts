@@ -208,7 +208,7 @@ function modelView(model: Model, catalogue: Catalogue) {
     }),
     minimum: money(minimumFor5s(model)),
     billing: { ...billing, hasAuto: billing.auto !== undefined, clips },
-    outputSizes: sizes && { columns, rows: Object.entries(sizes).map(([ratio, row]) => ({ ratio, sizes: columns.map((c) => row[c] ?? '—') })) },
+    outputSizes: sizes && { standard: model.outputSizes?.name === 'standard', columns, rows: Object.entries(sizes).map(([ratio, row]) => ({ ratio, sizes: columns.map((c) => row[c] ?? '—') })) },
     decisions: [...model.decisions, ...optionDecisions],
     body: shellQuote(JSON.stringify({ model: model.id, input: exampleInput(model) }, null, 2)),
   };

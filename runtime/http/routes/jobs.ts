@@ -29,7 +29,7 @@ export function parseIdempotencyKey(value: string | undefined): string | undefin
   return value;
 }
 
-function parseRetention(value: string | undefined): number | undefined {
+export function parseRetention(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d{1,10}$/.test(value) || Number(value) < 1) throw new ApiError('invalid_parameter', { param: 'X-Service-Retention' }, [], 'X-Service-Retention');
   return Number(value);
@@ -98,8 +98,9 @@ export const jobHandlers: JobHandlers = {
     const idempotencyKey = parseIdempotencyKey(req.header('idempotency-key'));
     const retentionSeconds = parseRetention(req.header('x-service-retention'));
     const request = await prepareRequest(req.body, outboundPolicy(ctx.config));
-    checkQuote(ctx.secret, caller, request, ctx.clock.now());
-    const created = await acceptTask(ctx, caller, request, { requestId: req.requestId, idempotencyKey, idempotencyScope: 'create', retentionSeconds });
+    // The quote is checked for a new task only: a replay of an accepted Idempotency-Key returns the original task.
+    const beforeHold = () => checkQuote(ctx.secret, caller, request, ctx.clock.now());
+    const created = await acceptTask(ctx, caller, request, { requestId: req.requestId, idempotencyKey, idempotencyScope: 'create', retentionSeconds, beforeHold });
     return replyWithTask(req, created, wait, 202);
   },
 

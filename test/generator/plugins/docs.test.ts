@@ -73,7 +73,10 @@ describe('docs plugin', () => {
       expect(contents).toContain('| image | `reference_image_urls` | 1–9 items |');
       expect(contents).toContain('References add nothing to the billable seconds.');
       expect(contents).not.toContain('## Decisions where the specification is silent');
-      expect(contents).not.toContain('## Output sizes');
+      // family_d publishes no sizes: the page shows the standard table and says so.
+      expect(contents).toContain('## Output sizes');
+      expect(contents).toContain("mediaforge's standard table");
+      expect(contents).toContain('| 16:9 | 1366x768 | 2560x1440 |');
       expect(contents).not.toContain('## Assumptions');
     });
   });
