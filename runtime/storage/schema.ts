@@ -84,6 +84,65 @@ export interface Database {
     created_at: number;
     expires_at: number;
   };
+  /** Media objects, when the blob store is the database (MEDIAFORGE_BLOB_STORE=database). */
+  blobs: {
+    key: string;
+    bytes: Uint8Array;
+    size: number;
+    created_at: number;
+  };
+  /** Upload tickets: pending until the signed PUT arrives, then uploaded, then committed (one use each). */
+  uploads: {
+    id: string;
+    account_id: string;
+    library: string;
+    api_key_id: string;
+    file_name: string;
+    content_type: string;
+    kind: string;
+    declared_size: number;
+    max_bytes: number;
+    state: 'pending' | 'receiving' | 'uploaded' | 'committed' | 'failed';
+    received_bytes: number | null;
+    blob_key: string | null;
+    asset_id: string | null;
+    created_at: number;
+    expires_at: number;
+    uploaded_at: number | null;
+  };
+  /** The private asset library; `library` is 'personal' or 'team:NAME'. Metadata comes from probing the bytes. */
+  assets: {
+    id: string;
+    account_id: string;
+    library: string;
+    name: string;
+    kind: 'image' | 'video' | 'audio' | 'lora' | 'document';
+    mime: string;
+    /** Short format name of the probed bytes: png, jpeg, webp, bmp, gif, mp4, mov, wav, mp3, pdf, safetensors ... */
+    format: string;
+    bytes: number;
+    width: number | null;
+    height: number | null;
+    has_alpha: number | null;
+    duration_seconds: number | null;
+    fps: number | null;
+    blob_key: string;
+    /** 'upload', 'import' or 'task' (saved from a task's output). */
+    source: string;
+    source_task_id: string | null;
+    created_at: number;
+    deleted_at: number | null;
+  };
+  /** Characters: one named subject built from 2 to 4 image assets (`asset_ids` is a JSON array). */
+  entities: {
+    id: string;
+    account_id: string;
+    library: string;
+    name: string;
+    asset_ids: string;
+    created_at: number;
+    deleted_at: number | null;
+  };
   /** Work that outlives a request, claimed by workers with a lease. */
   work_items: {
     id: Generated<number>;

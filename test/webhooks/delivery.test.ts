@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addEndpoint, setAccountWebhookSettings } from '../../runtime/webhooks/admin.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { createTask, deliveriesOf, eventually, LOOPBACK, startReceiver, verifyCallback, withoutLinks, type Receiver } from './support.js';
+import { createTask, deliveriesOf, eventually, settledDeliveriesOf, LOOPBACK, startReceiver, verifyCallback, withoutLinks, type Receiver } from './support.js';
 
 /** Real clock, background worker, loopback receivers: what a receiver sees end to end. */
 describe('webhook deliveries', () => {
@@ -38,7 +40,7 @@ describe('webhook deliveries', () => {
     expect(verifyCallback(webhookSecret.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), request.headers, request.body)).toBe(false);
 
     const body = JSON.parse(request.body);
-    const [delivery] = await deliveriesOf(t, taskId);
+    const [delivery] = await settledDeliveriesOf(t, taskId, 1);
     expect(delivery).toMatchObject({ kind: 'callback', account_id: accountId, state: 'delivered', attempts: 1, last_status: 200, event_type: 'task.succeeded' });
     expect(body.request_id).toBe(delivery.id);
     expect(delivery.id).toMatch(/^dlv_/);
@@ -76,7 +78,7 @@ describe('webhook deliveries', () => {
     const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
     expect(request.headers['x-webhook-payload-version']).toBe('1');
     const body = JSON.parse(request.body);
-    const [delivery] = await deliveriesOf(t, taskId);
+    const [delivery] = await settledDeliveriesOf(t, taskId, 1);
     expect(body).toMatchObject({ task_id: taskId, state: 'succeeded', request_id: delivery.id });
     expect(body.code).toBeUndefined();
     expect(body.data.taskId).toBe(taskId);
@@ -99,7 +101,7 @@ describe('webhook deliveries', () => {
     expect(Object.keys(bySource).sort()).toEqual(['completed', 'succeeded']);
 
     const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
-    const deliveries = await deliveriesOf(t, taskId);
+    const deliveries = await settledDeliveriesOf(t, taskId, 2);
     expect(deliveries.map((d) => d.kind)).toEqual(['endpoint', 'endpoint']);
     for (const [name, endpoint, type] of [
       ['succeeded', succeeded, 'task.succeeded'],
@@ -121,6 +123,29 @@ describe('webhook deliveries', () => {
       expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     }
     expect(deliveries.some((d) => d.endpoint_id === failedOnly.endpointId)).toBe(false);
+  });
+
+  it('the ten lines of docs/webhooks.md verify a real callback', async () => {
+    const docs = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+    const section = docs.slice(docs.indexOf('## Verifying a callback'));
+    const source = /```ts\n([\s\S]*?)```/.exec(section)![1];
+    expect(source.trim().split('\n').length).toBeLessThanOrEqual(12);
+    const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    const { verifyCallback: documented } = await import(`data:text/javascript;base64,${Buffer.from(js).toString('base64')}`);
+
+    const { apiKey, webhookSecret, accountId } = await t.account(100_000);
+    const taskId = await createTask(t, apiKey, receiver.url);
+    const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
+    const headers = request.headers as Record<string, string>;
+    expect(documented(webhookSecret, headers, Buffer.from(request.body))).toBe(true);
+    expect(documented(webhookSecret, headers, Buffer.from(request.body.replace('}', ' }')))).toBe(false);
+    expect(documented(webhookSecret, { ...headers, 'x-webhook-timestamp': String(Number(headers['x-webhook-timestamp']) - 301) }, Buffer.from(request.body))).toBe(false);
+
+    await setAccountWebhookSettings(t.service.ctx.db, accountId, { payloadVersion: 1 });
+    const legacyTask = await createTask(t, apiKey, receiver.url);
+    const [legacy] = await eventually(() => requestsFor(legacyTask).length > 0 && requestsFor(legacyTask), 'the version 1 callback');
+    expect(legacy.headers['x-webhook-payload-version']).toBe('1');
+    expect(documented(webhookSecret, legacy.headers as Record<string, string>, Buffer.from(legacy.body))).toBe(true);
   });
 
   it('writes no delivery for a task without callBackUrl on an account without endpoints', async () => {

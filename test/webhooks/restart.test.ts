@@ -6,12 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { createTask, deliveriesOf, driveToTerminal, LOOPBACK, startReceiver, verifyCallback, type Receiver } from './support.js';
+import { createTask, deliveriesOf, settledDeliveriesOf, driveToTerminal, LOOPBACK, startReceiver, verifyCallback, type Receiver } from './support.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Deliveries are rows written with the terminal state: a stopped server loses none, and a restarted one resumes the schedule. */
-describe('deliveries across a restart', () => {
+// One test starts real server processes (each loads the runtime): a generous limit for busy machines.
+describe('deliveries across a restart', { timeout: 120_000 }, () => {
   let dir: string;
   let receiver: Receiver;
   const services: TestService[] = [];
@@ -89,7 +90,7 @@ describe('deliveries across a restart', () => {
 
     const env = {
       ...process.env,
-      MEDIAFORGE_DB: `sqlite:${join(dir, 'db.sqlite')}`,
+      MEDIAFORGE_DB: setup.config.dbUrl,
       MEDIAFORGE_DATA_DIR: dir,
       MEDIAFORGE_SECRET: 'test-secret',
       MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1',
@@ -100,27 +101,33 @@ describe('deliveries across a restart', () => {
     };
     const serve = () => spawn(process.execPath, ['bin/mediaforge.js', 'serve', '--role', 'worker'], { cwd: ROOT, env, stdio: 'ignore' });
     const until = async (check: () => boolean, what: string) => {
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 60_000;
       while (!check()) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     };
 
+    const kill = async (child: ReturnType<typeof serve>) => {
+      const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    };
+
     const doomed = serve();
     try {
       await until(() => receiver.requests.length === 1, 'the first attempt');
     } finally {
-      doomed.kill('SIGKILL');
-      await new Promise((resolve) => doomed.once('exit', resolve));
+      await kill(doomed);
     }
+    const check = await startTestService(LOOPBACK, { startWorker: false, dir });
+    services.push(check);
     const restarted = serve();
     try {
       await until(() => receiver.requests.length === 2, 'the attempt of the restarted server');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await settledDeliveriesOf(check, taskId, 1);
     } finally {
-      restarted.kill('SIGKILL');
-      await new Promise((resolve) => restarted.once('exit', resolve));
+      await kill(restarted);
     }
     expect(receiver.requests).toHaveLength(2);
     expect(receiver.requests[0].aborted).toBe(true);
@@ -128,8 +135,6 @@ describe('deliveries across a restart', () => {
     expect(JSON.parse(delivered.body).request_id).toBe(JSON.parse(cut.body).request_id);
     expect(verifyCallback(webhookSecret, delivered.headers, delivered.body)).toBe(true);
 
-    const check = await startTestService(LOOPBACK, { startWorker: false, dir });
-    services.push(check);
     // The killed attempt never got an outcome, so it is not counted; the receiver dedupes on request_id.
     expect((await deliveriesOf(check, taskId))[0]).toMatchObject({ id: JSON.parse(cut.body).request_id, state: 'delivered', attempts: 1 });
   });

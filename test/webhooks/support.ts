@@ -120,6 +120,14 @@ export async function deliveriesOf(t: TestService, taskId: string) {
   return t.service.ctx.db.kysely.selectFrom('webhook_deliveries').selectAll().where('task_id', '=', taskId).orderBy('kind').orderBy('id').execute();
 }
 
+/** Background-worker tests: the receiver has the request a moment before the worker records the outcome; wait for the rows to be finished. */
+export async function settledDeliveriesOf(t: TestService, taskId: string, count: number) {
+  return eventually(async () => {
+    const rows = await deliveriesOf(t, taskId);
+    return rows.length === count && rows.every((row) => row.state !== 'pending') && rows;
+  }, `${count} finished deliveries of ${taskId}`);
+}
+
 /** Waits (real time) until `check` holds; for background-worker tests only. */
 export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
   const until = Date.now() + timeoutMs;
