@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Language } from '../../generated/errors.js';
+import type { Context } from '../context.js';
+import { ApiError } from '../errors.js';
+import { pickLanguage } from '../http/language.js';
+import { errorEnvelope } from '../http/render-error.js';
+import { WebhookAdminError } from '../webhooks/admin.js';
+import { ConsoleError, findSession, SESSION_TTL_MS, type SessionUser } from './users.js';
+
+export const SESSION_COOKIE = 'mf_session';
+/** Sign-up and sign-in (no session yet) must carry this header: a cross-site form cannot set it, and a cross-site fetch with it needs a CORS preflight the service never grants. */
+export const REQUESTED_WITH = 'mediaforge-console';
+
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const index = part.indexOf('=');
+    if (index > 0 && part.slice(0, index).trim() === name) return decodeURIComponent(part.slice(index + 1).trim());
+  }
+  return undefined;
+}
+
+export function sessionCookie(ctx: Context, value: string, maxAgeMs = SESSION_TTL_MS): string {
+  const secure = ctx.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.floor(maxAgeMs / 1000)}${secure}`;
+}
+
+/** Console texts: account language first (the setting the user chose in the console), then Accept-Language. */
+export function consoleLanguage(request: FastifyRequest, user?: SessionUser): Language {
+  return user?.language ? pickLanguage(undefined, user.language) : pickLanguage(request.headers['accept-language'], null);
+}
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface SessionRequest {
+  user: SessionUser;
+  language: Language;
+  body: Record<string, unknown>;
+  params: Record<string, string>;
+  query: Record<string, string>;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+type Handler = (r: SessionRequest) => Promise<unknown>;
+
+/** The one error shape of these pages: the API envelope (runtime errors translated), console reasons in English. */
+export function sendConsoleError(request: FastifyRequest, reply: FastifyReply, error: unknown, language: Language) {
+  if (error instanceof ApiError) return reply.status(error.status).send(errorEnvelope(error, language, request.id));
+  if (error instanceof ConsoleError) return reply.status(error.status).send({ code: error.status, msg: error.message, data: { reason: error.reason }, request_id: request.id });
+  if (error instanceof WebhookAdminError) return reply.status(400).send({ code: 400, msg: error.message, data: { reason: 'invalid_request' }, request_id: request.id });
+  request.log.error({ err: error }, 'console error');
+  return reply.status(500).send({ code: 500, msg: 'internal error', data: null, request_id: request.id });
+}
+
+/**
+ * A session-authenticated JSON route: 401 without a live session; on POST/PUT/PATCH/DELETE 403
+ * unless X-CSRF-Token equals the session's token. Responses are never cached.
+ */
+export function sessionRoute(app: FastifyInstance, ctx: Context, method: 'GET' | 'POST', url: string, handler: Handler) {
+  app.route({
+    method,
+    url,
+    handler: async (request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      let language = consoleLanguage(request);
+      try {
+        const cookie = readCookie(request, SESSION_COOKIE);
+        const user = cookie ? await findSession(ctx.db, cookie, ctx.clock.now()) : undefined;
+        if (!user) throw new ConsoleError(401, 'no_session', 'sign in first');
+        language = consoleLanguage(request, user);
+        if (STATE_CHANGING.has(request.method) && request.headers['x-csrf-token'] !== user.csrfToken) {
+          throw new ConsoleError(403, 'csrf', 'missing or wrong X-CSRF-Token header');
+        }
+        const body = (request.body && typeof request.body === 'object' ? request.body : {}) as Record<string, unknown>;
+        const data = await handler({ user, language, body, params: request.params as Record<string, string>, query: request.query as Record<string, string>, request, reply });
+        return reply.send({ code: 200, msg: 'success', data, request_id: request.id });
+      } catch (error) {
+        return sendConsoleError(request, reply, error, language);
+      }
+    },
+  });
+}
+
+/** Sign-up / sign-in: no session, so the custom header is the CSRF defence. */
+export function requireRequestedWith(request: FastifyRequest): void {
+  if (request.headers['x-requested-with'] !== REQUESTED_WITH) throw new ConsoleError(403, 'csrf', `missing X-Requested-With: ${REQUESTED_WITH} header`);
+}
