@@ -58,10 +58,34 @@ export async function purgeTaskContent(ctx: Context, task: TaskRow): Promise<num
       .where('purged_at', 'is', null)
       .executeTakeFirst();
     await trx.updateTable('work_items').set({ done_at: now }).where('task_id', '=', task.id).where('kind', '=', 'purge').where('done_at', 'is', null).execute();
-    if (Number(result.numUpdatedRows) === 1) return now;
-    const row = await trx.selectFrom('tasks').select('purged_at').where('id', '=', task.id).executeTakeFirstOrThrow();
-    return row.purged_at!;
+    if (Number(result.numUpdatedRows) !== 1) {
+      const row = await trx.selectFrom('tasks').select('purged_at').where('id', '=', task.id).executeTakeFirstOrThrow();
+      return row.purged_at!;
+    }
+    // Stored webhook bodies quote the task record: its request text and output go too.
+    const deliveries = await trx.selectFrom('webhook_deliveries').select(['id', 'body']).where('task_id', '=', task.id).execute();
+    for (const delivery of deliveries) {
+      await trx.updateTable('webhook_deliveries').set({ body: scrubDeliveryBody(delivery.body, now) }).where('id', '=', delivery.id).execute();
+    }
+    return now;
   });
   for (const output of outputs) await ctx.blobs.delete(output.key);
   return purgedAt;
+}
+
+/** A task record inside a stored delivery body, with the purged content removed (billing fields stay). */
+function scrubRecord(record: Record<string, unknown> | undefined, purgedAt: number): void {
+  if (!record || typeof record !== 'object') return;
+  record.input = null;
+  record.output = null;
+  record.warnings = [];
+  record.purgedAt = new Date(purgedAt).toISOString();
+}
+
+/** Callback bodies carry the record in `data`; account-endpoint events in `data.object`. */
+function scrubDeliveryBody(body: string, purgedAt: number): string {
+  const parsed = JSON.parse(body) as { data?: Record<string, unknown> & { object?: Record<string, unknown> } };
+  if (parsed.data?.object) scrubRecord(parsed.data.object, purgedAt);
+  else scrubRecord(parsed.data, purgedAt);
+  return JSON.stringify(parsed);
 }

@@ -1,0 +1,126 @@
+import type { ModelInfo } from '../../generated/catalogue.js';
+import type { FieldIssue, PriceFacts } from '../../generated/support.js';
+import type { Context } from '../context.js';
+import { fieldIssue, invalidInput } from '../errors.js';
+import type { PreparedRequest } from '../tasks/prepare-request.js';
+import { assetIdOf, type AssetRow, type LibraryOwner } from './library.js';
+import { limitIssues, type KnownReference } from './limits.js';
+
+/** One place in a request's input that holds a file reference. */
+export interface ReferenceSite {
+  path: string;
+  field: string;
+  /** The kind of file the place takes, where it says one. */
+  kind?: string;
+  value: string;
+}
+
+/** Nested places of the field dictionary that take files: elements[].image_urls[] and loras[].path. */
+function nestedKind(path: string): string | undefined {
+  if (/\.image_urls\[\d+\]$/.test(path)) return 'image';
+  if (/^input\.loras\[\d+\]\.path$/.test(path)) return 'lora';
+  return undefined;
+}
+
+/**
+ * Every reference of an input: the model's reference fields (`info.referenceFields`, with their
+ * kinds), and any other `service://a/<id>` string at any depth (elements, loras).
+ */
+export function referenceSites(info: ModelInfo, input: Record<string, unknown>): ReferenceSite[] {
+  const sites: ReferenceSite[] = [];
+  const seen = new Set<string>();
+  const add = (site: ReferenceSite) => {
+    if (seen.has(site.path)) return;
+    seen.add(site.path);
+    sites.push(site);
+  };
+  for (const [field, kind] of info.referenceFields) {
+    const value = input[field];
+    if (typeof value === 'string') add({ path: `input.${field}`, field, kind, value });
+    if (Array.isArray(value)) value.forEach((item, i) => typeof item === 'string' && add({ path: `input.${field}[${i}]`, field, kind, value: item }));
+  }
+  const walk = (value: unknown, path: string, field: string) => {
+    if (typeof value === 'string' && assetIdOf(value) !== undefined) add({ path, field, kind: nestedKind(path), value });
+    else if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${path}[${i}]`, field));
+    else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) walk(item, `${path}.${key}`, field);
+  };
+  for (const [field, value] of Object.entries(input)) walk(value, `input.${field}`, field);
+  return sites;
+}
+
+/** The live assets among `ids` that belong to the owner's library, by id. */
+export async function assetsById(ctx: Context, owner: LibraryOwner, ids: string[]): Promise<Map<string, AssetRow>> {
+  const unique = [...new Set(ids)].filter((id) => /^[A-Za-z0-9_-]{1,64}$/.test(id));
+  if (unique.length === 0) return new Map();
+  const rows = await ctx.db.kysely
+    .selectFrom('assets')
+    .selectAll()
+    .where('account_id', '=', owner.accountId)
+    .where('library', '=', owner.library)
+    .where('deleted_at', 'is', null)
+    .where('id', 'in', unique)
+    .execute();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+export function knownFromAsset(site: ReferenceSite, row: AssetRow): KnownReference {
+  return {
+    path: site.path,
+    field: site.field,
+    kind: site.kind,
+    fileKind: row.kind,
+    format: row.format,
+    bytes: row.bytes,
+    width: row.width,
+    height: row.height,
+    hasAlpha: row.has_alpha === null ? null : row.has_alpha === 1,
+    durationSeconds: row.duration_seconds,
+    fps: row.fps,
+  };
+}
+
+/**
+ * The acceptance check of `service://` references, before anything is held: each must name a
+ * live asset of the caller's library (else 400 40001, asset_not_found at its path), and the
+ * stored metadata must meet the model's limits marked `checked: acceptance`. External URLs are
+ * not fetched here; they are checked during generation. Returns the measured reference clip
+ * lengths for the price (null where a clip is an external URL).
+ */
+export async function checkAssetReferences(ctx: Context, owner: LibraryOwner, info: ModelInfo, input: Record<string, unknown>): Promise<PriceFacts> {
+  const sites = referenceSites(info, input);
+  const assetSites = sites.filter((s) => assetIdOf(s.value) !== undefined);
+  if (assetSites.length === 0) return {};
+  const assets = await assetsById(ctx, owner, assetSites.map((s) => assetIdOf(s.value)!));
+  const issues: FieldIssue[] = [];
+  const known: KnownReference[] = [];
+  for (const site of assetSites) {
+    const row = assets.get(assetIdOf(site.value)!);
+    if (!row) issues.push(fieldIssue(site.path, 'asset', 'asset_not_found'));
+    else known.push(knownFromAsset(site, row));
+  }
+  // Totals are judged only when every reference is an asset (an external clip's length is unknown until it is fetched).
+  issues.push(...limitIssues(info.referenceLimits, known, 'acceptance', known.length === sites.length, input.duration_seconds));
+  if (issues.length) throw invalidInput(issues);
+  return { referenceClipSeconds: clipSeconds(info, input, assets) };
+}
+
+/** One entry per clip of the model's billed reference-clip field: the asset's measured length, or null. */
+export function clipSeconds(info: ModelInfo, input: Record<string, unknown>, assets: Map<string, AssetRow>): (number | null)[] | undefined {
+  const field = info.pricing.referenceClips?.field;
+  const clips = field ? input[field] : undefined;
+  if (!Array.isArray(clips) || clips.length === 0) return undefined;
+  return clips.map((clip) => {
+    const id = assetIdOf(clip);
+    return (id !== undefined ? assets.get(id)?.duration_seconds : null) ?? null;
+  });
+}
+
+/**
+ * Runs the acceptance check on a prepared request (createTask, quote, retry and the compatible
+ * layer) and prices it again with the measured clip lengths, so that the hold of a request whose
+ * every reference clip is an asset uses the real lengths.
+ */
+export async function applyAssetReferences(ctx: Context, owner: LibraryOwner, request: PreparedRequest): Promise<void> {
+  const facts = await checkAssetReferences(ctx, owner, request.model.info, request.input);
+  if (facts.referenceClipSeconds?.some((s) => s !== null)) request.price = request.model.price(request.input, facts);
+}

@@ -1,0 +1,44 @@
+import type { Caller } from '../accounts/accounts.js';
+import type { Context } from '../context.js';
+import { ApiError } from '../errors.js';
+import { probeBytes } from '../files/probe.js';
+import { streamBytes } from '../files/uploads.js';
+import { newId } from '../ids.js';
+import { taskOfCaller } from '../tasks/task-queries.js';
+import type { StoredOutput } from '../tasks/task-record.js';
+import { assetRow, extensionOf, ownerOf, type AssetRow } from './library.js';
+import { ensureUnlocked, insertWithRoom } from './storage.js';
+
+/**
+ * POST /assets: copies the output of a succeeded task of the calling key into the key's library.
+ * The bytes are copied to an object of the library's own, so purging the task (by hand or when
+ * its retention runs out) never touches the asset: the library keeps files until the user
+ * deletes them. The first output file is saved (the generated media; a returned last frame is a
+ * second output).
+ */
+export async function saveTaskOutput(ctx: Context, caller: Caller, taskId: unknown, name: string | undefined): Promise<AssetRow> {
+  const task = await taskOfCaller(ctx, caller, taskId);
+  const outputs = task.state === 'succeeded' && task.output_json ? (JSON.parse(task.output_json) as StoredOutput[]) : [];
+  const output = outputs[0];
+  if (!output) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
+  const owner = ownerOf(caller);
+  await ensureUnlocked(ctx, owner);
+  const object = await ctx.blobs.read(output.key);
+  if (!object) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
+  const bytes = await streamBytes(object.stream);
+  const probed = await probeBytes(bytes);
+  if (!probed) throw new ApiError('file_type_not_allowed', {}, [], 'taskId');
+  const id = newId('a');
+  const blobKey = `library/${id}.${extensionOf(probed.format)}`;
+  const row = assetRow(owner, { id, name: name ?? `${task.id}.${extensionOf(probed.format)}`, probed, bytes: bytes.length, blobKey, source: 'task', sourceTaskId: task.id }, ctx.clock.now());
+  await ctx.blobs.put(blobKey, bytes);
+  try {
+    await insertWithRoom(ctx, owner, row.bytes, async (trx) => {
+      await trx.insertInto('assets').values(row).execute();
+    });
+  } catch (error) {
+    await ctx.blobs.delete(blobKey);
+    throw error;
+  }
+  return row;
+}

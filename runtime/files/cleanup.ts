@@ -1,0 +1,24 @@
+import type { Context } from '../context.js';
+import type { WorkHandler } from '../worker/worker.js';
+
+const HOUR_MS = 3600 * 1000;
+/** An upload that was never committed keeps its bytes this long after its ticket expired. */
+export const UPLOAD_GRACE_MS = 24 * HOUR_MS;
+
+/**
+ * Recurring maintenance: tickets never used and uploads never committed are marked expired a day
+ * after the ticket ran out, and their bytes are deleted. The state changes first (a commit racing
+ * with it then finds the file not uploaded), the objects go after.
+ */
+export const expireUploads: WorkHandler = async (ctx: Context) => {
+  const now = ctx.clock.now();
+  const stale = await ctx.db.kysely
+    .updateTable('uploads')
+    .set({ state: 'expired' })
+    .where('state', 'in', ['pending', 'receiving', 'uploaded', 'failed'])
+    .where('expires_at', '<', now - UPLOAD_GRACE_MS)
+    .returning(['id', 'blob_key'])
+    .execute();
+  for (const row of stale) if (row.blob_key) await ctx.blobs.delete(row.blob_key);
+  return { retryAt: now + HOUR_MS };
+};

@@ -1,0 +1,55 @@
+import { assetRow, type AssetRow, type LibraryOwner } from '../assets/library.js';
+import { ensureUnlocked, insertWithRoom } from '../assets/storage.js';
+import { outboundPolicy } from '../config.js';
+import type { Context } from '../context.js';
+import { ApiError, fieldIssue, invalidInput } from '../errors.js';
+import { newId } from '../ids.js';
+import { probeBytes } from './probe.js';
+import { fetchCapped } from './remote-fetch.js';
+
+/** The contract's ImportFileRequest.url: a direct HTTPS link to a `.safetensors` file. */
+const LORA_LINK = /^https:\/\/[^\s?#]+\.safetensors([?#]\S*)?$/;
+/** With the test-only insecure switch, loopback receivers may serve plain http. */
+const LORA_LINK_INSECURE = /^https?:\/\/[^\s?#]+\.safetensors([?#]\S*)?$/;
+
+/** The asset name a link gives: its last path segment, decoded. */
+function nameFromLink(url: string): string {
+  const segment = new URL(url).pathname.split('/').pop() ?? 'lora.safetensors';
+  try {
+    return decodeURIComponent(segment).slice(0, 255) || 'lora.safetensors';
+  } catch {
+    return segment.slice(0, 255);
+  }
+}
+
+/**
+ * POST /files/import: fetches a LoRA `.safetensors` file through the SSRF guard (connect-time
+ * address check, no redirects, size cap, time limit) and stores it as an asset of kind `lora`,
+ * usable as `loras[].path` (`service://a/<id>`). Locked storage is refused before anything is
+ * fetched; a link that cannot be fetched is 400 40017; bytes that are not safetensors 400 40011.
+ */
+export async function importLora(ctx: Context, owner: LibraryOwner, url: string, name: string | undefined): Promise<AssetRow> {
+  const policy = outboundPolicy(ctx.config);
+  if (!(policy.allowInsecure ? LORA_LINK_INSECURE : LORA_LINK).test(url)) throw invalidInput([fieldIssue('url', 'pattern', 'pattern')]);
+  await ensureUnlocked(ctx, owner);
+  const fetched = await fetchCapped(url, { policy, timeoutMs: ctx.config.importTimeoutMs, maxBytes: ctx.config.importMaxBytes });
+  if (!fetched.ok) {
+    ctx.log.warn({ reason: fetched.reason, detail: fetched.detail }, 'LoRA import failed');
+    throw new ApiError('import_failed', {}, [], 'url');
+  }
+  const probed = await probeBytes(fetched.bytes);
+  if (!probed || probed.kind !== 'lora') throw new ApiError('file_type_not_allowed', {}, [], 'url');
+  const id = newId('a');
+  const blobKey = `library/${id}.safetensors`;
+  const row = assetRow(owner, { id, name: name ?? nameFromLink(url), probed, bytes: fetched.bytes.length, blobKey, source: 'import' }, ctx.clock.now());
+  await ctx.blobs.put(blobKey, fetched.bytes);
+  try {
+    await insertWithRoom(ctx, owner, row.bytes, async (trx) => {
+      await trx.insertInto('assets').values(row).execute();
+    });
+  } catch (error) {
+    await ctx.blobs.delete(blobKey);
+    throw error;
+  }
+  return row;
+}

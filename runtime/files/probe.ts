@@ -1,0 +1,193 @@
+import { fileTypeFromBuffer } from 'file-type';
+import { imageSize } from 'image-size';
+import { createFile, Log, type Movie, type MP4BoxBuffer } from 'mp4box';
+import { parseBuffer } from 'music-metadata';
+import { hasTransparency } from './transparency.js';
+
+export type AssetKind = 'image' | 'video' | 'audio' | 'lora' | 'document';
+export const ASSET_KINDS: readonly AssetKind[] = ['image', 'video', 'audio', 'lora', 'document'];
+
+/** What the bytes of a file are, found from the bytes alone (never from the name or a declared type). */
+export interface Probed {
+  kind: AssetKind;
+  mime: string;
+  /** Short format name, in the vocabulary of the models' reference limits (png, jpeg, mp4, mov, wav, mp3 ...). */
+  format: string;
+  width?: number;
+  height?: number;
+  hasAlpha?: boolean;
+  durationSeconds?: number;
+  fps?: number;
+}
+
+/** file-type's extension -> kind and format name. */
+const DETECTED: Record<string, { kind: AssetKind; format: string }> = {
+  png: { kind: 'image', format: 'png' },
+  jpg: { kind: 'image', format: 'jpeg' },
+  webp: { kind: 'image', format: 'webp' },
+  bmp: { kind: 'image', format: 'bmp' },
+  gif: { kind: 'image', format: 'gif' },
+  mp4: { kind: 'video', format: 'mp4' },
+  m4v: { kind: 'video', format: 'mp4' },
+  mov: { kind: 'video', format: 'mov' },
+  webm: { kind: 'video', format: 'webm' },
+  wav: { kind: 'audio', format: 'wav' },
+  mp3: { kind: 'audio', format: 'mp3' },
+  aac: { kind: 'audio', format: 'aac' },
+  m4a: { kind: 'audio', format: 'm4a' },
+  flac: { kind: 'audio', format: 'flac' },
+  ogg: { kind: 'audio', format: 'ogg' },
+  oga: { kind: 'audio', format: 'ogg' },
+  opus: { kind: 'audio', format: 'ogg' },
+  pdf: { kind: 'document', format: 'pdf' },
+  docx: { kind: 'document', format: 'docx' },
+};
+
+/** Declared media types an upload ticket accepts, by the kind they announce. */
+const DECLARED: Record<string, AssetKind> = {
+  'image/png': 'image',
+  'image/jpeg': 'image',
+  'image/jpg': 'image',
+  'image/webp': 'image',
+  'image/bmp': 'image',
+  'image/x-ms-bmp': 'image',
+  'image/gif': 'image',
+  'video/mp4': 'video',
+  'video/quicktime': 'video',
+  'video/webm': 'video',
+  'audio/wav': 'audio',
+  'audio/x-wav': 'audio',
+  'audio/wave': 'audio',
+  'audio/vnd.wave': 'audio',
+  'audio/mpeg': 'audio',
+  'audio/mp3': 'audio',
+  'audio/aac': 'audio',
+  'audio/mp4': 'audio',
+  'audio/x-m4a': 'audio',
+  'audio/flac': 'audio',
+  'audio/ogg': 'audio',
+  'application/pdf': 'document',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'document',
+  'text/plain': 'document',
+  'text/markdown': 'document',
+};
+
+/** The kind an upload announces: its declared type, or a LoRA for a `.safetensors` name sent as octet-stream. */
+export function declaredKind(contentType: string, fileName: string): AssetKind | undefined {
+  const type = normalizeType(contentType);
+  if (/\.safetensors$/i.test(fileName) && (type === 'application/octet-stream' || type === 'application/x-safetensors')) return 'lora';
+  return DECLARED[type];
+}
+
+/** `Image/PNG; charset=x` -> `image/png`. */
+export function normalizeType(contentType: string): string {
+  return contentType.split(';')[0].trim().toLowerCase();
+}
+
+/** Only the type, cheaply (file-type reads the first bytes; LoRA and text by their own shape). */
+export async function sniff(bytes: Uint8Array): Promise<{ kind: AssetKind; format: string; mime: string } | undefined> {
+  const type = await fileTypeFromBuffer(bytes).catch(() => undefined);
+  const known = type && DETECTED[type.ext];
+  if (known) return { ...known, mime: type.mime === 'audio/vnd.wave' ? 'audio/wav' : type.mime };
+  if (type) return undefined;
+  if (isSafetensors(bytes)) return { kind: 'lora', format: 'safetensors', mime: 'application/octet-stream' };
+  if (isText(bytes)) return { kind: 'document', format: 'txt', mime: 'text/plain' };
+  return undefined;
+}
+
+/** The whole probe: type, then dimensions and transparency (images), duration and fps (video), duration (audio). */
+export async function probeBytes(bytes: Uint8Array): Promise<Probed | undefined> {
+  const type = await sniff(bytes);
+  if (!type) return undefined;
+  if (type.kind === 'image') {
+    try {
+      const size = imageSize(bytes);
+      if (!size.width || !size.height) return undefined;
+      return { ...type, width: size.width, height: size.height, hasAlpha: hasTransparency(type.format, bytes) };
+    } catch {
+      return undefined;
+    }
+  }
+  if (type.kind === 'video' && (type.format === 'mp4' || type.format === 'mov')) {
+    const movie = readMovie(bytes);
+    if (!movie) return undefined;
+    const video = movie.videoTracks[0];
+    if (!video) {
+      // An MP4 container with sound only is audio (for instance an .m4a sent as .mp4).
+      return movie.audioTracks.length ? { kind: 'audio', format: 'm4a', mime: 'audio/mp4', durationSeconds: seconds(movie.duration, movie.timescale) } : undefined;
+    }
+    const trackSeconds = video.timescale > 0 ? video.duration / video.timescale : 0;
+    return {
+      ...type,
+      width: video.video?.width || video.track_width || undefined,
+      height: video.video?.height || video.track_height || undefined,
+      durationSeconds: seconds(movie.duration, movie.timescale) ?? seconds(video.duration, video.timescale),
+      fps: trackSeconds > 0 ? round(video.nb_samples / trackSeconds, 3) : undefined,
+    };
+  }
+  if (type.kind === 'video' || type.kind === 'audio') {
+    const metadata = await parseBuffer(bytes, { mimeType: type.mime, size: bytes.byteLength }, { duration: true, skipCovers: true }).catch(() => undefined);
+    if (!metadata && type.kind === 'audio') return undefined;
+    const duration = metadata?.format.duration;
+    return { ...type, durationSeconds: duration !== undefined && Number.isFinite(duration) ? round(duration, 3) : undefined };
+  }
+  return type;
+}
+
+Log.setLogLevel(Log.error);
+
+/** The movie header of an MP4 or QuickTime file, with mp4box.js; undefined when it cannot be read. */
+function readMovie(bytes: Uint8Array): Movie | undefined {
+  const file = createFile();
+  let movie: Movie | undefined;
+  file.onReady = (info) => {
+    movie = info;
+  };
+  file.onError = () => {};
+  try {
+    const copy = new Uint8Array(bytes).buffer as MP4BoxBuffer;
+    copy.fileStart = 0;
+    file.appendBuffer(copy);
+    file.flush();
+  } catch {
+    return undefined;
+  }
+  return movie;
+}
+
+function seconds(duration: number, timescale: number): number | undefined {
+  return timescale > 0 && duration > 0 ? round(duration / timescale, 3) : undefined;
+}
+
+function round(value: number, places: number): number {
+  const f = 10 ** places;
+  return Math.round(value * f) / f;
+}
+
+/** safetensors: an 8-byte little-endian header length, then that many bytes of a JSON object. */
+function isSafetensors(bytes: Uint8Array): boolean {
+  if (bytes.byteLength < 10) return false;
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = b.readBigUInt64LE(0);
+  if (length < 2n || length > BigInt(Math.min(b.length - 8, 100 * 1024 * 1024))) return false;
+  if (b[8] !== 0x7b) return false;
+  try {
+    const header = JSON.parse(b.toString('utf8', 8, 8 + Number(length))) as unknown;
+    return typeof header === 'object' && header !== null && !Array.isArray(header);
+  } catch {
+    return false;
+  }
+}
+
+/** Plain text (TXT, Markdown): UTF-8 without NUL bytes in the first 64 KiB. */
+function isText(bytes: Uint8Array): boolean {
+  if (bytes.byteLength === 0) return false;
+  const head = bytes.subarray(0, 64 * 1024);
+  if (head.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
