@@ -14,7 +14,8 @@ export function sdkTypes(doc: OpenAPI3): string {
     additionalProperties: false,
     alphabetize: true,
     arrayLength: false,
-    defaultNonNullable: true,
+    // A field with a default may be left out by the caller: optional, not required.
+    defaultNonNullable: false,
     discriminators: scanDiscriminators(doc, OPTIONS),
     emptyObjectsUnknown: false,
     enum: false,
