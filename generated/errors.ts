@@ -870,6 +870,20 @@ export const VALIDATION_MESSAGES: Record<string, Messages> = {
     "it": "Il campo {field} deve essere un link https diretto a un file .safetensors o un URI nel formato service://a/<asset_id>.",
     "pl": "Pole {field} musi zawierać bezpośredni link https do pliku .safetensors lub identyfikator URI w postaci service://a/<asset_id>."
   },
+  "source_video": {
+    "en": "{field} must be the id of a succeeded task of the same API key, an https URL or a service://a/<asset_id> URI.",
+    "zh-CN": "{field} 必须是同一 API 密钥下已成功任务的 ID、https URL 或 service://a/<asset_id> 形式的 URI。",
+    "zh-TW": "{field} 必須是同一 API 金鑰下已成功任務的 ID、https URL 或 service://a/<asset_id> 形式的 URI。",
+    "ja": "{field} は同じ API キーで成功したタスクの ID、https URL、または service://a/<asset_id> 形式の URI である必要があります。",
+    "ko": "{field} 필드는 같은 API 키로 성공한 작업의 ID, https URL 또는 service://a/<asset_id> 형식의 URI여야 합니다.",
+    "de": "Das Feld {field} muss die ID einer erfolgreich abgeschlossenen Aufgabe desselben API-Schlüssels, eine https-URL oder ein URI der Form service://a/<asset_id> sein.",
+    "fr": "Le champ {field} doit être l'identifiant d'une tâche réussie de la même clé API, une URL https ou un URI de la forme service://a/<asset_id>.",
+    "es": "El campo {field} debe ser el identificador de una tarea completada con éxito de la misma clave de API, una URL https o un URI con el formato service://a/<asset_id>.",
+    "pt-BR": "O campo {field} deve ser o ID de uma tarefa concluída com sucesso da mesma chave de API, uma URL https ou um URI no formato service://a/<asset_id>.",
+    "ru": "Поле {field} должно содержать идентификатор успешно завершённой задачи того же API-ключа, URL с протоколом https или URI вида service://a/<asset_id>.",
+    "it": "Il campo {field} deve essere l'ID di un'attività completata con successo della stessa chiave API, un URL https o un URI nel formato service://a/<asset_id>.",
+    "pl": "Pole {field} musi zawierać identyfikator zadania zakończonego powodzeniem z tego samego klucza API, adres URL https lub identyfikator URI w postaci service://a/<asset_id>."
+  },
   "rule_at_least_one": {
     "en": "At least one of {fields} must be given.",
     "zh-CN": "{fields} 中至少需要提供一项。",

@@ -195,6 +195,12 @@ export interface BillingConfig {
   maxDuration?: number;
   defaultDuration?: number;
   referenceClips?: { field: string; maxTotalSeconds: number; perClipMinimumSeconds?: number; holdAssumesSeconds: number };
+  /**
+   * A supplied clip the model works on. `joined`: the output is the clip then a new segment of the
+   * duration field, and the clip's seconds count only with billSourceSeconds; `clip-length`: the
+   * output runs as long as the clip, so the clip's length is the billable duration.
+   */
+  sourceClip?: { field: string; output: 'joined' | 'clip-length'; billSourceSeconds?: boolean; assumedSeconds: number };
 }
 
 /** What is known beyond the request: measured output length (at settlement), reference clip lengths. */
@@ -202,6 +208,8 @@ export interface PriceFacts {
   outputSeconds?: number;
   /** One entry per reference clip, in order; null where the length is not known. */
   referenceClipSeconds?: readonly (number | null)[];
+  /** Length of the supplied source clip (sourceClip.field), when known: a task's output, or measured. */
+  sourceClipSeconds?: number;
 }
 
 export interface PriceResult {
@@ -227,6 +235,15 @@ function referenceSeconds(input: Record<string, unknown>, config: BillingConfig,
   return Math.min(clips.maxTotalSeconds, total);
 }
 
+/** Whole seconds of a length in seconds, rounded up; lengths are measured to the millisecond. */
+const wholeSeconds = (seconds: number) => ceilDiv(Math.max(0, Math.round(seconds * 1000)), 1000);
+
+/** The source clip's billable seconds: its known length, or the assumed one. */
+function sourceSeconds(config: BillingConfig, facts: PriceFacts): number {
+  const known = facts.sourceClipSeconds;
+  return known !== undefined ? wholeSeconds(known) : config.sourceClip!.assumedSeconds;
+}
+
 export function computePrice(
   input: Record<string, unknown>,
   facts: PriceFacts,
@@ -246,7 +263,17 @@ export function computePrice(
       max = requested;
     }
   }
-  if (facts.outputSeconds !== undefined) estimated = Math.ceil(facts.outputSeconds);
+  const clip = config.sourceClip;
+  // The clip's own seconds: the whole output of clip-length, a billed part of joined.
+  const clipSeconds = clip && (clip.output === 'clip-length' || clip.billSourceSeconds) ? sourceSeconds(config, facts) : 0;
+  estimated += clipSeconds;
+  max += clipSeconds;
+  if (facts.outputSeconds !== undefined) {
+    if (clip?.output === 'joined' && !clip.billSourceSeconds) {
+      // The joined file holds the clip, which is not billed: the new segment is the rest.
+      if (facts.sourceClipSeconds !== undefined) estimated = wholeSeconds(facts.outputSeconds - facts.sourceClipSeconds);
+    } else estimated = Math.ceil(facts.outputSeconds);
+  }
   const references = referenceSeconds(input, config, facts);
   const billableSeconds = estimated + references;
   const maxBillableSeconds = Math.max(max, estimated) + references;

@@ -1,3 +1,5 @@
+import { catalogue } from '../generated/catalogue.js';
+
 /** Everything the service reads from flags and the environment, with its default. */
 export interface Config {
   host: string;
@@ -19,10 +21,28 @@ export interface Config {
   workerIdleMs: number;
   workerConcurrency: number;
   leaseMs: number;
+  /** Where media objects live: a local directory, or the database (shared by several machines). */
+  blobStore: 'local' | 'database';
+  /** Redis URL for rate limits shared by all API processes; without it limits are per process. */
+  redisUrl?: string;
   webhookAllowPrivate: boolean;
   webhookAllowInsecure: boolean;
   /** Total time one webhook attempt may take (connect, send, answer); 15 s by the specification. */
   webhookTimeoutMs: number;
+  /** The model of a compatible-layer POST /v1/videos that names none. */
+  compatDefaultModel: string;
+  /** Largest file an upload ticket accepts (100 MB). */
+  uploadMaxBytes: number;
+  /** How long an upload ticket stays valid (15 minutes). */
+  uploadTicketTtlSeconds: number;
+  /** The kinds of file uploads may carry: image, video, audio, document, lora. */
+  uploadKinds: string[];
+  /** Largest LoRA file POST /files/import fetches (500 MB). */
+  importMaxBytes: number;
+  /** Total time one import may take (connect, redirect refusal, body). */
+  importTimeoutMs: number;
+  /** Lifetime of an asset's private preview link (5 minutes). */
+  previewLinkTtlSeconds: number;
 }
 
 const int = (value: string | undefined, fallback: number) => (value === undefined || value === '' ? fallback : Number.parseInt(value, 10));
@@ -49,11 +69,26 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     workerIdleMs: int(env.MEDIAFORGE_WORKER_IDLE_MS, 500),
     workerConcurrency: int(env.MEDIAFORGE_WORKER_CONCURRENCY, 32),
     leaseMs: int(env.MEDIAFORGE_LEASE_MS, 60_000),
+    blobStore: env.MEDIAFORGE_BLOB_STORE === 'database' ? 'database' : 'local',
+    redisUrl: env.MEDIAFORGE_REDIS || undefined,
     webhookAllowPrivate: env.MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE === '1',
     webhookAllowInsecure: env.MEDIAFORGE_WEBHOOK_ALLOW_INSECURE === '1',
     webhookTimeoutMs: int(env.MEDIAFORGE_WEBHOOK_TIMEOUT_MS, 15_000),
+    compatDefaultModel: env.MEDIAFORGE_COMPAT_DEFAULT_MODEL || firstModelOfMode('reference-to-video'),
+    uploadMaxBytes: int(env.MEDIAFORGE_UPLOAD_MAX_BYTES, 100 * 1000 * 1000),
+    uploadTicketTtlSeconds: int(env.MEDIAFORGE_UPLOAD_TICKET_TTL_SECONDS, 15 * 60),
+    uploadKinds: (env.MEDIAFORGE_UPLOAD_KINDS || 'image,video,audio,document,lora').split(',').map((k) => k.trim()).filter(Boolean),
+    importMaxBytes: int(env.MEDIAFORGE_IMPORT_MAX_BYTES, 500 * 1000 * 1000),
+    importTimeoutMs: int(env.MEDIAFORGE_IMPORT_TIMEOUT_MS, 5 * 60_000),
+    previewLinkTtlSeconds: int(env.MEDIAFORGE_PREVIEW_LINK_TTL_SECONDS, 5 * 60),
     ...overrides,
   };
+}
+
+/** The first model of a mode in catalogue order (ids are never named in the runtime), else the first model. */
+function firstModelOfMode(mode: string): string {
+  const models = [...catalogue.values()];
+  return (models.find((m) => m.info.mode === mode) ?? models[0])?.info.id ?? '';
 }
 
 /** The destinations outbound requests may reach; both switches are for loopback test receivers only. */

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { LocalBlobStore } from './blobs/blob-store.js';
+import { DatabaseBlobStore, LocalBlobStore } from './blobs/blob-store.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Context } from './context.js';
@@ -13,6 +13,7 @@ import { openDb, type Db } from './storage/dialect.js';
 import { migrateToLatest, pendingMigrations } from './storage/migrate.js';
 import { startNotifier } from './storage/notify.js';
 import { TaskEvents } from './tasks/task-events.js';
+import { maintenanceWorkHandlers, scheduleMaintenance } from './worker/maintenance.js';
 import { taskWorkHandlers } from './worker/task-work.js';
 import { webhookWorkHandlers } from './webhooks/index.js';
 import { Worker, type WorkHandler } from './worker/worker.js';
@@ -60,7 +61,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     deployments: new Deployments(
       options.deployments ?? [new SimulatorDeployment({ latencyMs: config.simulatorLatencyMs, failWhenPromptContains: config.simulatorFailWhenPromptContains, now: () => clock.now() })],
     ),
-    blobs: new LocalBlobStore(resolve(join(config.dataDir, 'blobs'))),
+    blobs: config.blobStore === 'database' ? new DatabaseBlobStore(db.kysely, () => clock.now()) : new LocalBlobStore(resolve(join(config.dataDir, 'blobs'))),
     events: new TaskEvents(),
     log: console,
     wakeWorkers: () => {
@@ -77,7 +78,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   ctx.events.publish = (taskId) => {
     notifier.taskResolved(taskId).catch((error) => ctx.log.error({ err: error }, 'notify failed'));
   };
-  if (config.role !== 'api') worker = new Worker(ctx, { ...taskWorkHandlers, ...webhookWorkHandlers, ...options.workHandlers });
+  if (config.role !== 'api') worker = new Worker(ctx, { ...taskWorkHandlers, ...maintenanceWorkHandlers, ...webhookWorkHandlers, ...options.workHandlers });
+  if (worker) await scheduleMaintenance(ctx);
   const app = config.role !== 'worker' ? await buildApp(ctx, { logger: options.logger }) : undefined;
   if (app) ctx.log = app.log;
   return {

@@ -587,6 +587,10 @@ export interface paths {
          *     Accepts `application/json` or `multipart/form-data`; in multipart,
          *     `input_reference` is an uploaded file or the bracketed fields
          *     `input_reference[image_url]` / `input_reference[file_id]`.
+         *
+         *     `Idempotency-Key` works as on createTask and shares its key space: the openai SDK
+         *     retries POSTs on 408/409/429/5xx, so send one (`defaultHeaders` or per-request
+         *     `headers`).
          */
         post: operations["createVideo"];
         delete?: never;
@@ -730,7 +734,24 @@ export interface components {
             object: "list";
         };
         /** @description Body of createTask and quoteTask. */
-        CreateTaskRequest: components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_fast_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_mini_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_5_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_b_1_1_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_2_6_flash_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_2_6_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_prime_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_c_4_0_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_c_o3_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_lora_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_variant_lora_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_e_q4_preview_reference_to_video"];
+        CreateTaskRequest: components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_fast_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_fast_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_fast_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_fast_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_mini_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_mini_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_mini_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_mini_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_0_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_5_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_5_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_5_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_a_family_a_2_5_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_b_family_b_1_1_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_b_1_1_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_b_1_1_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_2_6_flash_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_2_6_flash_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_2_6_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_2_6_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_2_6_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_prime_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_prime_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_prime_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_prime_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_pro_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_b_family_c_3_0_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_c_4_0_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_c_4_0_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_c_4_0_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_c_o3_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_c_o3_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_c_o3_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_c_o3_video_edit"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_lora_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_lora_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_lora_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_lora_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_variant_lora_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_variant_lora_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_variant_lora_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_text_to_video"] | components["schemas"]["CreateTaskRequest_vendor_d_family_d_video_extend"] | components["schemas"]["CreateTaskRequest_vendor_e_q4_preview_image_to_video"] | components["schemas"]["CreateTaskRequest_vendor_e_q4_preview_reference_to_video"] | components["schemas"]["CreateTaskRequest_vendor_e_q4_preview_video_extend"];
+        /** @description Create or quote a task on vendor_a/family_a-2.0-fast/image-to-video. */
+        CreateTaskRequest_vendor_a_family_a_2_0_fast_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_fast_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0-fast/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_a/family_a-2.0-fast/reference-to-video. */
         CreateTaskRequest_vendor_a_family_a_2_0_fast_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -745,6 +766,74 @@ export interface components {
              * @enum {string}
              */
             model: "vendor_a/family_a-2.0-fast/reference-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.0-fast/text-to-video. */
+        CreateTaskRequest_vendor_a_family_a_2_0_fast_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_fast_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0-fast/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.0-fast/video-extend. */
+        CreateTaskRequest_vendor_a_family_a_2_0_fast_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_fast_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0-fast/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.0/image-to-video. */
+        CreateTaskRequest_vendor_a_family_a_2_0_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.0-mini/image-to-video. */
+        CreateTaskRequest_vendor_a_family_a_2_0_mini_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_mini_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0-mini/image-to-video";
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
@@ -765,6 +854,40 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_a/family_a-2.0-mini/text-to-video. */
+        CreateTaskRequest_vendor_a_family_a_2_0_mini_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_mini_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0-mini/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.0-mini/video-extend. */
+        CreateTaskRequest_vendor_a_family_a_2_0_mini_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_mini_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0-mini/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_a/family_a-2.0/reference-to-video. */
         CreateTaskRequest_vendor_a_family_a_2_0_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -779,6 +902,57 @@ export interface components {
              * @enum {string}
              */
             model: "vendor_a/family_a-2.0/reference-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.0/text-to-video. */
+        CreateTaskRequest_vendor_a_family_a_2_0_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.0/video-extend. */
+        CreateTaskRequest_vendor_a_family_a_2_0_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_0_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.0/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.5/image-to-video. */
+        CreateTaskRequest_vendor_a_family_a_2_5_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_5_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.5/image-to-video";
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
@@ -799,6 +973,57 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_a/family_a-2.5/text-to-video. */
+        CreateTaskRequest_vendor_a_family_a_2_5_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_5_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.5/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_a/family_a-2.5/video-extend. */
+        CreateTaskRequest_vendor_a_family_a_2_5_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_a_family_a_2_5_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_a/family_a-2.5/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_b-1.1/image-to-video. */
+        CreateTaskRequest_vendor_b_family_b_1_1_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_b_1_1_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_b-1.1/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_b/family_b-1.1/reference-to-video. */
         CreateTaskRequest_vendor_b_family_b_1_1_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -813,6 +1038,40 @@ export interface components {
              * @enum {string}
              */
             model: "vendor_b/family_b-1.1/reference-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_b-1.1/text-to-video. */
+        CreateTaskRequest_vendor_b_family_b_1_1_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_b_1_1_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_b-1.1/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-2.6-flash/image-to-video. */
+        CreateTaskRequest_vendor_b_family_c_2_6_flash_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_2_6_flash_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-2.6-flash/image-to-video";
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
@@ -833,6 +1092,23 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_b/family_c-2.6/image-to-video. */
+        CreateTaskRequest_vendor_b_family_c_2_6_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_2_6_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-2.6/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_b/family_c-2.6/reference-to-video. */
         CreateTaskRequest_vendor_b_family_c_2_6_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -847,6 +1123,57 @@ export interface components {
              * @enum {string}
              */
             model: "vendor_b/family_c-2.6/reference-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-2.6/text-to-video. */
+        CreateTaskRequest_vendor_b_family_c_2_6_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_2_6_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-2.6/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0/image-to-video. */
+        CreateTaskRequest_vendor_b_family_c_3_0_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-prime/image-to-video. */
+        CreateTaskRequest_vendor_b_family_c_3_0_prime_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_prime_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-prime/image-to-video";
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
@@ -867,6 +1194,74 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-prime/text-to-video. */
+        CreateTaskRequest_vendor_b_family_c_3_0_prime_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_prime_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-prime/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-prime/video-extend. */
+        CreateTaskRequest_vendor_b_family_c_3_0_prime_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_prime_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-prime/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-pro/image-to-video. */
+        CreateTaskRequest_vendor_b_family_c_3_0_pro_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-pro/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-pro-prime/image-to-video. */
+        CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_prime_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-pro-prime/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_b/family_c-3.0-pro-prime/reference-to-video. */
         CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -881,6 +1276,40 @@ export interface components {
              * @enum {string}
              */
             model: "vendor_b/family_c-3.0-pro-prime/reference-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-pro-prime/text-to-video. */
+        CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_prime_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-pro-prime/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-pro-prime/video-extend. */
+        CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_prime_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-pro-prime/video-extend";
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
@@ -901,6 +1330,40 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-pro/text-to-video. */
+        CreateTaskRequest_vendor_b_family_c_3_0_pro_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-pro/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0-pro/video-extend. */
+        CreateTaskRequest_vendor_b_family_c_3_0_pro_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0-pro/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_b/family_c-3.0/reference-to-video. */
         CreateTaskRequest_vendor_b_family_c_3_0_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -915,6 +1378,57 @@ export interface components {
              * @enum {string}
              */
             model: "vendor_b/family_c-3.0/reference-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0/text-to-video. */
+        CreateTaskRequest_vendor_b_family_c_3_0_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_b/family_c-3.0/video-extend. */
+        CreateTaskRequest_vendor_b_family_c_3_0_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_b_family_c_3_0_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_b/family_c-3.0/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_c/4.0/image-to-video. */
+        CreateTaskRequest_vendor_c_4_0_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_c_4_0_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_c/4.0/image-to-video";
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
@@ -935,6 +1449,40 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_c/4.0/text-to-video. */
+        CreateTaskRequest_vendor_c_4_0_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_c_4_0_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_c/4.0/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_c/o3/image-to-video. */
+        CreateTaskRequest_vendor_c_o3_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_c_o3_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_c/o3/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_c/o3/reference-to-video. */
         CreateTaskRequest_vendor_c_o3_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -949,6 +1497,74 @@ export interface components {
              * @enum {string}
              */
             model: "vendor_c/o3/reference-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_c/o3/text-to-video. */
+        CreateTaskRequest_vendor_c_o3_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_c_o3_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_c/o3/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_c/o3/video-edit. */
+        CreateTaskRequest_vendor_c_o3_video_edit: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_c_o3_video_edit"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_c/o3/video-edit";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_d/family_d/image-to-video. */
+        CreateTaskRequest_vendor_d_family_d_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_d_family_d_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_d/family_d/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_d/family_d-lora/image-to-video. */
+        CreateTaskRequest_vendor_d_family_d_lora_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_d_family_d_lora_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_d/family_d-lora/image-to-video";
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
@@ -969,6 +1585,40 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_d/family_d-lora/text-to-video. */
+        CreateTaskRequest_vendor_d_family_d_lora_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_d_family_d_lora_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_d/family_d-lora/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_d/family_d-lora/video-extend. */
+        CreateTaskRequest_vendor_d_family_d_lora_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_d_family_d_lora_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_d/family_d-lora/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_d/family_d/reference-to-video. */
         CreateTaskRequest_vendor_d_family_d_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -983,6 +1633,40 @@ export interface components {
              * @enum {string}
              */
             model: "vendor_d/family_d/reference-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_d/family_d/text-to-video. */
+        CreateTaskRequest_vendor_d_family_d_text_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_d_family_d_text_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_d/family_d/text-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_d/family_d-variant-lora/image-to-video. */
+        CreateTaskRequest_vendor_d_family_d_variant_lora_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_d_family_d_variant_lora_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_d/family_d-variant-lora/image-to-video";
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
@@ -1003,6 +1687,57 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_d/family_d-variant-lora/video-extend. */
+        CreateTaskRequest_vendor_d_family_d_variant_lora_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_d_family_d_variant_lora_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_d/family_d-variant-lora/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_d/family_d/video-extend. */
+        CreateTaskRequest_vendor_d_family_d_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_d_family_d_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_d/family_d/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
+        /** @description Create or quote a task on vendor_e/q4-preview/image-to-video. */
+        CreateTaskRequest_vendor_e_q4_preview_image_to_video: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_e_q4_preview_image_to_video"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_e/q4-preview/image-to-video";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Create or quote a task on vendor_e/q4-preview/reference-to-video. */
         CreateTaskRequest_vendor_e_q4_preview_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
@@ -1020,6 +1755,23 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
+        /** @description Create or quote a task on vendor_e/q4-preview/video-extend. */
+        CreateTaskRequest_vendor_e_q4_preview_video_extend: {
+            /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
+            callBackUrl?: string;
+            /** @description The quote's `estimatedCost`, USD decimal string. */
+            expectedCost?: string;
+            /** @description The quote's `estimatedCredits`. */
+            expectedCredits?: number;
+            input: components["schemas"]["Input_vendor_e_q4_preview_video_extend"];
+            /**
+             * @description Model identifier, `<vendor>/<family>-<version>/<mode>`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            model: "vendor_e/q4-preview/video-extend";
+            /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
+            quoteId?: string;
+        };
         /** @description Multipart body of createVideo. `input_reference` is an uploaded image file; alternatively send the bracketed fields. Other fields of the model's input pass through unchanged. */
         CreateVideoMultipartRequest: {
             /**
@@ -1031,7 +1783,8 @@ export interface components {
             "input_reference[file_id]"?: string;
             /** @description HTTPS URL or `service://a/<asset_id>`. */
             "input_reference[image_url]"?: string;
-            model: string;
+            /** @description Model identifier; when absent, the service's configured default model. */
+            model?: string;
             prompt?: string;
             seconds?: string;
             size?: string;
@@ -1044,11 +1797,11 @@ export interface components {
             input_reference?: {
                 /** @description Asset identifier from the library. */
                 file_id?: string;
-                /** @description HTTPS URL or `service://a/<asset_id>`. */
+                /** @description HTTPS URL, `service://a/<asset_id>`, or a `data:image/...;base64,` URL. */
                 image_url?: string;
             };
-            /** @description Model identifier. */
-            model: string;
+            /** @description Model identifier; when absent, the service's configured default model. */
+            model?: string;
             /** @description Scene description; required when the model requires a prompt. */
             prompt?: string;
             /** @description Clip length in whole seconds as a string, e.g. "8" (the model's `duration_seconds`). */
@@ -1130,6 +1883,52 @@ export interface components {
             url: string;
         };
         /**
+         * family_a 2.0 fast, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one.
+         */
+        Input_vendor_a_family_a_2_0_fast_image_to_video: {
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
          * family_a 2.0 fast, reference to video
          * @description The fast tier of family_a 2.0; as 2.0 mini without web search.
          */
@@ -1139,23 +1938,23 @@ export interface components {
              * @default adaptive
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
+            aspect_ratio?: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
             /**
              * @description Output bitrate.
              * @default standard
              * @enum {string}
              */
-            bitrate_mode: "standard" | "high";
+            bitrate_mode?: "standard" | "high";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number | -1 | unknown;
+            duration_seconds?: number | -1 | unknown;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Scene description. */
             prompt: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1169,19 +1968,208 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "480p" | "720p";
+            resolution?: "480p" | "720p";
             /**
              * @description Also return the final frame as an image.
              * @default false
              */
-            return_last_frame: boolean;
+            return_last_frame?: boolean;
             /** @description Random seed. */
             seed?: number;
             /**
              * @description Add a visible AI-generated watermark.
              * @default false
              */
-            watermark: boolean;
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.0 fast, text to video
+         * @description A clip from the prompt alone at the family_a 2.0 fast tier.
+         */
+        Input_vendor_a_family_a_2_0_fast_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default adaptive
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.0 fast, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both.
+         */
+        Input_vendor_a_family_a_2_0_fast_video_extend: {
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.0, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one.
+         */
+        Input_vendor_a_family_a_2_0_image_to_video: {
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p" | "4k";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.0 mini, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one.
+         */
+        Input_vendor_a_family_a_2_0_mini_image_to_video: {
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Let the model search the web.
+             * @default false
+             */
+            enable_web_search?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
         };
         /**
          * family_a 2.0 mini, reference to video
@@ -1193,28 +2181,28 @@ export interface components {
              * @default adaptive
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
+            aspect_ratio?: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
             /**
              * @description Output bitrate.
              * @default standard
              * @enum {string}
              */
-            bitrate_mode: "standard" | "high";
+            bitrate_mode?: "standard" | "high";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number | -1 | unknown;
+            duration_seconds?: number | -1 | unknown;
             /**
              * @description Let the model search the web.
              * @default false
              */
-            enable_web_search: boolean;
+            enable_web_search?: boolean;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Scene description. */
             prompt: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1228,19 +2216,121 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "480p" | "720p";
+            resolution?: "480p" | "720p";
             /**
              * @description Also return the final frame as an image.
              * @default false
              */
-            return_last_frame: boolean;
+            return_last_frame?: boolean;
             /** @description Random seed. */
             seed?: number;
             /**
              * @description Add a visible AI-generated watermark.
              * @default false
              */
-            watermark: boolean;
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.0 mini, text to video
+         * @description A clip from the prompt alone at the family_a 2.0 mini tier.
+         */
+        Input_vendor_a_family_a_2_0_mini_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default adaptive
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Let the model search the web.
+             * @default false
+             */
+            enable_web_search?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.0 mini, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both.
+         */
+        Input_vendor_a_family_a_2_0_mini_video_extend: {
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Let the model search the web.
+             * @default false
+             */
+            enable_web_search?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
         };
         /**
          * family_a 2.0, reference to video
@@ -1252,23 +2342,23 @@ export interface components {
              * @default adaptive
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
+            aspect_ratio?: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
             /**
              * @description Output bitrate.
              * @default standard
              * @enum {string}
              */
-            bitrate_mode: "standard" | "high";
+            bitrate_mode?: "standard" | "high";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number | -1 | unknown;
+            duration_seconds?: number | -1 | unknown;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Scene description. */
             prompt: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1282,19 +2372,162 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "480p" | "720p" | "1080p" | "4k";
+            resolution?: "480p" | "720p" | "1080p" | "4k";
             /**
              * @description Also return the final frame as an image.
              * @default false
              */
-            return_last_frame: boolean;
+            return_last_frame?: boolean;
             /** @description Random seed. */
             seed?: number;
             /**
              * @description Add a visible AI-generated watermark.
              * @default false
              */
-            watermark: boolean;
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.0, text to video
+         * @description A clip from the prompt alone at the family_a 2.0 tier.
+         */
+        Input_vendor_a_family_a_2_0_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default adaptive
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "4:3" | "3:4" | "1:1" | "21:9" | "adaptive";
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p" | "4k";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.0, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both.
+         */
+        Input_vendor_a_family_a_2_0_video_extend: {
+            /**
+             * @description Output bitrate.
+             * @default standard
+             * @enum {string}
+             */
+            bitrate_mode?: "standard" | "high";
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p" | "4k";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.5, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one.
+         */
+        Input_vendor_a_family_a_2_5_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Let the model search the web.
+             * @default false
+             */
+            enable_web_search?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /**
+             * @description Container of the output file.
+             * @default mp4
+             * @enum {string}
+             */
+            output_format?: "mp4" | "mov";
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
         };
         /**
          * family_a 2.5, reference to video
@@ -1306,28 +2539,28 @@ export interface components {
              * @default adaptive
              * @enum {string}
              */
-            aspect_ratio: "21:9" | "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
+            aspect_ratio?: "21:9" | "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /**
              * @description Let the model search the web.
              * @default false
              */
-            enable_web_search: boolean;
+            enable_web_search?: boolean;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /**
              * @description Container of the output file.
              * @default mp4
              * @enum {string}
              */
-            output_format: "mp4" | "mov";
+            output_format?: "mp4" | "mov";
             /** @description Scene description. */
             prompt: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1341,19 +2574,146 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "480p" | "720p" | "1080p";
+            resolution?: "480p" | "720p" | "1080p";
             /**
              * @description Also return the final frame as an image.
              * @default false
              */
-            return_last_frame: boolean;
+            return_last_frame?: boolean;
             /** @description Random seed. */
             seed?: number;
             /**
              * @description Add a visible AI-generated watermark.
              * @default false
              */
-            watermark: boolean;
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.5, text to video
+         * @description A clip from the prompt alone at the family_a 2.5 tier.
+         */
+        Input_vendor_a_family_a_2_5_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default adaptive
+             * @enum {string}
+             */
+            aspect_ratio?: "21:9" | "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Let the model search the web.
+             * @default false
+             */
+            enable_web_search?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /**
+             * @description Container of the output file.
+             * @default mp4
+             * @enum {string}
+             */
+            output_format?: "mp4" | "mov";
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
+         * family_a 2.5, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both.
+         */
+        Input_vendor_a_family_a_2_5_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Let the model search the web.
+             * @default false
+             */
+            enable_web_search?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /**
+             * @description Container of the output file.
+             * @default mp4
+             * @enum {string}
+             */
+            output_format?: "mp4" | "mov";
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /**
+             * @description Also return the final frame as an image.
+             * @default false
+             */
+            return_last_frame?: boolean;
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+            /**
+             * @description Add a visible AI-generated watermark.
+             * @default false
+             */
+            watermark?: boolean;
+        };
+        /**
+         * family_b 1.1, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; a soundtrack is always generated.
+         */
+        Input_vendor_b_family_b_1_1_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
         };
         /**
          * family_b 1.1, reference to video
@@ -1365,12 +2725,12 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "4:5" | "5:4" | "9:21" | "21:9";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "4:5" | "5:4" | "9:21" | "21:9";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /** @description Scene description. */
             prompt: string;
             /** @description Image references, in the order the prompt refers to them. URLs or service://a/<asset_id>. */
@@ -1380,9 +2740,79 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "720p" | "1080p";
+            resolution?: "720p" | "1080p";
             /** @description Random seed. */
             seed?: number;
+        };
+        /**
+         * family_b 1.1, text to video
+         * @description A clip from the prompt alone; a soundtrack is always generated.
+         */
+        Input_vendor_b_family_b_1_1_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default 16:9
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "4:5" | "5:4" | "9:21" | "21:9";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_c 2.6 flash, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; sound is optional.
+         */
+        Input_vendor_b_family_c_2_6_flash_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Generated sound.
+             * @default false
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Things to avoid. */
+            negative_prompt?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
+             * @default single
+             * @enum {string}
+             */
+            shot_type?: "single" | "multi";
         };
         /**
          * family_c 2.6 flash, reference to video
@@ -1394,22 +2824,22 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /**
              * @description Lets the model add detail to the prompt.
              * @default false
              */
-            enable_prompt_expansion: boolean;
+            enable_prompt_expansion?: boolean;
             /**
              * @description Generated sound.
              * @default false
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Things to avoid. */
             negative_prompt?: string;
             /** @description Scene description. */
@@ -1423,7 +2853,7 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "720p" | "1080p";
+            resolution?: "720p" | "1080p";
             /** @description Random seed. */
             seed?: number;
             /**
@@ -1431,7 +2861,40 @@ export interface components {
              * @default single
              * @enum {string}
              */
-            shot_type: "single" | "multi";
+            shot_type?: "single" | "multi";
+        };
+        /**
+         * family_c 2.6, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one.
+         */
+        Input_vendor_b_family_c_2_6_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Things to avoid. */
+            negative_prompt?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
+             * @default single
+             * @enum {string}
+             */
+            shot_type?: "single" | "multi";
         };
         /**
          * family_c 2.6, reference to video
@@ -1443,12 +2906,12 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /** @description Things to avoid. */
             negative_prompt?: string;
             /** @description Scene description. */
@@ -1462,7 +2925,7 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "720p" | "1080p";
+            resolution?: "720p" | "1080p";
             /** @description Random seed. */
             seed?: number;
             /**
@@ -1470,7 +2933,122 @@ export interface components {
              * @default single
              * @enum {string}
              */
-            shot_type: "single" | "multi";
+            shot_type?: "single" | "multi";
+        };
+        /**
+         * family_c 2.6, text to video
+         * @description A clip from the prompt alone, with a shot type.
+         */
+        Input_vendor_b_family_c_2_6_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default 16:9
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /** @description Things to avoid. */
+            negative_prompt?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+            /**
+             * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
+             * @default single
+             * @enum {string}
+             */
+            shot_type?: "single" | "multi";
+        };
+        /**
+         * family_c 3.0, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; the prompt is optional.
+         */
+        Input_vendor_b_family_c_3_0_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt?: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_c 3.0 prime, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; the prompt is optional.
+         */
+        Input_vendor_b_family_c_3_0_prime_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt?: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
         };
         /**
          * family_c 3.0 prime, reference to video
@@ -1482,27 +3060,27 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "adaptive";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "adaptive";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number | -1 | unknown;
+            duration_seconds?: number | -1 | unknown;
             /**
              * @description Lets the model add detail to the prompt.
              * @default false
              */
-            enable_prompt_expansion: boolean;
+            enable_prompt_expansion?: boolean;
             /**
              * @description Reasoning before generation; slower.
              * @default false
              */
-            enable_thinking: boolean;
+            enable_thinking?: boolean;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Scene description. */
             prompt?: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1520,7 +3098,167 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "480p" | "720p" | "1080p";
+            resolution?: "480p" | "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_c 3.0 prime, text to video
+         * @description A clip from the prompt alone at the family_c 3.0 prime rates.
+         */
+        Input_vendor_b_family_c_3_0_prime_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default 16:9
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "adaptive";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_c 3.0 prime, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both, the prompt optional.
+         */
+        Input_vendor_b_family_c_3_0_prime_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt?: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+        };
+        /**
+         * family_c 3.0 pro, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; the prompt is optional.
+         */
+        Input_vendor_b_family_c_3_0_pro_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default true
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt?: string;
+            /**
+             * @description Output size.
+             * @default 1080p
+             * @enum {string}
+             */
+            resolution?: "1080p" | "2k" | "4k";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_c 3.0 pro prime, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; the prompt is optional.
+         */
+        Input_vendor_b_family_c_3_0_pro_prime_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default true
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt?: string;
+            /**
+             * @description Output size.
+             * @default 1080p
+             * @enum {string}
+             */
+            resolution?: "1080p" | "2k" | "4k";
             /** @description Random seed. */
             seed?: number;
         };
@@ -1534,27 +3272,27 @@ export interface components {
              * @default adaptive
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
+            aspect_ratio?: "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number | -1 | unknown;
+            duration_seconds?: number | -1 | unknown;
             /**
              * @description Lets the model add detail to the prompt.
              * @default true
              */
-            enable_prompt_expansion: boolean;
+            enable_prompt_expansion?: boolean;
             /**
              * @description Reasoning before generation; slower.
              * @default false
              */
-            enable_thinking: boolean;
+            enable_thinking?: boolean;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Scene description. */
             prompt?: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1572,9 +3310,89 @@ export interface components {
              * @default 1080p
              * @enum {string}
              */
-            resolution: "1080p" | "2k" | "4k";
+            resolution?: "1080p" | "2k" | "4k";
             /** @description Random seed. */
             seed?: number;
+        };
+        /**
+         * family_c 3.0 pro prime, text to video
+         * @description A clip from the prompt alone at the family_c 3.0 pro prime rates.
+         */
+        Input_vendor_b_family_c_3_0_pro_prime_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default adaptive
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default true
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 1080p
+             * @enum {string}
+             */
+            resolution?: "1080p" | "2k" | "4k";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_c 3.0 pro prime, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both, the prompt optional.
+         */
+        Input_vendor_b_family_c_3_0_pro_prime_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default true
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt?: string;
+            /**
+             * @description Output size.
+             * @default 1080p
+             * @enum {string}
+             */
+            resolution?: "1080p" | "2k" | "4k";
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
         };
         /**
          * family_c 3.0 pro, reference to video
@@ -1586,27 +3404,27 @@ export interface components {
              * @default adaptive
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
+            aspect_ratio?: "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number | -1 | unknown;
+            duration_seconds?: number | -1 | unknown;
             /**
              * @description Lets the model add detail to the prompt.
              * @default true
              */
-            enable_prompt_expansion: boolean;
+            enable_prompt_expansion?: boolean;
             /**
              * @description Reasoning before generation; slower.
              * @default false
              */
-            enable_thinking: boolean;
+            enable_thinking?: boolean;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Scene description. */
             prompt?: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1624,9 +3442,89 @@ export interface components {
              * @default 1080p
              * @enum {string}
              */
-            resolution: "1080p" | "2k" | "4k";
+            resolution?: "1080p" | "2k" | "4k";
             /** @description Random seed. */
             seed?: number;
+        };
+        /**
+         * family_c 3.0 pro, text to video
+         * @description A clip from the prompt alone at the family_c 3.0 pro rates.
+         */
+        Input_vendor_b_family_c_3_0_pro_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default adaptive
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "4:3" | "1:1" | "3:4" | "9:16" | "adaptive";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default true
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 1080p
+             * @enum {string}
+             */
+            resolution?: "1080p" | "2k" | "4k";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_c 3.0 pro, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both, the prompt optional.
+         */
+        Input_vendor_b_family_c_3_0_pro_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default true
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt?: string;
+            /**
+             * @description Output size.
+             * @default 1080p
+             * @enum {string}
+             */
+            resolution?: "1080p" | "2k" | "4k";
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
         };
         /**
          * family_c 3.0, reference to video
@@ -1638,27 +3536,27 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "adaptive";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "adaptive";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number | -1 | unknown;
+            duration_seconds?: number | -1 | unknown;
             /**
              * @description Lets the model add detail to the prompt.
              * @default false
              */
-            enable_prompt_expansion: boolean;
+            enable_prompt_expansion?: boolean;
             /**
              * @description Reasoning before generation; slower.
              * @default false
              */
-            enable_thinking: boolean;
+            enable_thinking?: boolean;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Scene description. */
             prompt?: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1676,9 +3574,112 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "480p" | "720p" | "1080p";
+            resolution?: "480p" | "720p" | "1080p";
             /** @description Random seed. */
             seed?: number;
+        };
+        /**
+         * family_c 3.0, text to video
+         * @description A clip from the prompt alone at the family_c 3.0 rates.
+         */
+        Input_vendor_b_family_c_3_0_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default 16:9
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "adaptive";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_c 3.0, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both, the prompt optional.
+         */
+        Input_vendor_b_family_c_3_0_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number | -1 | unknown;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             */
+            enable_prompt_expansion?: boolean;
+            /**
+             * @description Reasoning before generation; slower.
+             * @default false
+             */
+            enable_thinking?: boolean;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt?: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "480p" | "720p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+        };
+        /**
+         * vendor_c 4.0, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; stereo sound.
+         */
+        Input_vendor_c_4_0_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p";
         };
         /**
          * vendor_c 4.0, reference to video
@@ -1690,17 +3691,17 @@ export interface components {
              * @default auto
              * @enum {string}
              */
-            aspect_ratio: "auto" | "16:9" | "9:16" | "1:1" | "21:9";
+            aspect_ratio?: "auto" | "16:9" | "9:16" | "1:1" | "21:9";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /**
              * @description Keep the reference video's own sound. Only meaningful when a reference video is given.
              * @default false
              */
-            keep_original_audio: boolean;
+            keep_original_audio?: boolean;
             /** @description Scene description. */
             prompt: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1714,7 +3715,71 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "720p" | "1080p";
+            resolution?: "720p" | "1080p";
+        };
+        /**
+         * vendor_c 4.0, text to video
+         * @description A clip from the prompt alone; stereo sound.
+         */
+        Input_vendor_c_4_0_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default auto
+             * @enum {string}
+             */
+            aspect_ratio?: "auto" | "16:9" | "9:16" | "1:1" | "21:9";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p";
+        };
+        /**
+         * vendor_c o3, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; single, multi or a custom shot list.
+         */
+        Input_vendor_c_o3_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Generated sound.
+             * @default false
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Shot list for shot_type customize, one entry per shot in order; the lengths add up to duration_seconds. */
+            multi_prompt?: {
+                duration_seconds: number;
+                prompt: string;
+            }[];
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p" | "4k";
+            /**
+             * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
+             * @default single
+             * @enum {string}
+             */
+            shot_type?: "single" | "multi" | "customize";
         };
         /**
          * vendor_c o3, reference to video
@@ -1726,12 +3791,12 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1";
+            aspect_ratio?: "16:9" | "9:16" | "1:1";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /** @description Named subjects, each built from 2 to 4 images of the same character or object; the prompt writes @name where it should appear. */
             elements?: {
                 image_urls: string[];
@@ -1741,12 +3806,12 @@ export interface components {
              * @description Generated sound.
              * @default false
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /**
              * @description Keep the reference video's own sound. Only meaningful when a reference video is given.
              * @default true
              */
-            keep_original_audio: boolean;
+            keep_original_audio?: boolean;
             /** @description Shot list for shot_type customize, one entry per shot in order; the lengths add up to duration_seconds. */
             multi_prompt?: {
                 duration_seconds: number;
@@ -1763,13 +3828,135 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "720p" | "1080p" | "4k";
+            resolution?: "720p" | "1080p" | "4k";
             /**
              * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
              * @default single
              * @enum {string}
              */
-            shot_type: "single" | "multi" | "customize";
+            shot_type?: "single" | "multi" | "customize";
+        };
+        /**
+         * vendor_c o3, text to video
+         * @description A clip from the prompt alone; single, multi or a custom shot list.
+         */
+        Input_vendor_c_o3_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default 16:9
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "1:1";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Generated sound.
+             * @default false
+             */
+            generate_audio?: boolean;
+            /** @description Shot list for shot_type customize, one entry per shot in order; the lengths add up to duration_seconds. */
+            multi_prompt?: {
+                duration_seconds: number;
+                prompt: string;
+            }[];
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p" | "4k";
+            /**
+             * @description single (one shot) or multi (the model cuts the prompt into several shots); models that offer customize follow multi_prompt.
+             * @default single
+             * @enum {string}
+             */
+            shot_type?: "single" | "multi" | "customize";
+        };
+        /**
+         * vendor_c o3, video edit
+         * @description The supplied clip changed as the prompt says, with up to 4 optional images; as long as the clip, with no audio switch.
+         */
+        Input_vendor_c_o3_video_edit: {
+            /** @description Scene description. */
+            prompt: string;
+            /** @description Image references, in the order the prompt refers to them. URLs or service://a/<asset_id>. */
+            reference_image_urls?: string[];
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "720p" | "1080p" | "4k";
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+        };
+        /**
+         * family_d, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; sound is generated.
+         */
+        Input_vendor_d_family_d_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             * @enum {boolean}
+             */
+            enable_prompt_expansion?: false;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 768p
+             * @enum {string}
+             */
+            resolution?: "768p" | "2k";
+        };
+        /**
+         * family_d lora, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one, with up to three LoRA files.
+         */
+        Input_vendor_d_family_d_lora_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /**
+             * @description Up to three LoRA files, each a direct HTTPS link to a .safetensors file (or an imported asset) and a scale.
+             * @default []
+             */
+            loras?: {
+                path: string;
+                /** @default 1 */
+                scale?: number;
+            }[];
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 480p
+             * @enum {string}
+             */
+            resolution?: "480p" | "540p" | "768p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
         };
         /**
          * family_d lora, reference to video
@@ -1781,20 +3968,20 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9" | "9:21";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9" | "9:21";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /**
              * @description Up to three LoRA files, each a direct HTTPS link to a .safetensors file (or an imported asset) and a scale.
              * @default []
              */
-            loras: {
+            loras?: {
                 path: string;
                 /** @default 1 */
-                scale: number;
+                scale?: number;
             }[];
             /** @description Scene description. */
             prompt: string;
@@ -1809,9 +3996,77 @@ export interface components {
              * @default 480p
              * @enum {string}
              */
-            resolution: "480p" | "540p" | "768p" | "1080p";
+            resolution?: "480p" | "540p" | "768p" | "1080p";
             /** @description Random seed. */
             seed?: number;
+        };
+        /**
+         * family_d lora, text to video
+         * @description A clip from the prompt alone, with up to three LoRA files.
+         */
+        Input_vendor_d_family_d_lora_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default 16:9
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9" | "9:21";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Up to three LoRA files, each a direct HTTPS link to a .safetensors file (or an imported asset) and a scale.
+             * @default []
+             */
+            loras?: {
+                path: string;
+                /** @default 1 */
+                scale?: number;
+            }[];
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 480p
+             * @enum {string}
+             */
+            resolution?: "480p" | "540p" | "768p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_d lora, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame, with up to three LoRA files; one file with both.
+         */
+        Input_vendor_d_family_d_lora_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Up to three LoRA files, each a direct HTTPS link to a .safetensors file (or an imported asset) and a scale.
+             * @default []
+             */
+            loras?: {
+                path: string;
+                /** @default 1 */
+                scale?: number;
+            }[];
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 480p
+             * @enum {string}
+             */
+            resolution?: "480p" | "540p" | "768p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
         };
         /**
          * family_d, reference to video
@@ -1823,18 +4078,18 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /**
              * @description Lets the model add detail to the prompt.
              * @default false
              * @enum {boolean}
              */
-            enable_prompt_expansion: false;
+            enable_prompt_expansion?: false;
             /** @description Scene description. */
             prompt: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1848,7 +4103,72 @@ export interface components {
              * @default 768p
              * @enum {string}
              */
-            resolution: "768p" | "2k";
+            resolution?: "768p" | "2k";
+        };
+        /**
+         * family_d, text to video
+         * @description A clip from the prompt alone; sound is generated.
+         */
+        Input_vendor_d_family_d_text_to_video: {
+            /**
+             * @description Frame shape.
+             * @default 16:9
+             * @enum {string}
+             */
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             * @enum {boolean}
+             */
+            enable_prompt_expansion?: false;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 768p
+             * @enum {string}
+             */
+            resolution?: "768p" | "2k";
+        };
+        /**
+         * family_d variant lora, image to video
+         * @description The variant of family_d lora; the same fields, limits and rates as its image-to-video.
+         */
+        Input_vendor_d_family_d_variant_lora_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /**
+             * @description Up to three LoRA files, each a direct HTTPS link to a .safetensors file (or an imported asset) and a scale.
+             * @default []
+             */
+            loras?: {
+                path: string;
+                /** @default 1 */
+                scale?: number;
+            }[];
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 480p
+             * @enum {string}
+             */
+            resolution?: "480p" | "540p" | "768p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
         };
         /**
          * family_d variant lora, reference to video
@@ -1860,20 +4180,20 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9" | "9:21";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9" | "9:21";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /**
              * @description Up to three LoRA files, each a direct HTTPS link to a .safetensors file (or an imported asset) and a scale.
              * @default []
              */
-            loras: {
+            loras?: {
                 path: string;
                 /** @default 1 */
-                scale: number;
+                scale?: number;
             }[];
             /** @description Scene description. */
             prompt: string;
@@ -1888,7 +4208,96 @@ export interface components {
              * @default 480p
              * @enum {string}
              */
-            resolution: "480p" | "540p" | "768p" | "1080p";
+            resolution?: "480p" | "540p" | "768p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+        };
+        /**
+         * family_d variant lora, video extend
+         * @description The variant of family_d lora; the same fields, limits and rates as its video-extend.
+         */
+        Input_vendor_d_family_d_variant_lora_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Up to three LoRA files, each a direct HTTPS link to a .safetensors file (or an imported asset) and a scale.
+             * @default []
+             */
+            loras?: {
+                path: string;
+                /** @default 1 */
+                scale?: number;
+            }[];
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 480p
+             * @enum {string}
+             */
+            resolution?: "480p" | "540p" | "768p" | "1080p";
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+        };
+        /**
+         * family_d, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both.
+         */
+        Input_vendor_d_family_d_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Lets the model add detail to the prompt.
+             * @default false
+             * @enum {boolean}
+             */
+            enable_prompt_expansion?: false;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 768p
+             * @enum {string}
+             */
+            resolution?: "768p" | "2k";
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
+        };
+        /**
+         * vendor_e q4-preview, image to video
+         * @description A clip that opens on the supplied frame and may end on a second one; up to 4k at 24 fps.
+         */
+        Input_vendor_e_q4_preview_image_to_video: {
+            /**
+             * @description Clip length in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description The opening frame. */
+            image_url: string;
+            /** @description An optional closing frame; accepted only together with image_url. */
+            last_image_url?: string;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "540p" | "720p" | "1080p" | "2k" | "4k";
             /** @description Random seed. */
             seed?: number;
         };
@@ -1902,17 +4311,17 @@ export interface components {
              * @default 16:9
              * @enum {string}
              */
-            aspect_ratio: "16:9" | "9:16" | "1:1" | "3:4" | "4:3";
+            aspect_ratio?: "16:9" | "9:16" | "1:1" | "3:4" | "4:3";
             /**
              * @description Clip length in whole seconds; billed per second.
              * @default 5
              */
-            duration_seconds: number;
+            duration_seconds?: number;
             /**
              * @description Generated sound.
              * @default true
              */
-            generate_audio: boolean;
+            generate_audio?: boolean;
             /** @description Scene description. */
             prompt: string;
             /** @description Audio to match (voice, music, rhythm). */
@@ -1924,9 +4333,37 @@ export interface components {
              * @default 720p
              * @enum {string}
              */
-            resolution: "540p" | "720p" | "1080p" | "2k" | "4k";
+            resolution?: "540p" | "720p" | "1080p" | "2k" | "4k";
             /** @description Random seed. */
             seed?: number;
+        };
+        /**
+         * vendor_e q4-preview, video extend
+         * @description A finished clip continued by a new shot that opens on its final frame; one file with both, up to 4k at 24 fps.
+         */
+        Input_vendor_e_q4_preview_video_extend: {
+            /**
+             * @description Length of the new segment in whole seconds; billed per second.
+             * @default 5
+             */
+            duration_seconds?: number;
+            /**
+             * @description Generated sound.
+             * @default true
+             */
+            generate_audio?: boolean;
+            /** @description Scene description. */
+            prompt: string;
+            /**
+             * @description Output size.
+             * @default 720p
+             * @enum {string}
+             */
+            resolution?: "540p" | "720p" | "1080p" | "2k" | "4k";
+            /** @description Random seed. */
+            seed?: number;
+            /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
+            video_url: string;
         };
         ModelList: {
             items: components["schemas"]["ModelSummary"][];
@@ -2292,6 +4729,16 @@ export interface components {
                  *       }
                  *     }
                  */
+                "application/json": components["schemas"]["CompatError"];
+            };
+        };
+        /** @description Idempotency-Key reused for another request or by another key (compatible layer). */
+        CompatConflict: {
+            headers: {
+                "x-request-id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["CompatError"];
             };
         };
@@ -3451,7 +5898,12 @@ export interface operations {
     createVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes retries of a write safe for 24 hours. Scoped per account and per API key (for retryTask, to the source task and the retry action). A malformed key returns 400 (40014). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Shortens the retention of this task's content, in seconds. */
+                "X-Service-Retention"?: number;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3476,6 +5928,7 @@ export interface operations {
             401: components["responses"]["CompatUnauthorized"];
             402: components["responses"]["CompatPaymentRequired"];
             403: components["responses"]["CompatForbidden"];
+            409: components["responses"]["CompatConflict"];
             413: components["responses"]["CompatPayloadTooLarge"];
             429: components["responses"]["CompatTooManyRequests"];
             500: components["responses"]["CompatServerError"];

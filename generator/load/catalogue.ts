@@ -5,7 +5,7 @@ import { expandModel, type Shared } from './expand-model.js';
 import type { FormatDef } from './field-schema.js';
 import { readYaml, type YamlSource } from './read-yaml.js';
 import { SpecError, type SpecProblem } from './spec-error.js';
-import type { Catalogue, ErrorCatalogue, JsonSchema, MarkerStyle, PricingOption, RawModel } from './types.js';
+import type { Catalogue, ErrorCatalogue, JsonSchema, MarkerStyle, ModeSpec, PricingOption, RawModel } from './types.js';
 
 export const LANGUAGES = ['en', 'zh-CN', 'zh-TW', 'ja', 'ko', 'de', 'fr', 'es', 'pt-BR', 'ru', 'it', 'pl'];
 
@@ -25,6 +25,7 @@ export function loadCatalogue(root: string): Catalogue {
   const markersSource = read('spec/shared/markers.yaml');
   const sizesSource = read('spec/shared/output-sizes.yaml');
   const optionsSource = read('spec/shared/pricing-options.yaml');
+  const modesSource = read('spec/shared/modes.yaml');
   const errorsSource = read('spec/errors.yaml');
   const openapiSource = read('spec/openapi.yaml');
   if (problems.length) throw new SpecError(problems);
@@ -55,6 +56,7 @@ export function loadCatalogue(root: string): Catalogue {
     markers,
     outputSizes: sizesSource!.data as Shared['outputSizes'],
     pricingOptions,
+    modes: checkModes(modesSource!, fields, problems),
   };
 
   // Model files: each checked against spec/model.schema.json, then expanded.
@@ -105,6 +107,24 @@ export function loadCatalogue(root: string): Catalogue {
     pricingOptions,
     inputs: [...inputs].sort(),
   };
+}
+
+const MODES = ['text-to-video', 'image-to-video', 'reference-to-video', 'video-extend', 'video-edit'];
+
+/** spec/shared/modes.yaml: one entry per mode, naming dictionary fields only. */
+function checkModes(source: YamlSource, fields: Record<string, JsonSchema>, problems: SpecProblem[]): Record<string, ModeSpec> {
+  const modes = (source.data ?? {}) as Record<string, ModeSpec>;
+  for (const mode of MODES) if (!modes[mode]) problems.push(source.problem([], `modes.yaml needs an entry for ${mode}`));
+  for (const [mode, spec] of Object.entries(modes)) {
+    if (!MODES.includes(mode)) problems.push(source.problem([mode], `unknown mode "${mode}" (${MODES.join(', ')})`));
+    if (typeof spec?.description !== 'string') problems.push(source.problem([mode], `mode ${mode} needs a description`));
+    for (const key of ['required', 'absent'] as const) {
+      (spec?.fields?.[key] ?? []).forEach((name, i) => {
+        if (!fields[name]) problems.push(source.problem([mode, 'fields', key, i], `unknown field "${name}": it is not in spec/shared/fields.yaml`));
+      });
+    }
+  }
+  return modes;
 }
 
 function decodePointer(segment: string): string {

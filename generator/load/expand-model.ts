@@ -1,7 +1,9 @@
 import { fieldSchema, isObject, type FormatDef } from './field-schema.js';
+import { mergeModel, ruleList, rulePath } from './merge.js';
+import { checkModeContract, checkSourceClip } from './modes.js';
 import type { YamlSource } from './read-yaml.js';
 import type { SpecProblem } from './spec-error.js';
-import type { JsonSchema, MarkerStyle, Model, ModelField, PricingOption, RawModel, Rule, Scalar } from './types.js';
+import type { JsonSchema, MarkerStyle, ModeSpec, Model, ModelField, PricingOption, RawModel, Rule, Scalar } from './types.js';
 
 export interface Shared {
   fields: Record<string, JsonSchema>;
@@ -9,22 +11,10 @@ export interface Shared {
   markers: Record<string, Omit<MarkerStyle, 'name'>>;
   outputSizes: Record<string, Record<string, Record<string, string>>>;
   pricingOptions: PricingOption[];
+  modes: Record<string, ModeSpec>;
 }
 
-/** Keys a file never inherits from the one it extends. */
-const OWN_KEYS = new Set(['id', 'extends', 'abstract']);
-
-/** Maps merge deeply, arrays and scalars replace, null removes the inherited entry. */
-export function mergeModel(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(base)) if (!OWN_KEYS.has(key)) out[key] = value;
-  for (const [key, value] of Object.entries(over)) {
-    if (value === null) delete out[key];
-    else if (isObject(value) && isObject(out[key])) out[key] = mergeModel(out[key] as Record<string, unknown>, value);
-    else out[key] = value;
-  }
-  return out;
-}
+export { mergeModel } from './merge.js';
 
 /** Expands one callable model: follows `extends`, resolves the shared material and checks that it all fits. */
 export function expandModel(
@@ -50,7 +40,7 @@ export function expandModel(
   }
   let merged: Record<string, unknown> = {};
   for (const source of [...chain].reverse()) merged = mergeModel(merged, source.data as Record<string, unknown>);
-  const raw = { ...merged, id } as RawModel;
+  const raw = { ...merged, id, rules: ruleList(merged.rules) } as RawModel;
   // Report a problem at the first file in the chain (own file first) that writes the path.
   const at = (path: (string | number)[], message: string) => {
     const owner = chain.find((s) => hasPath(s.data, path)) ?? chain[0];
@@ -78,9 +68,19 @@ export function expandModel(
     const schema = fieldSchema(name, dictionary, o, shared.formats, patternMessages);
     checkDefault(name, schema, o.auto, (m) => at(['fields', name], m));
     if (o.min !== undefined && o.max !== undefined && o.min > o.max) at(['fields', name, 'min'], `min ${o.min} is above max ${o.max}`);
-    fields.push({ name, required: o.required === true, schema, reference: dictionary.reference as string | undefined, auto: o.auto });
+    const format = typeof dictionary.format === 'string' ? dictionary.format : undefined;
+    fields.push({ name, required: o.required === true, schema, reference: dictionary.reference as string | undefined, format, auto: o.auto });
   }
   const byName = new Map(fields.map((f) => [f.name, f]));
+  const modeSpec = shared.modes[mode];
+  const absentFields = (modeSpec?.fields?.absent ?? []).map((name) => ({
+    name,
+    required: false,
+    schema: fieldSchema(name, shared.fields[name], {}, shared.formats, {}),
+    reference: shared.fields[name].reference as string | undefined,
+  }));
+  checkModeContract(mode, modeSpec, byName, raw.pricing?.sourceClip, at);
+  checkSourceClip(raw.pricing?.sourceClip, byName, at);
 
   const markers = shared.markers[raw.markers!];
   if (!markers) at(['markers'], `unknown marker style "${raw.markers}": it is not in spec/shared/markers.yaml`);
@@ -92,12 +92,16 @@ export function expandModel(
   } else outputSizes = standardSizes(shared.outputSizes.standard, fields);
 
   const rules = raw.rules ?? [];
-  rules.forEach((rule, i) => checkRule(rule, byName, (path, m) => at(['rules', i, ...path], m)));
-  const ruleIds = new Set<string>();
-  rules.forEach((rule, i) => {
-    if (ruleIds.has(rule.id)) at(['rules', i, 'id'], `rule id "${rule.id}" is used twice`);
-    ruleIds.add(rule.id);
-  });
+  rules.forEach((rule) => checkRule(rule, byName, (path, m) => at([...rulePath(chain, rule.id), ...path], m)));
+  for (const source of chain) {
+    const own = (source.data as RawModel).rules;
+    if (!Array.isArray(own)) continue;
+    const ids = new Set<string>();
+    own.forEach((rule, i) => {
+      if (ids.has(rule.id)) problems.push(source.problem(['rules', i, 'id'], `rule id "${rule.id}" is used twice`));
+      ids.add(rule.id);
+    });
+  }
 
   const pricing = expandPricing(raw, byName, shared.pricingOptions, at);
   const clips = raw.pricing?.referenceClips;
@@ -118,20 +122,22 @@ export function expandModel(
     vendor,
     family: familyVersion,
     mode,
+    modeDescription: modeSpec!.description,
     sources: chain.map((s) => s.file),
     title: raw.title!,
     summary: raw.summary!,
     markers: { name: raw.markers!, ...markers },
     outputSizes,
     fields,
+    absentFields,
     inputSchema,
     patternMessages,
     references: raw.references ?? {},
     rules,
-    pricing: { ...pricing, referenceClips: clips },
-    notes: raw.notes ?? [],
-    decisions: raw.decisions ?? [],
-    assumptions: raw.assumptions ?? [],
+    pricing: { ...pricing, referenceClips: clips, sourceClip: raw.pricing?.sourceClip },
+    notes: [...(raw.notes ?? []), ...(modeSpec!.notes ?? [])],
+    decisions: [...(raw.decisions ?? []), ...(modeSpec!.decisions ?? [])],
+    assumptions: [...(raw.assumptions ?? []), ...(modeSpec!.assumptions ?? [])],
   };
 }
 
@@ -224,61 +230,84 @@ function expandPricing(
   fields: Map<string, ModelField>,
   options: PricingOption[],
   at: (path: (string | number)[], message: string) => void,
-): Pick<Model['pricing'], 'options' | 'rates'> | undefined {
+): Pick<Model['pricing'], 'options' | 'rates' | 'fixedOptions'> | undefined {
   const rows = raw.pricing?.rates ?? [];
+  const fixed = raw.pricing?.fixedOptions ?? {};
   const optionByName = new Map(options.map((o) => [o.name, o]));
   const used: PricingOption[] = [];
   const domains = new Map<string, Scalar[]>();
   let ok = true;
+  /** The values an option takes: a fixed option needs no field (with_video false where no clip can be sent). */
+  const domainOf = (key: string, path: (string | number)[]): Scalar[] | undefined => {
+    const option = optionByName.get(key)!;
+    const source = option.from ?? option.nonEmpty!;
+    if (!fields.has(source)) {
+      // A fixed option whose field the model lacks: its values are those of a switch (all fixable options are).
+      if (key in fixed) return typeof fixed[key] === 'boolean' ? [true, false] : [fixed[key]];
+      at(path, `rate option "${key}" needs the field "${source}", which this model does not accept`);
+      return undefined;
+    }
+    const domain = option.nonEmpty ? [true, false] : valuesOf(fields.get(source));
+    if (!domain) at(path, `rate option "${key}" needs "${source}" to have a fixed set of values`);
+    return domain;
+  };
+  for (const [key, value] of Object.entries(fixed)) {
+    const domain = domainOf(key, ['pricing', 'fixedOptions', key]);
+    if (domain && !domain.includes(value)) {
+      at(['pricing', 'fixedOptions', key], `${JSON.stringify(value)} is not a value of ${key} (${domain.join(', ')})`);
+      ok = false;
+    }
+  }
   for (const [i, row] of rows.entries()) {
     for (const [key, value] of Object.entries(row)) {
       if (key === 'rate') continue;
-      const option = optionByName.get(key)!;
-      const source = option.from ?? option.nonEmpty!;
-      if (!fields.has(source)) {
-        at(['pricing', 'rates', i, key], `rate option "${key}" needs the field "${source}", which this model does not accept`);
-        ok = false;
-        continue;
-      }
-      const domain = option.nonEmpty ? [true, false] : valuesOf(fields.get(source));
+      const domain = domainOf(key, ['pricing', 'rates', i, key]);
       if (!domain) {
-        at(['pricing', 'rates', i, key], `rate option "${key}" needs "${source}" to have a fixed set of values`);
         ok = false;
         continue;
       }
       if (!domain.includes(value as Scalar)) {
-        at(['pricing', 'rates', i, key], `${JSON.stringify(value)} is not a value of ${source} (${domain.join(', ')})`);
+        at(['pricing', 'rates', i, key], `${JSON.stringify(value)} is not a value of ${key} (${domain.join(', ')})`);
         ok = false;
       }
       if (!domains.has(key)) {
         domains.set(key, domain);
-        used.push(option);
+        used.push(optionByName.get(key)!);
       }
     }
   }
   if (!ok) return undefined;
   used.sort((a, b) => options.indexOf(a) - options.indexOf(b));
-  const rates = rows.map((row) => {
+  const all = rows.map((row) => {
     const when: Record<string, Scalar> = {};
     for (const option of used) if (option.name in row) when[option.name] = row[option.name as keyof typeof row] as Scalar;
     return { when, rate: row.rate, rateHundredths: rateToHundredths(row.rate) };
   });
+  const winnerOf = (combination: Record<string, Scalar>) => all.findIndex((r) => Object.entries(r.when).every(([k, v]) => combination[k] === v));
   // Every combination of option values must find a row, and every row must win for some combination.
+  const combos = combinations(used.map((o) => [o.name, domains.get(o.name)!] as const));
   const winners = new Set<number>();
-  for (const combination of combinations(used.map((o) => [o.name, domains.get(o.name)!] as const))) {
-    const index = rates.findIndex((r) => Object.entries(r.when).every(([k, v]) => combination[k] === v));
+  for (const combination of combos) {
+    const index = winnerOf(combination);
     if (index < 0) {
       at(['pricing', 'rates'], `no rate row matches ${Object.entries(combination).map(([k, v]) => `${k}=${v}`).join(', ')}`);
       ok = false;
     } else winners.add(index);
   }
-  rates.forEach((_, i) => {
+  all.forEach((_, i) => {
     if (!winners.has(i)) {
       at(['pricing', 'rates', i], 'this rate row never applies: earlier rows match every case it covers');
       ok = false;
     }
   });
-  return ok ? { options: used, rates } : undefined;
+  if (!ok) return undefined;
+  // Fixed options: the rows that win at the fixed values, in order, without the fixed options.
+  const atFixed = new Set(combos.filter((c) => Object.entries(fixed).every(([k, v]) => !(k in c) || c[k] === v)).map(winnerOf));
+  const free = used.filter((o) => !(o.name in fixed));
+  const rates = all
+    .filter((_, i) => atFixed.has(i))
+    .map((r) => ({ ...r, when: Object.fromEntries(Object.entries(r.when).filter(([k]) => !(k in fixed))) }));
+  return { options: free, rates, fixedOptions: { ...fixed } };
 }
 
 function combinations(domains: (readonly [string, Scalar[]])[]): Record<string, Scalar>[] {

@@ -7,8 +7,12 @@ export interface SpecProblem {
 }
 
 export class SpecError extends Error {
-  constructor(readonly problems: SpecProblem[]) {
-    super(problems.map(formatProblem).join('\n'));
+  readonly problems: SpecProblem[];
+  constructor(problems: SpecProblem[]) {
+    // A problem in a base file shows up once for every model that extends it: report it once.
+    const unique = [...new Map(problems.map((p) => [formatProblem(p), p])).values()];
+    super(unique.map(formatProblem).join('\n'));
+    this.problems = unique;
     this.name = 'SpecError';
   }
 }

@@ -41,6 +41,24 @@ export type Rule =
 
 export interface RawRate { rate: string; resolution?: string; with_video?: boolean; generate_audio?: boolean; enable_web_search?: boolean }
 export interface ReferenceClips { field: string; maxTotalSeconds: number; perClipMinimumSeconds?: number; holdAssumesSeconds: number }
+/**
+ * A model that works on a supplied clip. `joined`: the output is the clip followed by a new segment
+ * of duration_seconds (video-extend); `clip-length`: the output runs as long as the clip (video-edit).
+ */
+export interface SourceClip { field: string; output: 'joined' | 'clip-length'; billSourceSeconds?: boolean; assumedSeconds: number }
+export interface Assumption { what: string; reason: string }
+
+/** What every model of one mode shares (spec/shared/modes.yaml). */
+export interface ModeSpec {
+  description: string;
+  /** Fields every model of the mode accepts, required (`required`), and fields none accepts (`absent`). */
+  fields?: { required?: string[]; absent?: string[] };
+  /** What every model of the mode declares in pricing.sourceClip. */
+  sourceClip?: Partial<Pick<SourceClip, 'output' | 'billSourceSeconds'>>;
+  notes?: string[];
+  decisions?: string[];
+  assumptions?: Assumption[];
+}
 
 export interface RawModel {
   id: string;
@@ -52,11 +70,12 @@ export interface RawModel {
   outputSizes?: string;
   fields?: Record<string, RawField | null>;
   references?: { image?: ReferenceLimits; video?: ReferenceLimits; audio?: ReferenceLimits; videoSecondsPlusDuration?: { max: number; checked: Checked } };
+  /** A list, or (in a file that extends another) a map keyed by rule id; merged into a list on expansion. */
   rules?: Rule[];
-  pricing?: { rates?: RawRate[]; referenceClips?: ReferenceClips };
+  pricing?: { rates?: RawRate[]; fixedOptions?: Record<string, Scalar>; referenceClips?: ReferenceClips; sourceClip?: SourceClip };
   notes?: string[];
   decisions?: string[];
-  assumptions?: { what: string; reason: string }[];
+  assumptions?: Assumption[];
 }
 
 /** One field of one model, with its final JSON Schema. */
@@ -66,6 +85,8 @@ export interface ModelField {
   schema: JsonSchema;
   /** Kind of reference the field carries (image, video, audio, document, link), if any. */
   reference?: string;
+  /** The dictionary's string format (spec/shared/formats.yaml), if any. */
+  format?: string;
   auto?: number;
 }
 
@@ -86,6 +107,8 @@ export interface Model {
   vendor: string;
   family: string;
   mode: string;
+  /** The mode's one-line description (spec/shared/modes.yaml). */
+  modeDescription: string;
   /** Files this model was read from, its own first, then what it extends. */
   sources: string[];
   title: string;
@@ -93,15 +116,18 @@ export interface Model {
   markers: MarkerStyle;
   outputSizes?: { name: string; table: Record<string, Record<string, string>> };
   fields: ModelField[];
+  /** Dictionary fields the model's mode never has (spec/shared/modes.yaml `absent`): rejected as unknown. */
+  absentFields: ModelField[];
   inputSchema: JsonSchema;
   /** schemaPath prefix (ajv's `#/properties/...`) of each pattern, mapped to its validation message key. */
   patternMessages: Record<string, string>;
   references: NonNullable<RawModel['references']>;
   rules: Rule[];
-  pricing: { options: PricingOption[]; rates: Rate[]; referenceClips?: ReferenceClips };
+  pricing: { options: PricingOption[]; rates: Rate[]; fixedOptions: Record<string, Scalar>; referenceClips?: ReferenceClips; sourceClip?: SourceClip };
+  /** The model's own notes, decisions and assumptions, then its mode's. */
   notes: string[];
   decisions: string[];
-  assumptions: { what: string; reason: string }[];
+  assumptions: Assumption[];
 }
 
 export interface ErrorCatalogue {

@@ -7,6 +7,7 @@ import { openapiPlugin } from './openapi/emit.js';
 import { pricesPlugin } from './prices/emit.js';
 import { routesPlugin } from './routes/emit.js';
 import { sdkTypesPlugin } from './sdk-types/emit.js';
+import { storagePlansPlugin } from './storage-plans/emit.js';
 import { supportPlugin } from './support/emit.js';
 import { validatorsPlugin } from './validators/emit.js';
 import { vectorsPlugin } from './vectors/emit.js';
@@ -24,4 +25,5 @@ export const plugins: Plugin[] = [
   routesPlugin,
   docsPlugin,
   vectorsPlugin,
+  storagePlansPlugin,
 ];

@@ -2,6 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/schema.js';
 
 /** Where media objects live. The local directory is the embedded default. */
 export interface BlobStore {
@@ -53,4 +56,35 @@ export function verifyMediaLink(secret: string, key: string, expires: string | u
 
 function mediaMac(secret: string, key: string, expires: number): string {
   return createHmac('sha256', secret).update(`media.${key}.${expires}`).digest('base64url');
+}
+
+/**
+ * Media objects in the service's database, so that every API and worker machine reads what any of
+ * them wrote. Fits the embedded default and moderate volumes; an object-store driver (S3 and the
+ * like) fits the same interface for large ones.
+ */
+export class DatabaseBlobStore implements BlobStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number,
+  ) {}
+
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    const row = { key, bytes: Buffer.from(bytes), size: bytes.byteLength, created_at: this.now() };
+    await this.db
+      .insertInto('blobs')
+      .values(row)
+      .onConflict((c) => c.column('key').doUpdateSet({ bytes: row.bytes, size: row.size, created_at: row.created_at }))
+      .execute();
+  }
+
+  async read(key: string) {
+    const row = await this.db.selectFrom('blobs').select(['bytes', 'size']).where('key', '=', key).executeTakeFirst();
+    if (!row) return undefined;
+    return { stream: Readable.from([Buffer.from(row.bytes)]), size: Number(row.size) };
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.db.deleteFrom('blobs').where('key', '=', key).execute();
+  }
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { addCredits, createAccount, createKey, revokeKey } from '../accounts/accounts.js';
+import { ENTITIES_USAGE, entitiesCommand } from '../assets/entities-cli.js';
 import { configFromEnv, outboundPolicy } from '../config.js';
 import { createService, openServiceDb } from '../service.js';
 import { migrateToLatest } from '../storage/migrate.js';
@@ -20,6 +21,7 @@ const USAGE = `mediaforge <command> [options]
   webhooks rotate-secret --account ID [--endpoint ID] [--json]
   webhooks deliveries --account ID [--limit N] [--json]
   webhooks resend DELIVERY_ID [--json]
+${ENTITIES_USAGE}
 
 The database is --db or MEDIAFORGE_DB (sqlite:PATH or postgres://...); default sqlite:./data/mediaforge.db.`;
 
@@ -56,6 +58,9 @@ export async function main(argv: string[]): Promise<number> {
       endpoint: { type: 'string' },
       'payload-version': { type: 'string' },
       limit: { type: 'string' },
+      name: { type: 'string' },
+      assets: { type: 'string' },
+      entity: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -131,6 +136,10 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (command === 'webhooks') return await webhooksCommand(db, sub, positionals[2], values, outboundPolicy(config), now);
+    if (command === 'entities') {
+      const code = await entitiesCommand(db, sub, values, now);
+      if (code !== undefined) return code;
+    }
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
   } finally {
     await db.close();

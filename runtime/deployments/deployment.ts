@@ -5,6 +5,8 @@ export interface DeploymentJob {
   taskId: string;
   model: ModelInfo;
   input: Record<string, unknown>;
+  /** Length of the model's source clip when the service knows it (a task of the same key); a deployment measures URLs. */
+  sourceClipSeconds?: number;
 }
 
 export interface DeploymentOutput {
@@ -16,7 +18,7 @@ export interface DeploymentOutput {
 
 export type DeploymentStatus =
   | { state: 'running'; progress: number; retryAfterMs: number }
-  | { state: 'succeeded'; outputs: DeploymentOutput[]; outputSeconds: number; referenceClipSeconds?: (number | null)[] }
+  | { state: 'succeeded'; outputs: DeploymentOutput[]; outputSeconds: number; referenceClipSeconds?: (number | null)[]; sourceClipSeconds?: number }
   /** `reason` is the model's own English text; the service strips identifiers before showing it. */
   | { state: 'failed'; reason: string };
 

@@ -22,8 +22,9 @@ export function durationRange(model: ModelInfo): { min: number; max: number; aut
 }
 
 /**
- * The built-in deployment: it runs every model, takes `latencyMs`, and returns a real playable
- * MP4 of the requested length. A -1 duration is chosen from the task id within the model's range.
+ * The built-in deployment: it runs every model and mode, takes `latencyMs`, and returns a real
+ * playable MP4 of the requested length (files exist for 1 to 60 s; longer outputs report their
+ * length on the 60 s file). A -1 duration is chosen from the task id within the model's range.
  * The handle carries the start time, so a restarted server picks the task up where it stood.
  */
 export class SimulatorDeployment implements Deployment {
@@ -54,13 +55,32 @@ export class SimulatorDeployment implements Deployment {
       // Shaped like a provider's reason, identifiers included, to exercise the scrubbing.
       return { state: 'failed', reason: `Content policy violation: the prompt was rejected by the safety filter (request ${job.taskId}).` };
     }
-    const seconds = this.outputSeconds(job);
+    const { seconds, sourceSeconds } = this.outputSeconds(job);
     const clip = Math.max(1, Math.min(MAX_CLIP_SECONDS, seconds));
     const bytes = await readFile(new URL(`clip-${String(clip).padStart(2, '0')}s.mp4`, MEDIA_DIR));
-    return { state: 'succeeded', outputSeconds: seconds, outputs: [{ bytes, mime: 'video/mp4', extension: 'mp4', durationSeconds: seconds }] };
+    return {
+      state: 'succeeded',
+      outputSeconds: seconds,
+      ...(sourceSeconds === undefined ? {} : { sourceClipSeconds: sourceSeconds }),
+      outputs: [{ bytes, mime: 'video/mp4', extension: 'mp4', durationSeconds: seconds }],
+    };
   }
 
-  private outputSeconds(job: DeploymentJob): number {
+  /**
+   * The output length. A model that works on a supplied clip (the catalogue's sourceClip) takes the
+   * clip's length: known for a task of the same key, else the model's assumed length, standing in for
+   * the measurement a real deployment makes. `joined`: the clip plus the new segment; `clip-length`: the clip.
+   */
+  private outputSeconds(job: DeploymentJob): { seconds: number; sourceSeconds?: number } {
+    const source = job.model.pricing.sourceClip;
+    if (!source) return { seconds: this.newSeconds(job) };
+    const sourceSeconds = job.sourceClipSeconds ?? source.assumedSeconds;
+    if (source.output === 'clip-length') return { seconds: sourceSeconds, sourceSeconds };
+    return { seconds: sourceSeconds + this.newSeconds(job), sourceSeconds };
+  }
+
+  /** The generated length: duration_seconds, or one chosen from the task id within the model's range for -1. */
+  private newSeconds(job: DeploymentJob): number {
     const range = durationRange(job.model);
     const requested = job.input.duration_seconds;
     if (!range) return 5;

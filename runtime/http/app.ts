@@ -1,13 +1,19 @@
 import { createHash } from 'node:crypto';
+import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
+import { Redis } from 'ioredis';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Language } from '../../generated/errors.js';
 import { routes, type Handlers, type RouteDef } from '../../generated/routes.js';
 import type { Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
+import { multipartLimits } from '../compat/form.js';
 import { newId } from '../ids.js';
 import { ApiError } from '../errors.js';
 import { ApiRequest } from './api-request.js';
+import { registerOps } from './ops.js';
+import { registerDocs } from '../../docs-site/serve.js';
+import { registerConsole } from '../console/pages.js';
 import { Authenticator, refuseKeyInQuery } from './auth.js';
 import { pickLanguage } from './language.js';
 import { sendCompatError } from './compat-error.js';
@@ -49,8 +55,12 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     request.language = pickLanguage(request.headers['accept-language'], null);
   });
 
+  // Shared across API processes through Redis when configured; per process otherwise.
+  const redis = ctx.config.redisUrl ? new Redis(ctx.config.redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
+  if (redis) app.addHook('onClose', async () => void (await redis.quit()));
   await app.register(rateLimit, {
     global: true,
+    ...(redis ? { redis, nameSpace: 'mediaforge-rate-limit-' } : {}),
     max: ctx.config.rateLimitPerMinute,
     timeWindow: 60_000,
     keyGenerator: (request) => {
@@ -71,10 +81,27 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   });
 
   const handlers = createHandlers();
-  for (const route of routes) bindRoute(app, ctx, authenticator, route, handlers);
+  const scoped = new Set(['createVideo', 'uploadFile']);
+  for (const route of routes) if (!scoped.has(route.operationId)) bindRoute(app, ctx, authenticator, route, handlers);
+  // PUT /uploads/{fileId} takes the raw bytes of any declared type as a stream (the signed ticket
+  // caps their size, not the JSON body limit); only this scope has the catch-all parser.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    bindRoute(scope, ctx, authenticator, routes.find((r) => r.operationId === 'uploadFile')!, handlers);
+  });
+  // POST /v1/videos also reads multipart/form-data (the openai SDK's encoding): the parser lives in
+  // its own scope, so every other route still answers a multipart body with 40004.
+  await app.register(async (scope) => {
+    await scope.register(multipart, { limits: multipartLimits(ctx.config.bodyLimitBytes), throwFileSizeLimit: true });
+    bindRoute(scope, ctx, authenticator, routes.find((r) => r.operationId === 'createVideo')!, handlers);
+  });
   // Model ids contain slashes: GET /models/{model} also answers the unencoded form.
   const getModel = routes.find((r) => r.operationId === 'getModel')!;
   bindRoute(app, ctx, authenticator, { ...getModel, fastifyPath: getModel.fastifyPath.replace(':model', '*') }, handlers);
+  registerOps(app, ctx);
+  await registerDocs(app); // /docs, /openapi.json, /openapi.yaml (docs-site/serve.ts)
+  await registerConsole(app, ctx); // /playground, /console and their session APIs (runtime/console/)
   if (options.extend) await options.extend(app);
   return app;
 }
@@ -88,13 +115,15 @@ function bindRoute(app: FastifyInstance, ctx: Context, authenticator: Authentica
   app.route({
     method: route.method,
     url: route.fastifyPath,
-    // Before the body is read: a key in the URL or a missing key is answered first.
-    onRequest: async (request: FastifyRequest) => {
+    // After the rate limiter (onRequest) and before the body is read: a key in the URL or a
+    // missing key is answered first, and failed attempts still count against the limit.
+    preParsing: async (request: FastifyRequest, _reply: FastifyReply, payload) => {
       refuseKeyInQuery(request);
       if (route.auth) {
         request.caller = await authenticator.authenticate(request);
         request.language = pickLanguage(request.headers['accept-language'], request.caller.language);
       }
+      return payload;
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const result = await handler(new ApiRequest(ctx, request, reply, request.caller, request.language));

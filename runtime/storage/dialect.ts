@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, SqliteDialect, sql, type ColumnDefinitionBuilder } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type ColumnDefinitionBuilder, type DatabaseConnection, type Driver } from 'kysely';
 import type { Database } from './schema.js';
 
 /** The only place that knows which database engine is behind Kysely. */
@@ -29,8 +29,26 @@ export async function openDb(url: string): Promise<Db> {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
   return { kysely, engine: 'sqlite', url, close: () => kysely.destroy() };
+}
+
+/**
+ * Transactions begin IMMEDIATE: the write lock is taken up front (waiting up to busy_timeout), so a
+ * transaction that reads and then writes never fails with SQLITE_BUSY when another process's
+ * connection wrote in between (a deferred BEGIN cannot upgrade a stale WAL snapshot).
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    return new (class extends SqliteDriver {
+      override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+        await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      }
+    })(this.config);
+  }
+  constructor(private readonly config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+  }
 }
 
 /** An auto-incrementing integer primary key, in each engine's spelling. */

@@ -2,10 +2,13 @@ import { Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
 import type { Db } from './dialect.js';
 import { initial } from './migrations/0001-initial.js';
 import { webhooks } from './migrations/0002-webhooks.js';
+import { blobs } from './migrations/0003-blobs.js';
+import { assets } from './migrations/0004-assets.js';
+import { consoleUsers } from './migrations/0005-console.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
-  return { '0001-initial': initial(db.engine), '0002-webhooks': webhooks(db.engine) };
+  return { '0001-initial': initial(db.engine), '0002-webhooks': webhooks(db.engine), '0003-blobs': blobs(db.engine), '0004-assets': assets(db.engine), '0005-console': consoleUsers(db.engine) };
 }
 
 /**

@@ -91,7 +91,7 @@ export interface Database {
     size: number;
     created_at: number;
   };
-  /** Upload tickets: pending until the signed PUT arrives, then uploaded, then committed (one use each). */
+  /** Upload tickets: pending until the signed PUT arrives, then uploaded, then committed (one use each); expired a day after an unused ticket ran out. */
   uploads: {
     id: string;
     account_id: string;
@@ -102,7 +102,7 @@ export interface Database {
     kind: string;
     declared_size: number;
     max_bytes: number;
-    state: 'pending' | 'receiving' | 'uploaded' | 'committed' | 'failed';
+    state: 'pending' | 'receiving' | 'uploaded' | 'committed' | 'failed' | 'expired';
     received_bytes: number | null;
     blob_key: string | null;
     asset_id: string | null;
@@ -193,4 +193,8 @@ export interface Database {
     created_at: number;
     delivered_at: number | null;
   };
+  /** Console users: email + bcrypt hash; `playground_account_id` holds the free playground credits (no usable API key). */
+  users: { id: string; email: string; password_hash: string; account_id: string; playground_account_id: string; created_at: number };
+  /** Console sessions, by SHA-256 of the cookie value; `csrf_token` must come back in X-CSRF-Token on state changes. */
+  sessions: { id_hash: string; user_id: string; csrf_token: string; created_at: number; expires_at: number };
 }

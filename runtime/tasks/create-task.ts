@@ -1,5 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Caller } from '../accounts/accounts.js';
+import { ownerOf } from '../assets/library.js';
+import { applyAssetReferences } from '../assets/references.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -32,6 +34,8 @@ export interface Created {
  * of maxCredits, the task in `queued` and its first work items. Nothing is written on any error.
  */
 export async function acceptTask(ctx: Context, caller: Caller, request: PreparedRequest, options: CreateOptions): Promise<Created> {
+  // service://a/<id> references: assets of the caller's library meeting the acceptance limits; measured clip lengths reprice the hold.
+  await applyAssetReferences(ctx, ownerOf(caller), request);
   const deployment = ctx.deployments.pick(request.model.info);
   if (!deployment) throw new ApiError('no_deployment');
   const now = ctx.clock.now();

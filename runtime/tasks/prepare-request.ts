@@ -1,11 +1,12 @@
 import { catalogue, type CatalogueModel } from '../../generated/catalogue.js';
-import { usdToCredits, type FieldIssue, type PriceResult, type Warning } from '../../generated/support.js';
+import { usdToCredits, type FieldIssue, type PriceFacts, type PriceResult, type Warning } from '../../generated/support.js';
 import type { Caller } from '../accounts/accounts.js';
 import { ApiError, fieldIssue, invalidInput } from '../errors.js';
 import { requestFingerprint } from '../idempotency/fingerprint.js';
 import { verifyQuote } from '../quotes/quotes.js';
 import type { OutboundPolicy } from '../net/address-policy.js';
 import { checkCallbackUrl } from './callback-url.js';
+import { sourceClipFacts, type SourceClipLookup } from './source-clip.js';
 
 const BODY_FIELDS = new Set(['model', 'input', 'callBackUrl', 'quoteId', 'expectedCredits', 'expectedCost']);
 
@@ -15,13 +16,19 @@ export interface PreparedRequest {
   input: Record<string, unknown>;
   callbackUrl: string | null;
   price: PriceResult;
+  /** What the price knew beyond the input (a source clip's length); re-pricing merges its own facts into these. */
+  facts: PriceFacts;
   warnings: Warning[];
   fingerprint: string;
   quote?: { quoteId: string; expectedCredits: number };
 }
 
-/** Parses the body of createTask / quote: the envelope fields first, then the model's generated validator. */
-export async function prepareRequest(body: unknown, policy: OutboundPolicy): Promise<PreparedRequest> {
+/**
+ * Parses the body of createTask / quote: the envelope fields first, then the model's generated
+ * validator. `sourceClips` looks up a task named as a model's source clip (same API key only);
+ * without it such a task id is refused as unknown.
+ */
+export async function prepareRequest(body: unknown, policy: OutboundPolicy, sourceClips?: SourceClipLookup): Promise<PreparedRequest> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalidInput([fieldIssue('body', 'type', 'type', { type: 'object' })]);
   }
@@ -46,6 +53,7 @@ export async function prepareRequest(body: unknown, policy: OutboundPolicy): Pro
   if (!validated.ok) throw invalidInput(validated.errors);
   const callbackUrl = (b.callBackUrl as string | undefined) ?? null;
   if (callbackUrl !== null) await checkCallbackUrl(callbackUrl, policy);
+  const facts = await sourceClipFacts(model, validated.value, sourceClips);
 
   const quoteFields = [b.quoteId, b.expectedCredits ?? b.expectedCost].filter((v) => v !== undefined).length;
   if (quoteFields === 1) throw new ApiError('quote_incomplete', {}, [], b.quoteId === undefined ? 'quoteId' : 'expectedCredits');
@@ -54,7 +62,8 @@ export async function prepareRequest(body: unknown, policy: OutboundPolicy): Pro
     model,
     input: validated.value,
     callbackUrl,
-    price: model.price(validated.value),
+    price: model.price(validated.value, facts),
+    facts,
     warnings: model.warnings(validated.value),
     fingerprint: requestFingerprint(model.info.id, validated.value, callbackUrl),
     quote: b.quoteId !== undefined ? { quoteId: b.quoteId as string, expectedCredits: expectedCredits! } : undefined,

@@ -50,6 +50,8 @@ export interface SuccessFacts {
   outputs: StoredOutput[];
   outputSeconds: number;
   referenceClipSeconds?: (number | null)[];
+  /** Measured length of the model's source clip, if it works on one. */
+  sourceClipSeconds?: number;
 }
 
 /** running -> succeeded: the hold is settled to the actual charge, never above the hold. */
@@ -57,7 +59,7 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
   return resolveOnce(ctx, taskId, async (trx, task, now) => {
     const model = catalogue.get(task.model);
     const input = JSON.parse(task.input_json ?? '{}') as Record<string, unknown>;
-    const price = model!.price(input, { outputSeconds: facts.outputSeconds, referenceClipSeconds: facts.referenceClipSeconds });
+    const price = model!.price(input, { outputSeconds: facts.outputSeconds, referenceClipSeconds: facts.referenceClipSeconds, sourceClipSeconds: facts.sourceClipSeconds });
     const charged = (await settleHold(trx, taskId, price.estimatedCredits, now)) ?? 0;
     return { state: 'succeeded', progress: 100, charged_credits: charged, output_json: JSON.stringify(facts.outputs) };
   });

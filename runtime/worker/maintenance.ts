@@ -1,4 +1,5 @@
 import type { Context } from '../context.js';
+import { expireUploads } from '../files/cleanup.js';
 import type { WorkHandler } from './worker.js';
 
 const HOUR_MS = 3600 * 1000;
@@ -10,7 +11,7 @@ const expireIdempotencyKeys: WorkHandler = async (ctx) => {
   return { retryAt: now + HOUR_MS };
 };
 
-export const maintenanceWorkHandlers: Record<string, WorkHandler> = { 'expire-idempotency-keys': expireIdempotencyKeys };
+export const maintenanceWorkHandlers: Record<string, WorkHandler> = { 'expire-idempotency-keys': expireIdempotencyKeys, 'expire-uploads': expireUploads };
 
 /** Makes sure each recurring maintenance job has one pending work item (any worker may run it). */
 export async function scheduleMaintenance(ctx: Context): Promise<void> {

@@ -1,21 +1,40 @@
 import { catalogue } from '../../generated/catalogue.js';
+import { assetClipSeconds, checkReferencesBeforeRun } from '../assets/run-check.js';
 import type { Context } from '../context.js';
 import type { DeploymentJob } from '../deployments/deployment.js';
 import { expireTask, failTask, scrubReason, succeedTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
 import type { StoredOutput, TaskRow } from '../tasks/task-record.js';
 import { purgeTaskContent } from '../tasks/task-queries.js';
+import { sourceTaskId, succeededClipSeconds } from '../tasks/source-clip.js';
 import type { WorkHandler, WorkItem, WorkOutcome } from './worker.js';
 
 /** A deployment that keeps failing to answer is given up after this many polls; the task fails and the hold is released. */
 const MAX_POLL_FAILURES = 8;
+/** Longest wait for one deployment call: a deployment that never answers must not stall the worker (its other items, expiries). */
+const DEPLOYMENT_CALL_TIMEOUT_MS = 30_000;
+
+/** The call, or an error once `ms` passed (at most the call timeout, at least 50 ms: the task's deadline bounds it). */
+function timeBoxed<T>(call: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = Math.max(50, Math.min(DEPLOYMENT_CALL_TIMEOUT_MS, ms));
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`deployment ${what} did not answer within ${limit} ms`)), limit);
+  });
+  return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
+}
 
 async function loadTask(ctx: Context, item: WorkItem): Promise<TaskRow | undefined> {
   return ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', item.task_id!).executeTakeFirst();
 }
 
-function jobOf(task: TaskRow): DeploymentJob {
-  return { taskId: task.id, model: catalogue.get(task.model)!.info, input: JSON.parse(task.input_json ?? '{}') };
+/** The job of a task; a source clip named by task id (checked at acceptance) has that task's output length. */
+async function jobOf(ctx: Context, task: TaskRow): Promise<DeploymentJob> {
+  const model = catalogue.get(task.model)!.info;
+  const input = JSON.parse(task.input_json ?? '{}') as Record<string, unknown>;
+  const sourceTask = sourceTaskId(model, input);
+  const sourceClipSeconds = sourceTask === undefined ? undefined : await succeededClipSeconds(ctx, task.api_key_id, sourceTask);
+  return { taskId: task.id, model, input, ...(sourceClipSeconds === undefined ? {} : { sourceClipSeconds }) };
 }
 
 /** queued -> running: start the task on its deployment, then poll it. */
@@ -27,8 +46,16 @@ const runTask: WorkHandler = async (ctx, item) => {
     await failTask(ctx, task.id, 'internal_error', null);
     return { done: true };
   }
+  if (!task.deployment_handle) {
+    // Reference limits checked during generation (external files fetched through the SSRF guard): a problem fails the task, hold released.
+    const problem = await checkReferencesBeforeRun(ctx, task);
+    if (problem) {
+      await failTask(ctx, task.id, problem.code, problem.detail);
+      return { done: true };
+    }
+  }
   const now = ctx.clock.now();
-  const handle = task.deployment_handle ?? (await deployment.start(jobOf(task)));
+  const handle = task.deployment_handle ?? (await timeBoxed(deployment.start(await jobOf(ctx, task)), task.deadline_at - now, 'start'));
   await ctx.db.kysely.transaction().execute(async (trx) => {
     await trx.updateTable('tasks').set({ state: 'running', started_at: now, updated_at: now, deployment_handle: handle }).where('id', '=', task.id).where('state', '=', 'queued').execute();
     await trx.insertInto('work_items').values({ kind: 'poll', task_id: task.id, ref_id: null, due_at: now, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
@@ -43,7 +70,7 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   const deployment = ctx.deployments.byName(task.deployment ?? '')!;
   let status;
   try {
-    status = await deployment.poll(task.deployment_handle, jobOf(task));
+    status = await timeBoxed(deployment.poll(task.deployment_handle, await jobOf(ctx, task)), task.deadline_at - ctx.clock.now(), 'poll');
   } catch (error) {
     if (item.attempts >= MAX_POLL_FAILURES) {
       await failTask(ctx, task.id, 'internal_error', null);
@@ -66,7 +93,8 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
     await ctx.blobs.put(key, output.bytes);
     outputs.push({ key, mime: output.mime, durationSeconds: output.durationSeconds });
   }
-  const resolved = await succeedTask(ctx, task.id, { outputs, outputSeconds: status.outputSeconds, referenceClipSeconds: status.referenceClipSeconds });
+  const referenceClipSeconds = status.referenceClipSeconds ?? (await assetClipSeconds(ctx, task));
+  const resolved = await succeedTask(ctx, task.id, { outputs, outputSeconds: status.outputSeconds, referenceClipSeconds, sourceClipSeconds: status.sourceClipSeconds });
   // A result after expiry settles nothing and keeps nothing.
   if (!resolved) for (const output of outputs) await ctx.blobs.delete(output.key);
   return { done: true };

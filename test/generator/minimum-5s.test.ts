@@ -64,8 +64,9 @@ function cheapestFiveSeconds(id: string): number {
 }
 
 describe('the minimum for 5 s, reproduced from the YAML', () => {
-  it('covers every model of the catalogue', () => {
-    expect([...catalogue.keys()].sort()).toEqual(PUBLISHED.map(([id]) => id).sort());
+  it('covers every reference-to-video model of the catalogue (the other modes have no published figure)', () => {
+    const referenceToVideo = [...catalogue.values()].filter((m) => m.info.mode === 'reference-to-video').map((m) => m.info.id);
+    expect(referenceToVideo.sort()).toEqual(PUBLISHED.map(([id]) => id).sort());
   });
 
   it.each(PUBLISHED)('%s: %i credits', (id, want) => {

@@ -1,3 +1,4 @@
+import { catalogue } from '../../generated/catalogue.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { bodyD, checkBalance, createTask, expectError, expectOk, IMAGE, MODEL_D, MODEL_MINI, PRICE_D, usd } from './helpers.js';
@@ -128,14 +129,15 @@ describe('GET /models', () => {
     await t?.close();
   });
 
-  it('lists the 17 callable models with prices and the 5 s minimum, without schemas', async () => {
+  it('lists every callable model (the 17 reference-to-video ones among them) with prices and the 5 s minimum, without schemas', async () => {
     const r = await t.call('GET', '/api/v1/models', { key });
     expectOk(r);
     const items = r.body.data.items as any[];
-    expect(items).toHaveLength(17);
-    expect(new Set(items.map((m) => m.id)).size).toBe(17);
+    expect(items).toHaveLength(catalogue.size);
+    expect(new Set(items.map((m) => m.id)).size).toBe(catalogue.size);
+    expect(items.filter((m) => m.mode === 'reference-to-video')).toHaveLength(17);
     for (const m of items) {
-      expect(m.id).toMatch(/^vendor_[a-e]\/[^/]+\/reference-to-video$/);
+      expect(m.id).toMatch(/^vendor_[a-e]\/[^/]+\/(text-to-video|image-to-video|reference-to-video|video-extend|video-edit)$/);
       expect(m.pricing.rates.length).toBeGreaterThan(0);
       expect(Number.isInteger(m.pricing.minimumFor5sCredits)).toBe(true);
       expect(m.inputSchema).toBeUndefined();
@@ -149,7 +151,7 @@ describe('GET /models', () => {
   it.each([['includeSchema=1'], ['includeSchema=true']])('%s adds each input schema', async (query) => {
     const r = await t.call('GET', `/api/v1/models?${query}`, { key });
     expectOk(r);
-    expect(r.body.data.items).toHaveLength(17);
+    expect(r.body.data.items).toHaveLength(catalogue.size);
     for (const m of r.body.data.items) expect(m.inputSchema).toMatchObject({ type: 'object', properties: expect.any(Object) });
   });
 

@@ -7,6 +7,7 @@ export function modelInfo(model: Model) {
   return {
     id: model.id,
     mode: model.mode,
+    modeDescription: model.modeDescription,
     vendor: model.vendor,
     family: model.family,
     title: model.title,
@@ -22,7 +23,9 @@ export function modelInfo(model: Model) {
       unit: 'credits_per_second' as const,
       options: model.pricing.options.map((o) => o.name),
       rates: model.pricing.rates.map((r) => ({ options: r.when, rate: r.rate, rateHundredths: r.rateHundredths })),
+      fixedOptions: model.pricing.fixedOptions,
       referenceClips: model.pricing.referenceClips ?? null,
+      sourceClip: model.pricing.sourceClip ?? null,
       minimumFor5sCredits: minimum,
     },
     outputSizes: model.outputSizes?.table ?? null,

@@ -3,6 +3,7 @@ import Handlebars from 'handlebars';
 import type { Catalogue, Condition, JsonSchema, MarkerStyle, Model, ModelField, ReferenceLimits, Rule, Scalar } from '../../load/types.js';
 import { allModelInputs, type GeneratedFile, type Plugin, type PluginContext } from '../../plugin.js';
 import { modelInfo } from '../catalogue/model-info.js';
+import { SOURCE_VIDEO_FORMAT } from '../../load/modes.js';
 import { billingConfig } from '../prices/emit.js';
 import { chargeCredits, creditsToUsd } from '../support/template.js';
 
@@ -146,7 +147,11 @@ export function markerNeeds(style: MarkerStyle): Record<string, number> {
 
 const EXTENSIONS: Record<string, string> = { image: 'png', video: 'mp4', audio: 'mp3', document: 'pdf' };
 
-/** A minimal valid input: required fields, the marker example as prompt, and the references it names. */
+/** Whether the model takes lists of references, which its prompt names with markers. */
+export const hasReferenceLists = (model: Model) => model.fields.some((f) => f.reference && f.schema.type === 'array');
+const PLAIN_PROMPT = 'A red fox trots through fresh snow at dawn; the camera follows it.';
+
+/** A minimal valid input: required fields, the marker example as prompt (plain text without reference lists), and the references it names. */
 export function exampleInput(model: Model): Record<string, unknown> {
   const counts = new Map<string, number>();
   const need = (f: ModelField | undefined, n: number) => {
@@ -171,8 +176,9 @@ export function exampleInput(model: Model): Record<string, unknown> {
   for (const f of model.fields) {
     const url = (i: number) => (f.reference === 'link' ? 'https://example.com/article' : `https://example.com/ref${i}.${EXTENSIONS[f.reference!]}`);
     const n = counts.get(f.name) ?? 0;
-    if (f.name === 'prompt') input.prompt = model.markers.example;
+    if (f.name === 'prompt') input.prompt = hasReferenceLists(model) ? model.markers.example : PLAIN_PROMPT;
     else if (n > 0) input[f.name] = f.schema.type === 'array' ? Array.from({ length: n }, (_, i) => url(i + 1)) : url(1);
+    else if (f.format === SOURCE_VIDEO_FORMAT) input[f.name] = 'https://example.com/clip.mp4';
     else if (f.required) input[f.name] = f.schema.default ?? (f.schema.enum as Scalar[] | undefined)?.[0] ?? f.schema.minimum ?? false;
   }
   return input;
@@ -194,20 +200,21 @@ function modelView(model: Model, catalogue: Catalogue) {
   const columns = sizes ? [...new Set(Object.values(sizes).flatMap((row) => Object.keys(row)))] : [];
   const optionDecisions = model.pricing.options.filter((o) => o.decision).map((o) => `\`${o.name}\` (pricing option): ${o.decision}`);
   return {
-    ...{ id: model.id, title: model.title, mode: model.mode, summary: model.summary, notes: model.notes, assumptions: model.assumptions },
+    ...{ id: model.id, title: model.title, mode: model.mode, modeDescription: model.modeDescription, summary: model.summary, notes: model.notes, assumptions: model.assumptions },
     fields: model.fields.map((f) => fieldView(f, model, validation)),
     references: referenceViews(model),
     videoPlusDuration: model.references.videoSecondsPlusDuration && { max: model.references.videoSecondsPlusDuration.max, checked: CHECKED[model.references.videoSecondsPlusDuration.checked] },
     anyGeneration: Object.values(model.references).some((l) => l?.checked === 'generation'),
     rules: model.rules.map((r) => ({ id: r.id, sentence: ruleText(r) })),
-    marker: model.markers,
+    marker: hasReferenceLists(model) && model.markers,
     rateOptions: model.pricing.options,
+    fixedOptions: Object.entries(model.pricing.fixedOptions).map(([name, value]) => ({ name, value: String(value) })),
     rates: model.pricing.rates.map((r) => {
       const options = model.pricing.options.map((o) => (o.name in r.when ? String(r.when[o.name]) : 'any'));
       return { options, rate: r.rate, usd: decimal(r.rateHundredths, 4), five: money(chargeCredits(r.rateHundredths, 5)) };
     }),
     minimum: money(minimumFor5s(model)),
-    billing: { ...billing, hasAuto: billing.auto !== undefined, clips },
+    billing: { ...billing, hasAuto: billing.auto !== undefined, clips, joined: model.pricing.sourceClip?.output === 'joined' },
     outputSizes: sizes && { standard: model.outputSizes?.name === 'standard', columns, rows: Object.entries(sizes).map(([ratio, row]) => ({ ratio, sizes: columns.map((c) => row[c] ?? '—') })) },
     decisions: [...model.decisions, ...optionDecisions],
     body: shellQuote(JSON.stringify({ model: model.id, input: exampleInput(model) }, null, 2)),

@@ -16,6 +16,7 @@ export function billingConfig(model: Model): Record<string, unknown> {
     if (typeof duration.schema.default === 'number') config.defaultDuration = duration.schema.default;
   }
   if (model.pricing.referenceClips) config.referenceClips = model.pricing.referenceClips;
+  if (model.pricing.sourceClip) config.sourceClip = model.pricing.sourceClip;
   return config;
 }
 

@@ -3,6 +3,7 @@ import type { Cases } from './cases.js';
 import {
   numericRange,
   sampleItems,
+  sampleOf,
   show,
   slotLabel,
   slotPath,
@@ -41,6 +42,11 @@ function requiredVectors(cases: Cases): void {
 function unknownFieldVector(cases: Cases): void {
   const input = { ...cases.base, [UNKNOWN_FIELD]: 'x' };
   cases.reject(`unknown field ${UNKNOWN_FIELD} rejected`, input, [], `input.${UNKNOWN_FIELD}`, 'unknown_field');
+  // Fields of the dictionary this mode never has (aspect_ratio on image-to-video): unknown here, whatever the value.
+  for (const field of cases.model.absentFields) {
+    const withField = { ...cases.base, [field.name]: sampleOf(field) };
+    cases.reject(`${field.name} (not a field of ${cases.model.mode}) rejected as unknown`, withField, [], `input.${field.name}`, 'unknown_field');
+  }
 }
 
 /** A value of another JSON type than the schema's. */

@@ -99,7 +99,13 @@ function requiredWhenVectors(cases: Cases, rule: RuleOf<'requiredWhen'>): void {
   const condition = describeCondition(rule.when);
   const withField = cases.with([rule.field], sampleField(cases.model, when, rule.field), when);
   cases.accept(`rule ${rule.id}: ${condition} with ${rule.field} accepted`, withField, pins);
-  cases.violate(`rule ${rule.id}: violated (${condition} without ${rule.field})`, cases.with([rule.field], undefined, when), pins, rule);
+  const without = cases.with([rule.field], undefined, when);
+  if (fieldOf(cases.model, rule.field)!.required) {
+    // The field is required anyway: the schema rejects the request first, and its `required` is the complete reason.
+    cases.reject(`rule ${rule.id}: ${condition} without ${rule.field} rejected as required`, without, pins, `input.${rule.field}`, 'required');
+    return;
+  }
+  cases.violate(`rule ${rule.id}: violated (${condition} without ${rule.field})`, without, pins, rule);
 }
 
 /** Condition true: without the field accepted, with it rejected. */

@@ -134,7 +134,7 @@ function sampleString(schema: JsonSchema, hint: Hint): string {
     return max !== undefined && max < PROMPT.length ? textOfLength(max) : PROMPT;
   }
   const pattern = new RegExp(schema.pattern);
-  const ext = EXTENSIONS[hint.reference ?? ''] ?? 'png';
+  const ext = EXTENSIONS[hint.reference ?? ''] ?? (hint.field.includes('video') ? 'mp4' : 'png');
   const candidates = [
     hint.reference === 'link' ? 'https://example.com/page' : `https://example.com/${hint.field}-${hint.n}.${ext}`,
     `https://example.com/lora-${hint.n}.safetensors`,

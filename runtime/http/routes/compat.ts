@@ -9,6 +9,7 @@ import { ApiError, fieldIssue, invalidInput } from '../../errors.js';
 import { requestFingerprint } from '../../idempotency/fingerprint.js';
 import { acceptTask, type Created } from '../../tasks/create-task.js';
 import { prepareRequest, type PreparedRequest } from '../../tasks/prepare-request.js';
+import { sourceClipsOf } from '../../tasks/source-clip.js';
 import { outputAssets, type TaskRow } from '../../tasks/task-record.js';
 import { purgeTaskContent, taskOfCaller } from '../../tasks/task-queries.js';
 import type { ApiRequest } from '../api-request.js';
@@ -78,7 +79,7 @@ export const compatHandlers: CompatHandlers = {
     });
     let request: PreparedRequest;
     try {
-      request = await prepareRequest(mapped.body, outboundPolicy(ctx.config));
+      request = await prepareRequest(mapped.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
     } catch (error) {
       throw error instanceof ApiError ? renameIssues(error, mapped) : error;
     }

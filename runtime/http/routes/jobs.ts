@@ -1,11 +1,14 @@
 import type { Handlers } from '../../../generated/routes.js';
 import { creditsToUsd } from '../../../generated/support.js';
 import { formatMessage } from '../../../generated/errors.js';
+import { ownerOf } from '../../assets/library.js';
+import { applyAssetReferences } from '../../assets/references.js';
 import { outboundPolicy } from '../../config.js';
 import { ApiError } from '../../errors.js';
 import { QUOTE_TTL_MS, signQuote } from '../../quotes/quotes.js';
 import { acceptTask, type Created } from '../../tasks/create-task.js';
 import { checkQuote, prepareRequest, type PreparedRequest } from '../../tasks/prepare-request.js';
+import { sourceClipsOf } from '../../tasks/source-clip.js';
 import { ALL_STATES, isTerminal } from '../../tasks/states.js';
 import { taskRecord } from '../../tasks/task-record.js';
 import { listTasksOfCaller, purgeTaskContent, taskOfCaller } from '../../tasks/task-queries.js';
@@ -64,7 +67,9 @@ async function replyWithTask(req: ApiRequest, created: Created, wait: number | u
 export const jobHandlers: JobHandlers = {
   async quoteTask(req) {
     const { ctx, caller } = req;
-    const request = await prepareRequest(req.body, outboundPolicy(ctx.config));
+    const request = await prepareRequest(req.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
+    // As createTask does in acceptTask: asset references checked, measured clip lengths priced.
+    await applyAssetReferences(ctx, ownerOf(caller), request);
     await admit(req, request);
     const expiresAt = ctx.clock.now() + QUOTE_TTL_MS;
     const quoteId = signQuote(ctx.secret, {
@@ -97,7 +102,7 @@ export const jobHandlers: JobHandlers = {
     const wait = parseWait(req.query('wait'));
     const idempotencyKey = parseIdempotencyKey(req.header('idempotency-key'));
     const retentionSeconds = parseRetention(req.header('x-service-retention'));
-    const request = await prepareRequest(req.body, outboundPolicy(ctx.config));
+    const request = await prepareRequest(req.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
     // The quote is checked for a new task only: a replay of an accepted Idempotency-Key returns the original task.
     const beforeHold = () => checkQuote(ctx.secret, caller, request, ctx.clock.now());
     const created = await acceptTask(ctx, caller, request, { requestId: req.requestId, idempotencyKey, idempotencyScope: 'create', retentionSeconds, beforeHold });
@@ -119,7 +124,7 @@ export const jobHandlers: JobHandlers = {
     if (source.input_json === null) throw new ApiError('retry_not_allowed', {}, [], 'taskId');
     const idempotencyKey = parseIdempotencyKey(req.header('idempotency-key'));
     // Everything is evaluated again: schema, price, permissions, balance, availability.
-    const request = await prepareRequest({ model: source.model, input: JSON.parse(source.input_json), ...(source.callback_url ? { callBackUrl: source.callback_url } : {}) }, outboundPolicy(ctx.config));
+    const request = await prepareRequest({ model: source.model, input: JSON.parse(source.input_json), ...(source.callback_url ? { callBackUrl: source.callback_url } : {}) }, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
     const created = await acceptTask(ctx, caller, request, { requestId: req.requestId, idempotencyKey, idempotencyScope: `retry:${source.id}`, retryOf: source.id });
     return replyWithTask(req, created, undefined, 200);
   },
