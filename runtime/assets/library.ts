@@ -3,6 +3,7 @@ import type { Caller } from '../accounts/accounts.js';
 import { signMediaPath } from '../blobs/blob-store.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
+import { decodeCursor, pageOf } from '../storage/cursor.js';
 import type { AssetKind, Probed } from '../files/probe.js';
 import type { Database } from '../storage/schema.js';
 
@@ -120,16 +121,9 @@ export async function listLibrary(ctx: Context, owner: LibraryOwner, query: { cu
     q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
   }
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  const page = rows.slice(0, query.limit);
-  const last = page[page.length - 1];
-  return { rows: page, nextCursor: rows.length > query.limit && last ? Buffer.from(`${last.created_at}:${last.id}`).toString('base64url') : null };
+  return pageOf(rows, query.limit);
 }
 
-function decodeCursor(cursor: string): [number, string] {
-  const match = /^(\d{1,15}):([A-Za-z0-9_-]{1,100})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw new ApiError('invalid_parameter', { param: 'cursor' }, [], 'cursor');
-  return [Number(match[1]), match[2]];
-}
 
 /**
  * Deletes an asset: the row is marked deleted (its `service://` URI stops resolving at once), the

@@ -7,7 +7,7 @@ import { newId } from '../ids.js';
 import { taskOfCaller } from '../tasks/task-queries.js';
 import type { StoredOutput } from '../tasks/task-record.js';
 import { assetRow, extensionOf, ownerOf, type AssetRow } from './library.js';
-import { ensureUnlocked, insertWithRoom } from './storage.js';
+import { ensureUnlocked, storeNewAsset } from './storage.js';
 
 /**
  * POST /assets: copies the output of a succeeded task of the calling key into the key's library.
@@ -31,14 +31,6 @@ export async function saveTaskOutput(ctx: Context, caller: Caller, taskId: unkno
   const id = newId('a');
   const blobKey = `library/${id}.${extensionOf(probed.format)}`;
   const row = assetRow(owner, { id, name: name ?? `${task.id}.${extensionOf(probed.format)}`, probed, bytes: bytes.length, blobKey, source: 'task', sourceTaskId: task.id }, ctx.clock.now());
-  await ctx.blobs.put(blobKey, bytes);
-  try {
-    await insertWithRoom(ctx, owner, row.bytes, async (trx) => {
-      await trx.insertInto('assets').values(row).execute();
-    });
-  } catch (error) {
-    await ctx.blobs.delete(blobKey);
-    throw error;
-  }
+  await storeNewAsset(ctx, owner, row, bytes);
   return row;
 }

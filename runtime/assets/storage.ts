@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import { storagePlanFor, type StoragePlan } from '../../generated/storage-plans.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -68,4 +68,20 @@ export async function usageReport(ctx: Context, owner: LibraryOwner) {
     lifetimePurchasedCredits: state.lifetimePurchasedCredits,
     library: owner.library,
   };
+}
+
+/**
+ * Stores a new asset's bytes, then its row where the library has room; the bytes are removed
+ * again when the row cannot be written (locked, full), so nothing is left behind.
+ */
+export async function storeNewAsset(ctx: Context, owner: LibraryOwner, row: Selectable<Database['assets']>, bytes: Uint8Array): Promise<void> {
+  await ctx.blobs.put(row.blob_key, bytes);
+  try {
+    await insertWithRoom(ctx, owner, row.bytes, async (trx) => {
+      await trx.insertInto('assets').values(row).execute();
+    });
+  } catch (error) {
+    await ctx.blobs.delete(row.blob_key);
+    throw error;
+  }
 }

@@ -1,5 +1,5 @@
 import { assetRow, type AssetRow, type LibraryOwner } from '../assets/library.js';
-import { ensureUnlocked, insertWithRoom } from '../assets/storage.js';
+import { ensureUnlocked, storeNewAsset } from '../assets/storage.js';
 import { outboundPolicy } from '../config.js';
 import type { Context } from '../context.js';
 import { ApiError, fieldIssue, invalidInput } from '../errors.js';
@@ -42,14 +42,6 @@ export async function importLora(ctx: Context, owner: LibraryOwner, url: string,
   const id = newId('a');
   const blobKey = `library/${id}.safetensors`;
   const row = assetRow(owner, { id, name: name ?? nameFromLink(url), probed, bytes: fetched.bytes.length, blobKey, source: 'import' }, ctx.clock.now());
-  await ctx.blobs.put(blobKey, fetched.bytes);
-  try {
-    await insertWithRoom(ctx, owner, row.bytes, async (trx) => {
-      await trx.insertInto('assets').values(row).execute();
-    });
-  } catch (error) {
-    await ctx.blobs.delete(blobKey);
-    throw error;
-  }
+  await storeNewAsset(ctx, owner, row, fetched.bytes);
   return row;
 }

@@ -1,6 +1,7 @@
 import type { Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
+import { decodeCursor, pageOf } from '../storage/cursor.js';
 import { isTerminal } from './states.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
 
@@ -29,17 +30,9 @@ export async function listTasksOfCaller(ctx: Context, caller: Caller, query: Lis
     q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
   }
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  const page = rows.slice(0, query.limit);
-  const last = page[page.length - 1];
-  return { rows: page, nextCursor: rows.length > query.limit && last ? Buffer.from(`${last.created_at}:${last.id}`).toString('base64url') : null };
+  return pageOf(rows, query.limit);
 }
 
-function decodeCursor(cursor: string): [number, string] {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^(\d{1,15}):([A-Za-z0-9_-]{1,100})$/.exec(text);
-  if (!match) throw new ApiError('invalid_parameter', { param: 'cursor' }, [], 'cursor');
-  return [Number(match[1]), match[2]];
-}
 
 /**
  * Destroys a finished task's content (media objects, result payload, request text with the

@@ -3,6 +3,7 @@ import { catalogue as generated } from '../../../generated/catalogue.js';
 import { docsPlugin, hasReferenceLists } from '../../../generator/plugins/docs/emit.js';
 import type { GeneratedFile } from '../../../generator/plugin.js';
 import { projectCatalogue } from '../../support/catalogue.js';
+import { PUBLISHED } from '../../support/published-minimums.js';
 
 const catalogue = projectCatalogue();
 const emitDocs = async () => docsPlugin.emit({ catalogue, emitted: new Map() });
@@ -161,25 +162,7 @@ describe('docs plugin', () => {
     const contents = page('docs/index.md');
 
     // The 'Minimum for 5 s' column of the specification's rate table.
-    it.each([
-      ['vendor_a/family_a-2.0-mini/reference-to-video', 9],
-      ['vendor_a/family_a-2.0-fast/reference-to-video', 17],
-      ['vendor_a/family_a-2.0/reference-to-video', 33],
-      ['vendor_a/family_a-2.5/reference-to-video', 56],
-      ['vendor_b/family_b-1.1/reference-to-video', 105],
-      ['vendor_b/family_c-3.0/reference-to-video', 34],
-      ['vendor_b/family_c-3.0-prime/reference-to-video', 46],
-      ['vendor_b/family_c-3.0-pro/reference-to-video', 108],
-      ['vendor_b/family_c-3.0-pro-prime/reference-to-video', 176],
-      ['vendor_b/family_c-2.6/reference-to-video', 49],
-      ['vendor_b/family_c-2.6-flash/reference-to-video', 17],
-      ['vendor_c/o3/reference-to-video', 51],
-      ['vendor_c/4.0/reference-to-video', 162],
-      ['vendor_d/family_d/reference-to-video', 28],
-      ['vendor_d/family_d-lora/reference-to-video', 45],
-      ['vendor_d/family_d-variant-lora/reference-to-video', 45],
-      ['vendor_e/q4-preview/reference-to-video', 34],
-    ])('lists %s with the minimum for 5 s of %i credits, linked to its page', (id, minimum) => {
+    it.each(PUBLISHED)('lists %s with the minimum for 5 s of %i credits, linked to its page', (id, minimum) => {
       const usd = `${Math.floor(minimum / 100)}.${String(minimum % 100).padStart(2, '0')}`;
       const row = contents.split('\n').find((line) => line.startsWith(`| [${id}](models/${id}.md) |`));
       expect(row).toBeDefined();
