@@ -373,8 +373,10 @@ describe('the compatible layer with the official openai SDK', () => {
       const stranger = await t.account(1000);
       const video = await clientFor(t, owner.apiKey).videos.create({ model: MODEL, prompt: 'mine' });
       const client = clientFor(t, stranger.apiKey);
-      for (const call of [client.videos.retrieve('task_doesnotexist'), client.videos.retrieve(video.id), client.videos.delete(video.id), client.videos.downloadContent(video.id)]) {
-        const error = await failure(call);
+      // Made one at a time: a promise created early could reject before anything awaits it.
+      const calls = [() => client.videos.retrieve('task_doesnotexist'), () => client.videos.retrieve(video.id), () => client.videos.delete(video.id), () => client.videos.downloadContent(video.id)];
+      for (const call of calls) {
+        const error = await failure(call());
         expect(error).toBeInstanceOf(NotFoundError);
         expect(error.param).toBe('video_id');
       }
