@@ -1,7 +1,8 @@
 /**
- * Generator growth: generates the catalogue with N synthetic models (variations of the real ones:
- * each real model file copied under new ids, ranges and rates nudged) and reports the seconds for
- * load + every plugin, in process, nothing written. Usage: tsx bench/generate.ts [N ...]
+ * Generator growth: generates the catalogue with exactly N callable models (a subset of the real
+ * ones when N is smaller than the catalogue; else every real one plus variations of them: each
+ * callable model file copied under a new id, rates nudged) and reports the seconds for load + every
+ * plugin, in process, nothing written. Usage: tsx bench/generate.ts [N ...]
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,18 +26,58 @@ function realModelFiles(): string[] {
   return out.sort();
 }
 
-/** A spec/ copy holding `count` models: the real ones first, then renamed variations of them. */
+interface ModelFile {
+  path: string;
+  id: string;
+  extendsId?: string;
+  abstract: boolean;
+}
+
+function readModelFile(path: string): ModelFile {
+  const text = readFileSync(path, 'utf8');
+  const id = relative(join(ROOT, 'spec/models'), path).slice(0, -'.yaml'.length);
+  return { path, id, extendsId: /^extends:\s*(\S+)/m.exec(text)?.[1], abstract: /^abstract:\s*true\b/m.test(text) };
+}
+
+/**
+ * A spec/ copy holding exactly `count` callable models. Fewer than the real catalogue: the first
+ * `count` callable models (reference-to-video ones first, then path order) and the models they
+ * extend, the other files left out.
+ * More: every real model, then renamed variations of the callable ones (abstract bases, which
+ * generate nothing, are not copied; a copy keeps extending the real model its original extends).
+ */
 export function syntheticSpec(count: number): string {
   const root = mkdtempSync(join(tmpdir(), 'mediaforge-bench-'));
   cpSync(join(ROOT, 'spec'), join(root, 'spec'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-  const real = realModelFiles();
-  for (let i = real.length; i < count; i++) {
-    const source = real[i % real.length];
-    const id = relative(join(ROOT, 'spec/models'), source).slice(0, -'.yaml'.length);
-    const [vendor, family, mode] = id.split('/');
+  const real = realModelFiles().map(readModelFile);
+  // reference-to-video first: the first 17 are the catalogue the service started with.
+  const firstMode = (m: ModelFile) => (m.id.endsWith('/reference-to-video') ? 0 : 1);
+  const callable = real.filter((m) => !m.abstract).sort((a, b) => firstMode(a) - firstMode(b) || (a.id < b.id ? -1 : 1));
+  if (count < callable.length) {
+    // Callable models in path order, each with the chain it extends, as long as the total stays `count`.
+    const byId = new Map(real.map((m) => [m.id, m]));
+    const keep = new Set<string>();
+    let kept = 0;
+    for (const model of callable) {
+      if (kept === count) break;
+      if (keep.has(model.id)) continue;
+      const chain: string[] = [];
+      for (let at: ModelFile | undefined = model; at && !keep.has(at.id) && !chain.includes(at.id); at = at.extendsId ? byId.get(at.extendsId) : undefined) chain.push(at.id);
+      const adds = chain.filter((id) => !byId.get(id)!.abstract).length;
+      if (kept + adds > count) continue;
+      for (const id of chain) keep.add(id);
+      kept += adds;
+    }
+    if (kept !== count) throw new Error(`cannot pick exactly ${count} models from the real catalogue (got ${kept})`);
+    for (const model of real) if (!keep.has(model.id)) rmSync(join(root, 'spec/models', `${model.id}.yaml`));
+    return root;
+  }
+  for (let i = callable.length; i < count; i++) {
+    const source = callable[i % callable.length];
+    const [vendor, family, mode] = source.id.split('/');
     const copyId = `${vendor}/${family}-syn${i}/${mode}`;
-    let text = readFileSync(source, 'utf8').replace(`id: ${id}`, `id: ${copyId}`);
+    let text = readFileSync(source.path, 'utf8').replace(`id: ${source.id}`, `id: ${copyId}`);
     // extends keep pointing at real models; rates are nudged so each copy prices differently.
     text = text.replace(/rate: "(\d+)(\.\d+)?"/g, (_m, whole: string, fraction = '') => `rate: "${Number(whole) + (i % 7)}${fraction}"`);
     const path = join(root, 'spec/models', `${copyId}.yaml`);
@@ -52,6 +93,7 @@ export async function timeGeneration(count: number): Promise<{ models: number; s
     const started = performance.now();
     const catalogue = loadCatalogue(root);
     const files = await emitAll(catalogue);
+    if (catalogue.models.length !== count) throw new Error(`asked for ${count} models, generated ${catalogue.models.length}`);
     return { models: catalogue.models.length, seconds: (performance.now() - started) / 1000, files: files.length };
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -84,7 +84,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     service.worker?.start();
     if (service.app) {
-      const address = await service.app.listen({ port: config.port, host: config.host });
+      // A burst of connections (thousands of held waits) overflows the default backlog of 511: SYNs are dropped and clients see resets.
+      const address = await service.app.listen({ port: config.port, host: config.host, backlog: 8192 });
       console.log(`mediaforge listening on ${address} (database ${config.dbUrl}, role ${config.role})`);
     } else console.log(`mediaforge worker running (database ${config.dbUrl})`);
     const stop = async () => {

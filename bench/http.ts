@@ -1,0 +1,142 @@
+/**
+ * HTTP against the machine's limit. autocannon (in this process) drives 50 keep-alive connections
+ * at a bare node:http server answering a fixed 100-byte JSON body (the limit of this machine for
+ * this client) and at the real service on its embedded SQLite default: quote, recordInfo of an
+ * existing task, and createTask with real holds and inserts (a fresh Idempotency-Key per request,
+ * simulator latency 10 minutes so nothing finishes during the run). Both servers are separate
+ * processes, so the load generator never shares their event loop. Each endpoint: a warm-up
+ * (discarded), a run of the bare server, the endpoint at full load (its ratio is to that adjacent
+ * bare run), then half its rate (overallRate) for p50/p99 latency.
+ */
+import { join } from 'node:path';
+import { cannon, cannonOptions, checkMostlyOk, createAccounts, durations, freePort, isMain, newServiceDir, round, settle, spawnHttpProcess, sqliteUrl, startService, TYPICAL_BODY, type BenchOutput, type LoadResult, type RequestShape, type RunMode, type ServiceProcess } from './support.js';
+import { rmSync } from 'node:fs';
+
+export const CONNECTIONS = 50;
+
+/** The limit: node:http, no framework, a constant body of exactly 100 bytes. */
+const BARE_SERVER = `
+const http = require('node:http');
+const head = '{"code":200,"msg":"success","data":{"ok":true,"pad":"';
+const body = Buffer.from(head + 'x'.repeat(100 - head.length - 3) + '"}}');
+if (body.length !== 100) throw new Error('body is ' + body.length + ' bytes');
+http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    res.end(body);
+  });
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+export async function startBareServer() {
+  const port = await freePort();
+  const dir = newServiceDir();
+  let spawned: Awaited<ReturnType<typeof spawnHttpProcess>>;
+  try {
+    spawned = await spawnHttpProcess(['-e', BARE_SERVER], { env: { ...process.env, PORT: String(port) }, port, logPath: join(dir, 'bare.log'), readyPath: '/', label: 'bare node:http server' });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    ...spawned,
+    async stop() {
+      await spawned.stop(2000);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface HttpOptions extends RunMode {
+  /** Extra node flags for the service process (--cpu-prof ...). */
+  serviceNodeArgs?: string[];
+  /** Only these service endpoints (profiling one). */
+  only?: ('quote' | 'recordInfo' | 'createTask')[];
+}
+
+export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
+  const d = durations(options);
+  const notes: string[] = [];
+  const figures: Record<string, number | null> = {};
+  const dir = newServiceDir();
+  const dbUrl = sqliteUrl(dir);
+  const [account] = await createAccounts(dbUrl, 1);
+  // Both servers run for the whole benchmark; only one is under load at a time.
+  const [bareStarted, serviceStarted] = await Promise.allSettled([
+    startBareServer(),
+    startService({ dir, dbUrl, removeDir: true, env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) }, nodeArgs: options.serviceNodeArgs }),
+  ]);
+  if (bareStarted.status === 'rejected' || serviceStarted.status === 'rejected') {
+    if (bareStarted.status === 'fulfilled') await bareStarted.value.stop();
+    if (serviceStarted.status === 'fulfilled') await serviceStarted.value.stop();
+    throw bareStarted.status === 'rejected' ? bareStarted.reason : (serviceStarted as PromiseRejectedResult).reason;
+  }
+  const bare = bareStarted.value;
+  const service: ServiceProcess = serviceStarted.value;
+  try {
+    const servicePid = service.pid;
+    const quiet = async () => {
+      await settle(servicePid, d.settleMs);
+      await settle(bare.pid, d.settleMs);
+    };
+    const bareShape: RequestShape = { method: 'GET', path: '/' };
+    await cannon(cannonOptions(bare.url, bareShape, CONNECTIONS, d.warmupSeconds)); // warm-up
+    const bareRuns: LoadResult[] = [];
+
+    const auth = { authorization: `Bearer ${account.apiKey}` };
+    // The task recordInfo reads: created once, queued or running for the whole run.
+    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: TYPICAL_BODY });
+    const createdBody = (await created.json()) as { data?: { taskId?: string } };
+    if (created.status !== 202 || !createdBody.data?.taskId) throw new Error(`createTask for recordInfo: ${created.status} ${JSON.stringify(createdBody)}`);
+    const taskId = createdBody.data.taskId;
+
+    const shapes: Record<'quote' | 'recordInfo' | 'createTask', RequestShape> = {
+      quote: { method: 'POST', path: '/api/v1/jobs/quote', headers: auth, body: TYPICAL_BODY },
+      recordInfo: { method: 'GET', path: `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, headers: auth },
+      createTask: { method: 'POST', path: '/api/v1/jobs/createTask', headers: auth, body: TYPICAL_BODY, uniqueIdempotencyKey: true },
+    };
+    for (const name of options.only ?? (['quote', 'recordInfo', 'createTask'] as const)) {
+      // Warm-up, then the limit again right before the endpoint's own run: each ratio compares
+      // two adjacent runs, so a slow patch of the shared machine weighs on both.
+      await quiet();
+      await cannon(cannonOptions(service.url, shapes[name], CONNECTIONS, d.warmupSeconds));
+      await quiet();
+      const limit = await cannon(cannonOptions(bare.url, bareShape, CONNECTIONS, d.peakSeconds));
+      checkMostlyOk('bare', limit);
+      bareRuns.push(limit);
+      if (bareRuns.length === 1) {
+        // The limit's own latency at half its rate, once.
+        await quiet();
+        const bareHalf = await cannon(cannonOptions(bare.url, bareShape, CONNECTIONS, d.halfSeconds, Math.max(1, Math.round(limit.rps / 2))));
+        figures.bareP50Ms = round(bareHalf.p50Ms, 2);
+        figures.bareP99Ms = round(bareHalf.p99Ms, 2);
+      }
+      await quiet();
+      const peak = await cannon(cannonOptions(service.url, shapes[name], CONNECTIONS, d.peakSeconds));
+      checkMostlyOk(name, peak);
+      await quiet();
+      const half = await cannon(cannonOptions(service.url, shapes[name], CONNECTIONS, d.halfSeconds, Math.max(1, Math.round(peak.rps / 2))));
+      checkMostlyOk(`${name} at half rate`, half);
+      figures[`${name}Rps`] = round(peak.rps, 0);
+      figures[`${name}VsBare`] = round(peak.rps / limit.rps, 3);
+      figures[`${name}P50Ms`] = round(half.p50Ms, 2);
+      figures[`${name}P99Ms`] = round(half.p99Ms, 2);
+    }
+    figures.bareRps = round(bareRuns.reduce((a, r) => a + r.rps, 0) / bareRuns.length, 0);
+    notes.push(
+      `http: ${CONNECTIONS} connections; a warm-up excluded before each; ${d.peakSeconds} s at full load (rate = 2xx answers/s), ${d.halfSeconds} s at half that rate for p50/p99 (autocannon overallRate); ` +
+        `each XVsBare divides by a ${d.peakSeconds} s run of the bare server made right before it (bare runs: ${bareRuns.map((r) => r.rps.toFixed(0)).join(', ')} req/s; bareRps is their mean); ` +
+        'service = node bin/mediaforge.js serve (request logging on, as shipped) on SQLite, in its own process; each run starts once both processes are quiet',
+    );
+  } finally {
+    await service.stop();
+    await bare.stop();
+  }
+  return { figures, notes };
+}
+
+if (isMain(import.meta.url)) {
+  const quick = process.argv.includes('--quick');
+  console.log(JSON.stringify(await benchHttp({ quick })));
+}

@@ -1,0 +1,165 @@
+/**
+ * Webhook fan-out: N tasks with a callBackUrl pointing at a loopback receiver in this process,
+ * which checks every signature with the documented formula (base64 HMAC-SHA256 keyed with the
+ * account's secret string, over "<taskId>.<timestamp>.<sha256_hex(raw body)>").
+ *
+ * Two phases, so that the rate measures the service's fan-out and not how fast the bench can
+ * create tasks: an API-only process (no worker) accepts the N tasks; it stops, and a full process
+ * (worker on) starts on the same database with a short simulator latency. Its worker then runs,
+ * finishes and announces all N; deliveriesPerSec = (N - 1) / (time of the N-th verified delivery -
+ * time of the first), counted on the receiver. Both processes carry the test-only switches
+ * MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE=1 and MEDIAFORGE_WEBHOOK_ALLOW_INSECURE=1 (plain http to 127.0.0.1).
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { rmSync } from 'node:fs';
+import { createAccounts, isMain, newServiceDir, round, sleep, sqliteUrl, startService, TYPICAL_INPUT, MODEL, type BenchOutput, type RunMode } from './support.js';
+
+/** The receiver side of docs/webhooks.md, written independently of the runtime. */
+export function verifyCallback(secret: string, headers: IncomingHttpHeaders, rawBody: Buffer): { ok: boolean; taskId?: string; requestId?: string } {
+  const timestamp = String(headers['x-webhook-timestamp'] ?? '');
+  if (!/^\d+$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return { ok: false };
+  let parsed: { data?: { taskId?: string }; task_id?: string; request_id?: string };
+  try {
+    parsed = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    return { ok: false };
+  }
+  const taskId = parsed.data?.taskId ?? parsed.task_id ?? '';
+  const bodyHash = createHash('sha256').update(rawBody).digest('hex');
+  const expected = createHmac('sha256', secret).update(`${taskId}.${timestamp}.${bodyHash}`).digest();
+  const given = Buffer.from(String(headers['x-webhook-signature'] ?? ''), 'base64');
+  return { ok: given.length === expected.length && timingSafeEqual(given, expected), taskId, requestId: parsed.request_id };
+}
+
+interface Receiver {
+  url: string;
+  verifiedTimes: number[];
+  tasks: Set<string>;
+  bad: number;
+  repeats: number;
+  close(): Promise<void>;
+}
+
+async function startReceiver(secret: string): Promise<Receiver> {
+  const sockets = new Set<Socket>();
+  const seenDeliveries = new Set<string>();
+  const receiver: Receiver = { url: '', verifiedTimes: [], tasks: new Set(), bad: 0, repeats: 0, close: async () => {} };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const verdict = verifyCallback(secret, req.headers, Buffer.concat(chunks));
+      if (!verdict.ok || !verdict.taskId) {
+        receiver.bad++;
+        res.writeHead(401).end('bad signature');
+        return;
+      }
+      if (verdict.requestId && seenDeliveries.has(verdict.requestId)) receiver.repeats++;
+      else if (!receiver.tasks.has(verdict.taskId)) {
+        if (verdict.requestId) seenDeliveries.add(verdict.requestId);
+        receiver.tasks.add(verdict.taskId);
+        receiver.verifiedTimes.push(performance.now());
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/mediaforge`;
+  receiver.close = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return receiver;
+}
+
+function createTask(agent: Agent, base: URL, apiKey: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { agent, host: base.hostname, port: base.port, method: 'POST', path: '/api/v1/jobs/createTask', timeout: 30_000, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export async function benchWebhooks(mode: RunMode & { deliveries?: number; serviceNodeArgs?: string[]; serviceEnv?: Record<string, string> }): Promise<BenchOutput> {
+  const n = mode.deliveries ?? (mode.quick ? 500 : 2000);
+  const latencyMs = 500;
+  const switches = { MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1', MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1' };
+  const dir = newServiceDir();
+  const dbUrl = sqliteUrl(dir);
+  const [account] = await createAccounts(dbUrl, 1);
+  const receiver = await startReceiver(account.webhookSecret);
+  try {
+    // Phase 1: accept N tasks; no worker runs, so nothing finishes yet.
+    const api = await startService({ dir, dbUrl, role: 'api', env: { ...switches, MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs) }, label: 'api-only service' });
+    const createStarted = performance.now();
+    try {
+      const agent = new Agent({ keepAlive: true, maxSockets: 50 });
+      const body = JSON.stringify({ model: MODEL, input: TYPICAL_INPUT, callBackUrl: receiver.url });
+      let next = 0;
+      const failures: number[] = [];
+      await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          while (next < n) {
+            next++;
+            const status = await createTask(agent, new URL(api.url), account.apiKey, body);
+            if (status !== 202) failures.push(status);
+          }
+        }),
+      );
+      agent.destroy();
+      if (failures.length) throw new Error(`createTask with callBackUrl failed ${failures.length} times (first status ${failures[0]})`);
+    } finally {
+      await api.stop();
+    }
+    const createSeconds = (performance.now() - createStarted) / 1000;
+
+    // Phase 2: the full service finishes them and delivers.
+    const full = await startService({ dir, dbUrl, env: { ...switches, MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs), ...mode.serviceEnv }, label: 'service', nodeArgs: mode.serviceNodeArgs });
+    const started = performance.now();
+    const deadline = started + (mode.quick ? 60_000 : 180_000);
+    try {
+      while (receiver.tasks.size < n && performance.now() < deadline) await sleep(20);
+    } finally {
+      await full.stop();
+    }
+    const times = receiver.verifiedTimes;
+    const spanSeconds = times.length > 1 ? (times[times.length - 1] - times[0]) / 1000 : NaN;
+    const rate = times.length > 1 ? (times.length - 1) / spanSeconds : NaN;
+    const missing = n - receiver.tasks.size;
+    return {
+      figures: {
+        webhookDeliveriesPerSec: round(rate, 0),
+        webhookDeliveries: times.length,
+        webhookMissing: missing,
+        webhookBadSignatures: receiver.bad,
+        webhookFirstDeliveryAfterStartSeconds: round(times.length ? (times[0] - started) / 1000 : NaN, 2),
+      },
+      notes: [
+        `webhooks: ${n} tasks accepted by an API-only process in ${round(createSeconds, 1)} s, then delivered by a full process (simulator latency ${latencyMs} ms, default worker concurrency): ${times.length} verified deliveries over ${round(spanSeconds, 2)} s, ${receiver.bad} bad signatures, ${receiver.repeats} repeats` +
+          (missing ? `; ${missing} never arrived before the time limit (the rate covers those that did)` : ''),
+      ],
+    };
+  } finally {
+    await receiver.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (isMain(import.meta.url)) {
+  const arg = process.argv.find((a) => /^--deliveries=\d+$/.test(a));
+  console.log(JSON.stringify(await benchWebhooks({ quick: process.argv.includes('--quick'), deliveries: arg ? Number(arg.split('=')[1]) : undefined })));
+}
