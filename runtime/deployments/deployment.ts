@@ -32,6 +32,8 @@ export interface Deployment {
   isAvailable(): boolean;
   start(job: DeploymentJob): Promise<string>;
   poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus>;
+  /** How long after start a first poll can learn something (a provider's typical latency); 0 or absent: poll at once. */
+  firstPollAfterMs?(job: DeploymentJob): number;
 }
 
 export class Deployments {

@@ -43,6 +43,10 @@ export class SimulatorDeployment implements Deployment {
     return `sim:${this.options.now()}`;
   }
 
+  firstPollAfterMs(): number {
+    return this.options.latencyMs;
+  }
+
   async poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus> {
     const started = Number(handle.split(':')[1]);
     const elapsed = this.options.now() - started;

@@ -37,6 +37,9 @@ export interface AppOptions {
 export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ? { level: 'info' } : false,
+    // One access line per request (below) instead of Fastify's two: half the log writes, and
+    // without the query string, where a caller may have put an API key.
+    disableRequestLogging: true,
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: () => newId('req'),
     requestIdHeader: false,
@@ -54,6 +57,13 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     reply.header('X-Request-Id', request.id);
     request.language = pickLanguage(request.headers['accept-language'], null);
   });
+
+  if (options.logger) {
+    app.addHook('onResponse', async (request, reply) => {
+      const path = request.url.split('?', 1)[0];
+      request.log.info({ method: request.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    });
+  }
 
   // Shared across API processes through Redis when configured; per process otherwise.
   const redis = ctx.config.redisUrl ? new Redis(ctx.config.redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;

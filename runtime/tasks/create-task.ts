@@ -4,6 +4,7 @@ import { ownerOf } from '../assets/library.js';
 import { applyAssetReferences } from '../assets/references.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
+import { faultPoint } from '../faults.js';
 import { newId } from '../ids.js';
 import { holdCredits } from '../ledger/ledger.js';
 import { isUniqueViolation } from '../storage/dialect.js';
@@ -45,6 +46,7 @@ export async function acceptTask(ctx: Context, caller: Caller, request: Prepared
       if (options.idempotencyKey !== undefined) {
         const replay = await claimIdempotencyKey(trx, caller, request.fingerprint, options, taskId, now);
         if (replay) return { task: replay, replayed: true };
+        faultPoint('create.idempotency-row');
       }
       options.beforeHold?.();
       const held = await holdCredits(trx, caller.accountId, taskId, request.price.maxCredits, now);
@@ -52,6 +54,7 @@ export async function acceptTask(ctx: Context, caller: Caller, request: Prepared
         const wallet = await trx.selectFrom('wallets').select('available').where('account_id', '=', caller.accountId).executeTakeFirstOrThrow();
         throw new ApiError('insufficient_credits', { required: request.price.maxCredits, available: wallet.available });
       }
+      faultPoint('create.hold');
       const task: TaskRow = {
         id: taskId,
         account_id: caller.accountId,
@@ -82,6 +85,7 @@ export async function acceptTask(ctx: Context, caller: Caller, request: Prepared
         purged_at: null,
       };
       await trx.insertInto('tasks').values(task).execute();
+      faultPoint('create.task-row');
       await trx
         .insertInto('work_items')
         .values([
@@ -89,11 +93,15 @@ export async function acceptTask(ctx: Context, caller: Caller, request: Prepared
           { kind: 'expire', task_id: taskId, ref_id: null, due_at: task.deadline_at, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now },
         ])
         .execute();
+      faultPoint('create.work-items'); // the last statement before COMMIT: everything above rolls back
       return { task, replayed: false };
     });
   try {
     const created = await attempt();
-    if (!created.replayed) ctx.wakeWorkers();
+    if (!created.replayed) {
+      faultPoint('create.committed'); // committed, the client not yet answered
+      ctx.wakeWorkers();
+    }
     return created;
   } catch (error) {
     // Two requests raced on one Idempotency-Key: the loser replays the winner's task.

@@ -1,6 +1,7 @@
 import { catalogue } from '../../generated/catalogue.js';
 import { assetClipSeconds, checkReferencesBeforeRun } from '../assets/run-check.js';
 import type { Context } from '../context.js';
+import { faultPoint } from '../faults.js';
 import type { DeploymentJob } from '../deployments/deployment.js';
 import { expireTask, failTask, scrubReason, succeedTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
@@ -13,6 +14,8 @@ import type { WorkHandler, WorkItem, WorkOutcome } from './worker.js';
 const MAX_POLL_FAILURES = 8;
 /** Longest wait for one deployment call: a deployment that never answers must not stall the worker (its other items, expiries). */
 const DEPLOYMENT_CALL_TIMEOUT_MS = 30_000;
+/** Longest wait before the first poll of a started task (later polls follow the deployment's retryAfterMs, also capped at 30 s). */
+const FIRST_POLL_CAP_MS = 30_000;
 
 /** The call, or an error once `ms` passed (at most the call timeout, at least 50 ms: the task's deadline bounds it). */
 function timeBoxed<T>(call: Promise<T>, ms: number, what: string): Promise<T> {
@@ -55,11 +58,17 @@ const runTask: WorkHandler = async (ctx, item) => {
     }
   }
   const now = ctx.clock.now();
-  const handle = task.deployment_handle ?? (await timeBoxed(deployment.start(await jobOf(ctx, task)), task.deadline_at - now, 'start'));
+  const job = await jobOf(ctx, task);
+  const handle = task.deployment_handle ?? (await timeBoxed(deployment.start(job), task.deadline_at - now, 'start'));
+  faultPoint('run.started'); // the deployment has the job; the handle is not yet stored
+  // Polling before the deployment can have finished only costs statements; the cap keeps progress moving.
+  const firstPollAt = now + Math.max(0, Math.min(FIRST_POLL_CAP_MS, deployment.firstPollAfterMs?.(job) ?? 0));
   await ctx.db.kysely.transaction().execute(async (trx) => {
-    await trx.updateTable('tasks').set({ state: 'running', started_at: now, updated_at: now, deployment_handle: handle }).where('id', '=', task.id).where('state', '=', 'queued').execute();
-    await trx.insertInto('work_items').values({ kind: 'poll', task_id: task.id, ref_id: null, due_at: now, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
+    const started = await trx.updateTable('tasks').set({ state: 'running', started_at: now, updated_at: now, deployment_handle: handle }).where('id', '=', task.id).where('state', '=', 'queued').executeTakeFirst();
+    // One poll chain per task: a run item taken over after a crash finds the task running, its poll item already written.
+    if (Number(started.numUpdatedRows) === 1) await trx.insertInto('work_items').values({ kind: 'poll', task_id: task.id, ref_id: null, due_at: firstPollAt, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
   });
+  faultPoint('run.running'); // running and its poll item committed; the run item not yet done
   return { done: true };
 };
 
@@ -83,6 +92,7 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
     await ctx.db.kysely.updateTable('tasks').set({ progress: status.progress, updated_at: now }).where('id', '=', task.id).where('state', '=', 'running').execute();
     return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)) };
   }
+  faultPoint('poll.answered'); // the deployment's final answer (succeeded or failed), nothing recorded
   if (status.state === 'failed') {
     await failTask(ctx, task.id, 'generation_failed', scrubReason(status.reason) || null);
     return { done: true };
@@ -93,10 +103,12 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
     await ctx.blobs.put(key, output.bytes);
     outputs.push({ key, mime: output.mime, durationSeconds: output.durationSeconds });
   }
+  faultPoint('poll.stored'); // media stored, the hold not yet settled
   const referenceClipSeconds = status.referenceClipSeconds ?? (await assetClipSeconds(ctx, task));
   const resolved = await succeedTask(ctx, task.id, { outputs, outputSeconds: status.outputSeconds, referenceClipSeconds, sourceClipSeconds: status.sourceClipSeconds });
-  // A result after expiry settles nothing and keeps nothing.
-  if (!resolved) for (const output of outputs) await ctx.blobs.delete(output.key);
+  // A result after expiry settles nothing and keeps nothing. After a success (a second poll of the same job, e.g. a lease
+  // taken over mid-poll) the keys hold the winner's media: they stay.
+  if (!resolved && (await loadTask(ctx, item))?.state !== 'succeeded') for (const output of outputs) await ctx.blobs.delete(output.key);
   return { done: true };
 };
 
