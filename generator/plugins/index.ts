@@ -9,6 +9,7 @@ import { routesPlugin } from './routes/emit.js';
 import { sdkTypesPlugin } from './sdk-types/emit.js';
 import { storagePlansPlugin } from './storage-plans/emit.js';
 import { supportPlugin } from './support/emit.js';
+import { uiTextPlugin } from './ui-text/emit.js';
 import { validatorsPlugin } from './validators/emit.js';
 import { vectorsPlugin } from './vectors/emit.js';
 
@@ -26,4 +27,5 @@ export const plugins: Plugin[] = [
   docsPlugin,
   vectorsPlugin,
   storagePlansPlugin,
+  uiTextPlugin,
 ];

@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
 import { addPurchase, openWallet } from '../ledger/ledger.js';
+import type { Database } from '../storage/schema.js';
 
 export const KEY_PREFIX = 'sk-service-';
 
@@ -27,17 +29,31 @@ export interface CreatedAccount {
   webhookSecret: string;
 }
 
-export async function createAccount(db: Db, options: { credits: number; language?: string | null; now: number }): Promise<CreatedAccount> {
+export interface NewAccountOptions {
+  credits: number;
+  language?: string | null;
+  now: number;
+}
+
+/**
+ * The rows of a new account inside the caller's transaction: account, wallet, purchase and, unless
+ * `firstKey` is false (console API accounts get their keys from the console), a first personal key.
+ */
+export async function insertAccount(trx: Transaction<Database>, options: NewAccountOptions & { firstKey: boolean }): Promise<Omit<CreatedAccount, 'apiKey'> & { apiKey?: string }> {
   const accountId = newId('acct');
   const webhookSecret = newWebhookSecret();
+  await trx.insertInto('accounts').values({ id: accountId, created_at: options.now, language: options.language ?? null, webhook_secret: webhookSecret, payload_version: 2 }).execute();
+  await openWallet(trx, accountId);
+  if (options.credits > 0) await addPurchase(trx, accountId, options.credits, options.now);
+  if (!options.firstKey) return { accountId, webhookSecret };
   const apiKey = newApiKey();
-  await db.kysely.transaction().execute(async (trx) => {
-    await trx.insertInto('accounts').values({ id: accountId, created_at: options.now, language: options.language ?? null, webhook_secret: webhookSecret, payload_version: 2 }).execute();
-    await openWallet(trx, accountId);
-    if (options.credits > 0) await addPurchase(trx, accountId, options.credits, options.now);
-    await trx.insertInto('api_keys').values({ id: newId('key'), account_id: accountId, key_hash: hashKey(apiKey), key_prefix: apiKey.slice(0, 16), workspace: 'personal', created_at: options.now, revoked_at: null }).execute();
-  });
+  await trx.insertInto('api_keys').values({ id: newId('key'), account_id: accountId, key_hash: hashKey(apiKey), key_prefix: apiKey.slice(0, 16), workspace: 'personal', created_at: options.now, revoked_at: null }).execute();
   return { accountId, apiKey, webhookSecret };
+}
+
+export async function createAccount(db: Db, options: NewAccountOptions): Promise<CreatedAccount> {
+  const created = await db.kysely.transaction().execute((trx) => insertAccount(trx, { ...options, firstKey: true }));
+  return { ...created, apiKey: created.apiKey! };
 }
 
 /** A sibling key of an account: personal, or for a team workspace (`team:NAME`). */

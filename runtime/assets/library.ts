@@ -16,6 +16,12 @@ export type AssetRow = Selectable<Database['assets']>;
 export interface LibraryOwner {
   accountId: string;
   library: string;
+  /**
+   * The account whose lifetime purchases set the storage plan, when it is not `accountId`: a
+   * console user's playground library follows the user's own purchases (its 30 free credits are a
+   * grant, not a purchase).
+   */
+  planAccountId?: string;
 }
 
 export function ownerOf(caller: Pick<Caller, 'accountId' | 'workspace'>): LibraryOwner {

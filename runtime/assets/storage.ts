@@ -20,7 +20,7 @@ export interface StorageState {
  * workspace) has the plan's limit to itself.
  */
 export async function storageState(db: Db, owner: LibraryOwner): Promise<StorageState> {
-  const wallet = await db.selectFrom('wallets').select('purchased').where('account_id', '=', owner.accountId).executeTakeFirst();
+  const wallet = await db.selectFrom('wallets').select('purchased').where('account_id', '=', owner.planAccountId ?? owner.accountId).executeTakeFirst();
   const usage = await db
     .selectFrom('assets')
     .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('bytes'), eb.lit(0)).as('used'), eb.fn.countAll<number>().as('count')])

@@ -2,9 +2,10 @@ import { parseArgs } from 'node:util';
 import { addCredits, createAccount, createKey, revokeKey } from '../accounts/accounts.js';
 import { ENTITIES_USAGE, entitiesCommand } from '../assets/entities-cli.js';
 import { configFromEnv, outboundPolicy } from '../config.js';
+import { armedFaultPoints } from '../faults.js';
 import { createService, openServiceDb } from '../service.js';
 import { migrateToLatest } from '../storage/migrate.js';
-import { addEndpoint, disableEndpoint, listDeliveries, listEndpoints, resendDelivery, rotateAccountSecret, rotateEndpointSecret, setAccountWebhookSettings, WebhookAdminError } from '../webhooks/admin.js';
+import { addEndpoint, deleteEndpoint, disableEndpoint, enableEndpoint, listDeliveries, listEndpoints, resendDelivery, rotateAccountSecret, rotateEndpointSecret, setAccountWebhookSettings, WebhookAdminError } from '../webhooks/admin.js';
 
 const USAGE = `mediaforge <command> [options]
 
@@ -18,6 +19,8 @@ const USAGE = `mediaforge <command> [options]
   webhooks add --account ID --url URL --events task.succeeded,task.failed [--json]
   webhooks list --account ID [--json]
   webhooks disable --account ID --endpoint ID [--json]
+  webhooks enable --account ID --endpoint ID [--json]
+  webhooks delete --account ID --endpoint ID [--json]
   webhooks rotate-secret --account ID [--endpoint ID] [--json]
   webhooks deliveries --account ID [--limit N] [--json]
   webhooks resend DELIVERY_ID [--json]
@@ -82,6 +85,7 @@ export async function main(argv: string[]): Promise<number> {
     if (config.webhookAllowPrivate || config.webhookAllowInsecure) {
       service.ctx.log.warn('MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE / _INSECURE is on: outbound requests may reach private or plain-http destinations. Never use this in production.');
     }
+    if (armedFaultPoints().length) service.ctx.log.warn(`MEDIAFORGE_FAULT_POINTS is set (${armedFaultPoints().join(', ')}): this process kills itself when it reaches them. Tests only.`);
     service.worker?.start();
     if (service.app) {
       // A burst of connections (thousands of held waits) overflows the default backlog of 511: SYNs are dropped and clients see resets.
@@ -173,6 +177,18 @@ async function webhooksCommand(db: Awaited<ReturnType<typeof openServiceDb>>, su
       const disabled = await disableEndpoint(db, account(), values.endpoint, now);
       print(json, { disabled }, disabled ? 'disabled' : 'no such enabled endpoint');
       return disabled ? 0 : 1;
+    }
+    if (sub === 'enable') {
+      if (!values.endpoint) throw new UsageError('--endpoint is required');
+      const enabled = await enableEndpoint(db, account(), values.endpoint);
+      print(json, { enabled }, enabled ? 'enabled' : 'no such disabled endpoint');
+      return enabled ? 0 : 1;
+    }
+    if (sub === 'delete') {
+      if (!values.endpoint) throw new UsageError('--endpoint is required');
+      const deleted = await deleteEndpoint(db, account(), values.endpoint);
+      print(json, { deleted }, deleted ? 'deleted' : 'no such endpoint');
+      return deleted ? 0 : 1;
     }
     if (sub === 'rotate-secret') {
       if (values.endpoint) {

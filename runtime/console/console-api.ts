@@ -4,10 +4,10 @@ import { creditsToUsd } from '../../generated/support.js';
 import { createKey, revokeKey } from '../accounts/accounts.js';
 import { outboundPolicy } from '../config.js';
 import type { Context } from '../context.js';
-import { addEndpoint, listDeliveries, listEndpoints, resendDelivery, rotateAccountSecret, setAccountWebhookSettings } from '../webhooks/admin.js';
+import { addEndpoint, deleteEndpoint, disableEndpoint, enableEndpoint, listDeliveries, listEndpoints, resendDelivery, rotateAccountSecret, rotateEndpointSecret, setAccountWebhookSettings } from '../webhooks/admin.js';
 import { EVENT_TYPES } from '../webhooks/events.js';
 import { consoleLanguage, readCookie, requireRequestedWith, sendConsoleError, SESSION_COOKIE, sessionCookie, sessionRoute } from './session-http.js';
-import { closeSession, ConsoleError, openSession, signIn, signUp } from './users.js';
+import { closeSession, ConsoleError, openSession, signIn, signUp, type SessionUser } from './users.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -41,10 +41,11 @@ export function registerConsoleApi(app: FastifyInstance, ctx: Context) {
     return {};
   });
 
-  sessionRoute(app, ctx, 'GET', '/console/api/session', async ({ user }) => ({
+  sessionRoute(app, ctx, 'GET', '/console/api/session', async ({ user, language }) => ({
     email: user.email,
     csrfToken: user.csrfToken,
     language: user.language,
+    uiLanguage: language,
     payloadVersion: user.payloadVersion,
     languages: LANGUAGES,
     events: EVENT_TYPES.filter((e) => e !== 'task.canceled'),
@@ -77,6 +78,25 @@ export function registerConsoleApi(app: FastifyInstance, ctx: Context) {
     const events = Array.isArray(body.events) ? body.events.join(',') : String(body.events ?? '');
     return addEndpoint(db, { accountId: user.accountId, url: String(body.url ?? ''), events, policy: outboundPolicy(ctx.config), now: ctx.clock.now() });
   });
+
+  /** Disable, enable, rotate the secret of (shown once; the old one signs beside it for 24 h) and delete an endpoint of the user's API account. */
+  const ownEndpoint = async (user: SessionUser, endpointId: string) => {
+    const row = await db.kysely.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).where('account_id', '=', user.accountId).executeTakeFirst();
+    if (!row) throw new ConsoleError(404, 'not_found', 'no such endpoint');
+    return row.id;
+  };
+  sessionRoute(app, ctx, 'POST', '/console/api/endpoints/:endpointId/disable', async ({ user, params }) => ({
+    disabled: await disableEndpoint(db, user.accountId, await ownEndpoint(user, params.endpointId), ctx.clock.now()),
+  }));
+  sessionRoute(app, ctx, 'POST', '/console/api/endpoints/:endpointId/enable', async ({ user, params }) => ({
+    enabled: await enableEndpoint(db, user.accountId, await ownEndpoint(user, params.endpointId)),
+  }));
+  sessionRoute(app, ctx, 'POST', '/console/api/endpoints/:endpointId/rotate-secret', async ({ user, params }) =>
+    rotateEndpointSecret(db, user.accountId, await ownEndpoint(user, params.endpointId), ctx.clock.now()),
+  );
+  sessionRoute(app, ctx, 'POST', '/console/api/endpoints/:endpointId/delete', async ({ user, params }) => ({
+    deleted: await deleteEndpoint(db, user.accountId, await ownEndpoint(user, params.endpointId)),
+  }));
 
   sessionRoute(app, ctx, 'GET', '/console/api/deliveries', async ({ user }) => listDeliveries(db, user.accountId, 100));
   sessionRoute(app, ctx, 'POST', '/console/api/deliveries/:deliveryId/resend', async ({ user, params }) => {

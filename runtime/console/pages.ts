@@ -2,9 +2,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import type { FastifyInstance } from 'fastify';
+import type { Language } from '../../generated/errors.js';
+import { uiText } from '../../generated/ui-text.js';
 import type { Context } from '../context.js';
 import { registerConsoleApi } from './console-api.js';
 import { registerPlaygroundApi } from './playground-api.js';
+import { registerPlaygroundUploads } from './playground-uploads.js';
+import { consoleLanguage, readCookie, SESSION_COOKIE } from './session-http.js';
+import { findSession, PLAYGROUND_CREDITS } from './users.js';
 
 const WEB = join(dirname(fileURLToPath(import.meta.url)), 'web');
 
@@ -36,16 +41,29 @@ async function bundle(): Promise<Map<string, { type: string; text: string }>> {
 
 const CSP = "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
-function page(title: string, script: string, hasCss: boolean): string {
+/** A JSON data block is never run, so the CSP's script-src does not apply; `<` is escaped so no text can close the element. */
+function dataBlock(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c');
+}
+
+/** One page in one language: the shell, its texts as data for the page script, and the script. */
+function page(language: Language, kind: 'playground' | 'console', hasCss: boolean): string {
+  const texts = uiText(language);
+  const title = kind === 'playground' ? texts['nav.playground'] : texts['nav.console'];
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · mediaforge</title>
-<link rel="stylesheet" href="/console/assets/base.css">${hasCss ? `\n<link rel="stylesheet" href="/console/assets/${script}.css">` : ''}
-</head><body>
-<header><strong>mediaforge</strong> <nav><a href="/playground">Playground</a> <a href="/console">Console</a> <a href="/docs/">Docs</a></nav><span id="who"></span></header>
-<main id="app"><p>Loading…</p></main>
-<script type="module" src="/console/assets/${script}.js"></script>
+<html lang="${language}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · mediaforge</title>
+<link rel="stylesheet" href="/console/assets/base.css">${hasCss ? `\n<link rel="stylesheet" href="/console/assets/${kind}.css">` : ''}
+<script type="application/json" id="ui-text">${dataBlock(texts)}</script>
+</head><body data-playground-credits="${PLAYGROUND_CREDITS}">
+<header><strong>mediaforge</strong> <nav><a href="/playground">${escapeHtml(texts['nav.playground'])}</a> <a href="/console">${escapeHtml(texts['nav.console'])}</a> <a href="/docs/">${escapeHtml(texts['nav.docs'])}</a></nav><span id="who"></span></header>
+<main id="app"><p>${escapeHtml(texts['common.loading'])}</p></main>
+<script type="module" src="/console/assets/${kind}.js"></script>
 </body></html>`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 }
 
 const BASE_CSS = `body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
@@ -56,18 +74,21 @@ input[type=text],input[type=email],input[type=password],input[type=number],selec
 textarea{min-height:4.5rem}button{padding:.45rem .9rem;border-radius:5px;border:1px solid #2c5fb8;background:#2f6fde;color:#fff;font:inherit;cursor:pointer}button.secondary{background:#fff;color:#2f6fde}
 .error{color:#b00020;font-size:.9em}.field-error input,.field-error select,.field-error textarea{border-color:#b00020}.secret{font-family:monospace;background:#fff8d6;padding:.4rem;word-break:break-all}
 table{border-collapse:collapse;width:100%;font-size:.9em}td,th{border-bottom:1px solid #e4e7eb;padding:.3rem .4rem;text-align:left}.row{display:flex;gap:1rem;flex-wrap:wrap}.row>*{flex:1 1 280px}
-.badge{display:inline-block;padding:.05rem .45rem;border-radius:9px;background:#e8eef9;font-size:.85em}video{max-width:100%;background:#000;border-radius:6px}`;
+.badge{display:inline-block;padding:.05rem .45rem;border-radius:9px;background:#e8eef9;font-size:.85em}.badge.off{background:#eee;color:#6b737b}
+.upload{margin:.3rem 0}.upload-label{display:inline;font-weight:400;margin-right:.5rem}.upload-status{font-size:.9em;color:#2d6a3a}.thumb{vertical-align:middle;border-radius:3px}p.hint{color:#5b6570;font-size:.9em}video{max-width:100%;background:#000;border-radius:6px}`;
 
 /** /playground, /console and their assets, plus both JSON APIs. Outside the API contract. */
 export async function registerConsole(app: FastifyInstance, ctx: Context): Promise<void> {
   const assets = await bundle();
   assets.set('base.css', { type: 'text/css; charset=utf-8', text: BASE_CSS });
-  const pages: Record<string, string> = {
-    '/playground': page('Playground', 'playground', assets.has('playground.css')),
-    '/console': page('Console', 'console', assets.has('console.css')),
-  };
-  for (const [url, html] of Object.entries(pages)) {
-    app.get(url, async (_request, reply) => reply.header('Content-Security-Policy', CSP).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(html));
+  for (const kind of ['playground', 'console'] as const) {
+    // The language of the page: the signed-in account's setting, else Accept-Language (the same rule as the JSON APIs).
+    app.get(`/${kind}`, async (request, reply) => {
+      const cookie = readCookie(request, SESSION_COOKIE);
+      const user = cookie ? await findSession(ctx.db, cookie, ctx.clock.now()) : undefined;
+      const html = page(consoleLanguage(request, user), kind, assets.has(`${kind}.css`));
+      return reply.header('Content-Security-Policy', CSP).header('Cache-Control', 'no-store').header('Vary', 'Accept-Language, Cookie').type('text/html; charset=utf-8').send(html);
+    });
   }
   app.get('/console/assets/:name', async (request, reply) => {
     const asset = assets.get((request.params as { name: string }).name);
@@ -76,4 +97,10 @@ export async function registerConsole(app: FastifyInstance, ctx: Context): Promi
   });
   registerConsoleApi(app, ctx);
   registerPlaygroundApi(app, ctx);
+  // The upload route reads the raw bytes of any type as a stream: its own scope has the catch-all parser.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    registerPlaygroundUploads(scope, ctx);
+  });
 }

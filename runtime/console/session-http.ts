@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Language } from '../../generated/errors.js';
+import { uiText, type UiTextKey } from '../../generated/ui-text.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import { pickLanguage } from '../http/language.js';
@@ -45,13 +46,45 @@ export interface SessionRequest {
 
 type Handler = (r: SessionRequest) => Promise<unknown>;
 
-/** The one error shape of these pages: the API envelope (runtime errors translated), console reasons in English. */
+/** The text of each console reason (data.reason, stable) in spec/ui-text.yaml. */
+const REASON_TEXT: Record<string, UiTextKey> = {
+  no_session: 'reason.noSession',
+  csrf: 'reason.csrf',
+  wrong_credentials: 'reason.wrongCredentials',
+  email_taken: 'reason.emailTaken',
+  invalid_email: 'reason.invalidEmail',
+  weak_password: 'reason.weakPassword',
+  password_too_long: 'reason.passwordTooLong',
+  invalid_team: 'reason.invalidTeam',
+  invalid_language: 'reason.invalidLanguage',
+  not_found: 'reason.notFound',
+  invalid_request: 'reason.invalidRequest',
+  invalid_url: 'reason.invalidUrl',
+  invalid_events: 'reason.invalidEvents',
+  still_pending: 'reason.stillPending',
+};
+
+function reasonEnvelope(status: number, reason: string, detail: string, language: Language, requestId: string) {
+  const key = REASON_TEXT[reason];
+  return { code: status, msg: key ? uiText(language)[key] : detail, data: { reason, detail }, request_id: requestId };
+}
+
+/**
+ * The one error shape of these pages: the API envelope (runtime errors translated by the error
+ * catalogue), console reasons translated from spec/ui-text.yaml with the English detail beside them.
+ */
 export function sendConsoleError(request: FastifyRequest, reply: FastifyReply, error: unknown, language: Language) {
-  if (error instanceof ApiError) return reply.status(error.status).send(errorEnvelope(error, language, request.id));
-  if (error instanceof ConsoleError) return reply.status(error.status).send({ code: error.status, msg: error.message, data: { reason: error.reason }, request_id: request.id });
-  if (error instanceof WebhookAdminError) return reply.status(400).send({ code: 400, msg: error.message, data: { reason: 'invalid_request' }, request_id: request.id });
+  if (error instanceof ApiError) {
+    for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+    return reply.status(error.status).send(errorEnvelope(error, language, request.id));
+  }
+  if (error instanceof ConsoleError) return reply.status(error.status).send(reasonEnvelope(error.status, error.reason, error.message, language, request.id));
+  if (error instanceof WebhookAdminError) {
+    const status = error.reason === 'not_found' ? 404 : 400;
+    return reply.status(status).send(reasonEnvelope(status, error.reason, error.message, language, request.id));
+  }
   request.log.error({ err: error }, 'console error');
-  return reply.status(500).send({ code: 500, msg: 'internal error', data: null, request_id: request.id });
+  return reply.status(500).send({ code: 500, msg: uiText(language)['reason.internal'], data: null, request_id: request.id });
 }
 
 /**

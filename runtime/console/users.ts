@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
-import { createAccount, revokeKey, type Caller } from '../accounts/accounts.js';
-import type { Db } from '../storage/dialect.js';
+import { insertAccount, type Caller } from '../accounts/accounts.js';
+import { isUniqueViolation, type Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
 
 /** Free credits of a new user's playground wallet (service specification, item 4). */
@@ -41,27 +41,37 @@ function normalizeEmail(email: unknown): string {
 function checkPassword(password: unknown): string {
   if (typeof password !== 'string' || password.length < 8) throw new ConsoleError(400, 'weak_password', 'the password needs at least 8 characters');
   // bcrypt reads at most 72 bytes: longer passwords are refused rather than silently cut.
-  if (Buffer.byteLength(password, 'utf8') > 72) throw new ConsoleError(400, 'weak_password', 'the password may have at most 72 bytes');
+  if (Buffer.byteLength(password, 'utf8') > 72) throw new ConsoleError(400, 'password_too_long', 'the password may have at most 72 bytes');
   return password;
 }
 
 /**
- * A new user: an API account (no credits; the key createAccount makes is revoked unseen, keys are
- * made in the console), and a playground account holding the free credits. The playground account's
- * only key is never shown to anyone, so no API caller can spend those credits.
+ * A new user, in one transaction: an API account (no credits, no key: keys are made in the
+ * console, each shown once), a playground account holding the free credits (a purchase row) and
+ * its one key, and the user row. The playground key is never shown to anyone, so no API caller can
+ * spend those credits. A failure anywhere, or a concurrent sign-up with the same email (the unique
+ * index), leaves nothing behind.
  */
 export async function signUp(db: Db, email: unknown, password: unknown, now: number): Promise<string> {
   const address = normalizeEmail(email);
   const secret = checkPassword(password);
-  const existing = await db.kysely.selectFrom('users').select('id').where('email', '=', address).executeTakeFirst();
-  if (existing) throw new ConsoleError(409, 'email_taken', 'an account with this email exists; sign in');
+  const taken = () => new ConsoleError(409, 'email_taken', 'an account with this email exists; sign in');
+  if (await db.kysely.selectFrom('users').select('id').where('email', '=', address).executeTakeFirst()) throw taken();
+  // Hashing takes about 70 ms: done before the transaction, which then holds its locks briefly.
   const passwordHash = await bcrypt.hash(secret, BCRYPT_ROUNDS);
-  const main = await createAccount(db, { credits: 0, now });
-  const playground = await createAccount(db, { credits: PLAYGROUND_CREDITS, now });
-  const firstKey = await db.kysely.selectFrom('api_keys').select('id').where('account_id', '=', main.accountId).executeTakeFirstOrThrow();
-  await revokeKey(db, firstKey.id, now);
   const userId = newId('user');
-  await db.kysely.insertInto('users').values({ id: userId, email: address, password_hash: passwordHash, account_id: main.accountId, playground_account_id: playground.accountId, created_at: now }).execute();
+  try {
+    await db.kysely.transaction().execute(async (trx) => {
+      if (await trx.selectFrom('users').select('id').where('email', '=', address).executeTakeFirst()) throw taken();
+      const main = await insertAccount(trx, { credits: 0, now, firstKey: false });
+      const playground = await insertAccount(trx, { credits: PLAYGROUND_CREDITS, now, firstKey: true });
+      await trx.insertInto('users').values({ id: userId, email: address, password_hash: passwordHash, account_id: main.accountId, playground_account_id: playground.accountId, created_at: now }).execute();
+    });
+  } catch (error) {
+    // PostgreSQL: two transactions both passed the check; the second insert meets the unique index.
+    if (isUniqueViolation(error)) throw taken();
+    throw error;
+  }
   return userId;
 }
 

@@ -7,23 +7,33 @@ import { DELIVER_WORK } from './enqueue.js';
 import { parseEvents } from './events.js';
 import { newEndpointSecret } from './signing.js';
 
-/** What the console (for now the CLI) does with webhooks. Errors are WebhookAdminError with a message for the operator. */
-export class WebhookAdminError extends Error {}
+/**
+ * What the console (the CLI and the console pages) does with webhooks. Errors are WebhookAdminError:
+ * a message for the operator (English) and a stable reason the pages translate.
+ */
+export class WebhookAdminError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'invalid_request' | 'invalid_url' | 'invalid_events' | 'not_found' | 'still_pending' = 'invalid_request',
+  ) {
+    super(message);
+  }
+}
 
 /** After an endpoint's secret is rotated, the previous one is still signed with for this long. */
 export const ENDPOINT_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 async function requireAccount(db: Db, accountId: string): Promise<void> {
   const account = await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
-  if (!account) throw new WebhookAdminError(`no account ${accountId}`);
+  if (!account) throw new WebhookAdminError(`no account ${accountId}`, 'not_found');
 }
 
 /** The callback URL rules apply to endpoints too: shape, then every address the host resolves to. */
 export async function checkEndpointUrl(url: string, policy: OutboundPolicy): Promise<void> {
   const shape = checkUrlShape(url, policy);
-  if (typeof shape === 'string') throw new WebhookAdminError(`invalid endpoint URL (${shape}): public https on port 443, no user or password`);
-  if (url.length > 2048) throw new WebhookAdminError('invalid endpoint URL (longer than 2048 characters)');
-  if (!(await hostIsAllowed(shape.hostname, policy))) throw new WebhookAdminError('invalid endpoint URL (the host does not resolve only to public addresses)');
+  if (typeof shape === 'string') throw new WebhookAdminError(`invalid endpoint URL (${shape}): public https on port 443, no user or password`, 'invalid_url');
+  if (url.length > 2048) throw new WebhookAdminError('invalid endpoint URL (longer than 2048 characters)', 'invalid_url');
+  if (!(await hostIsAllowed(shape.hostname, policy))) throw new WebhookAdminError('invalid endpoint URL (the host does not resolve only to public addresses)', 'invalid_url');
 }
 
 /** Registers an endpoint; its `whsec_` secret is returned here once. */
@@ -33,7 +43,7 @@ export async function addEndpoint(db: Db, input: { accountId: string; url: strin
   try {
     events = parseEvents(input.events);
   } catch (error) {
-    throw new WebhookAdminError((error as Error).message);
+    throw new WebhookAdminError((error as Error).message, 'invalid_events');
   }
   await checkEndpointUrl(input.url, input.policy);
   const endpointId = newId('whe');
@@ -67,6 +77,21 @@ export async function disableEndpoint(db: Db, accountId: string, endpointId: str
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** Sends to a disabled endpoint again, for events of tasks that end from now on (nothing missed meanwhile is sent). */
+export async function enableEndpoint(db: Db, accountId: string, endpointId: string): Promise<boolean> {
+  const result = await db.kysely.updateTable('webhook_endpoints').set({ disabled_at: null }).where('id', '=', endpointId).where('account_id', '=', accountId).where('disabled_at', 'is not', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Removes an endpoint and its secrets. Its deliveries stay in the log (evidence of what was sent);
+ * one still pending fails at its next attempt, as for a disabled endpoint.
+ */
+export async function deleteEndpoint(db: Db, accountId: string, endpointId: string): Promise<boolean> {
+  const result = await db.kysely.deleteFrom('webhook_endpoints').where('id', '=', endpointId).where('account_id', '=', accountId).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
 /** A new account webhook signing secret (the task-callback secret); it takes effect at once, for retries too. */
 export async function rotateAccountSecret(db: Db, accountId: string): Promise<string> {
   await requireAccount(db, accountId);
@@ -81,7 +106,7 @@ export async function rotateAccountSecret(db: Db, accountId: string): Promise<st
  */
 export async function rotateEndpointSecret(db: Db, accountId: string, endpointId: string, now: number): Promise<{ endpointId: string; secret: string; previousValidUntil: string }> {
   const endpoint = await db.kysely.selectFrom('webhook_endpoints').select(['id', 'secret']).where('id', '=', endpointId).where('account_id', '=', accountId).executeTakeFirst();
-  if (!endpoint) throw new WebhookAdminError(`no endpoint ${endpointId} on account ${accountId}`);
+  if (!endpoint) throw new WebhookAdminError(`no endpoint ${endpointId} on account ${accountId}`, 'not_found');
   const secret = newEndpointSecret();
   const previousUntil = now + ENDPOINT_ROTATION_OVERLAP_MS;
   await db.kysely.updateTable('webhook_endpoints').set({ secret, previous_secret: endpoint.secret, previous_until: previousUntil }).where('id', '=', endpointId).execute();
@@ -123,8 +148,8 @@ export async function listDeliveries(db: Db, accountId: string, limit = 50) {
 export async function resendDelivery(db: Db, deliveryId: string, now: number): Promise<{ deliveryId: string; state: 'pending' }> {
   await db.kysely.transaction().execute(async (trx) => {
     const delivery = await trx.selectFrom('webhook_deliveries').select(['id', 'state', 'task_id']).where('id', '=', deliveryId).executeTakeFirst();
-    if (!delivery) throw new WebhookAdminError(`no delivery ${deliveryId}`);
-    if (delivery.state === 'pending') throw new WebhookAdminError(`delivery ${deliveryId} is still pending; it is attempted on its schedule`);
+    if (!delivery) throw new WebhookAdminError(`no delivery ${deliveryId}`, 'not_found');
+    if (delivery.state === 'pending') throw new WebhookAdminError(`delivery ${deliveryId} is still pending; it is attempted on its schedule`, 'still_pending');
     const result = await trx
       .updateTable('webhook_deliveries')
       .set({ state: 'pending', round_attempts: 0, next_attempt_at: now, delivered_at: null })

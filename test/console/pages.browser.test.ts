@@ -1,22 +1,29 @@
 /**
  * The playground and the console in a real browser (Debian's chromium driven by playwright-core),
  * served by the real server: sign up, 30 free credits, a generation to success with the video
- * playing and the balance down by the quote; a key made in the console used against the API; the
- * signing secret rotated and a resent delivery verified with the new secret. No request may leave
- * the service's origin. Screenshots go to test-artifacts/.
+ * playing and the balance down by the quote; a PNG uploaded into a reference field and run; a key
+ * made in the console used against the API; the signing secret rotated and a resent delivery
+ * verified with the new secret; an endpoint disabled, rotated and deleted; the pages in German after
+ * the language setting changes, and in French before sign-in. No request may leave the service's
+ * origin. Screenshots go to test-artifacts/.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeMessage } from '../../generated/errors.js';
+import { UI_TEXT } from '../../generated/ui-text.js';
 import { addCredits } from '../../runtime/accounts/accounts.js';
 import { signCallback } from '../../runtime/webhooks/signing.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
+import { png } from '../files/fixtures.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(resolve(import.meta.dirname, '../..'), 'test-artifacts');
 const MODEL = 'vendor_d/family_d/text-to-video';
+const REFERENCE_MODEL = 'vendor_d/family_d/reference-to-video';
+const TEXT_FILE = { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a picture') };
 const EMAIL = 'grace@example.com';
 
 describe('the playground and the console in a browser', () => {
@@ -87,7 +94,7 @@ describe('the playground and the console in a browser', () => {
     const quoted = Number(await page.locator('#quote').getAttribute('data-credits'));
 
     await page.locator('#submit').click();
-    await page.locator('#state', { hasText: 'succeeded' }).waitFor({ timeout: 20_000 });
+    await page.locator('#state[data-state="succeeded"]').waitFor({ timeout: 20_000 });
     const video = page.locator('#video');
     await video.waitFor();
     const played = await video.evaluate(async (el: HTMLVideoElement) => {
@@ -105,16 +112,53 @@ describe('the playground and the console in a browser', () => {
     await t.checkLedger((await user()).playground_account_id);
   }, 60_000);
 
+  it('uploads a PNG into a reference field of the playground form and runs it to success', async () => {
+    await page.locator('#model').selectOption(REFERENCE_MODEL);
+    const picker = page.locator('#upload-reference_image_urls');
+    expect(await picker.getAttribute('accept')).toBe('image/*');
+    await page.locator('#f-prompt').fill('Picture 1 walks along a beach at dusk');
+    // No purchases yet: the library is locked, and the field says so (with what unlocks it).
+    await picker.setInputFiles({ name: 'fox.png', mimeType: 'image/png', buffer: png(400, 600, false) });
+    await expect.poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 }).toContain(codeMessage('storage_locked', 'en'));
+    expect(await page.locator('#upload-error-reference_image_urls').innerText()).toContain(UI_TEXT.en['upload.lockedHint']);
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-upload-locked.png'), fullPage: true });
+
+    // The user buys credits (API account: unlocks storage), and the playground wallet is topped up for a second run.
+    const { account_id, playground_account_id } = await user();
+    await addCredits(t.service.ctx.db, account_id, 1000, Date.now());
+    await addCredits(t.service.ctx.db, playground_account_id, 100, Date.now());
+    await picker.setInputFiles(TEXT_FILE);
+    await expect.poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 }).toBe(codeMessage('file_type_not_allowed', 'en'));
+    await picker.setInputFiles({ name: 'fox.png', mimeType: 'image/png', buffer: png(400, 600, false) });
+    await expect.poll(() => page.locator('#f-reference_image_urls').inputValue(), { timeout: 5000 }).toMatch(/^service:\/\/a\/a_[\w-]+$/);
+    expect(await page.locator('#upload-error-reference_image_urls').innerText()).toBe('');
+    expect(await page.locator('#upload-status-reference_image_urls').innerText()).toContain('fox.png');
+    expect(await page.locator('#upload-status-reference_image_urls img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(400);
+    await expect.poll(() => page.locator('#quote').getAttribute('data-credits'), { timeout: 5000 }).toBe('28');
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-upload.png'), fullPage: true });
+
+    await page.locator('#submit').click();
+    await page.locator('#state[data-state="succeeded"]').waitFor({ timeout: 20_000 });
+    await page.locator('#video').waitFor();
+    expect(Number(await page.locator('#charge').getAttribute('data-credits'))).toBe(28);
+    await expect.poll(() => page.locator('#balance').innerText()).toBe(String((await t.wallet(playground_account_id)).available));
+    const task = await t.service.ctx.db.kysely.selectFrom('tasks').select(['state', 'input_json']).where('account_id', '=', playground_account_id).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    expect(task.state).toBe('succeeded');
+    expect(task.input_json).toContain('service://a/');
+    await t.checkLedger(playground_account_id);
+  }, 60_000);
+
   it('creates a key in the console that works against the API', async () => {
     await page.goto(`${t.url}/console`);
     await page.locator('body[data-ready="true"]').waitFor();
-    expect(await page.locator('#playground-balance').innerText()).toBe(String(30 - 28));
+    expect(await page.locator('#playground-balance').innerText()).toBe(String((await t.wallet((await user()).playground_account_id)).available));
     await page.locator('#create-key').click();
     const apiKey = await page.locator('#new-key').innerText();
     expect(apiKey).toMatch(/^sk-service-/);
     const response = await fetch(`${t.url}/api/v1/chat/credit`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(response.status).toBe(200);
-    expect(((await response.json()) as { data: { available: number } }).data.available).toBe(0);
+    // The 1000 credits the user bought before uploading: the key spends from the API account.
+    expect(((await response.json()) as { data: { available: number } }).data.available).toBe(1000);
     await page.locator('#team-name').fill('studio');
     await page.locator('#create-team-key').click();
     await page.locator('#keys-table', { hasText: 'team:studio' }).waitFor();
@@ -150,22 +194,88 @@ describe('the playground and the console in a browser', () => {
     expect(second.headers['x-webhook-signature']).toBe(signCallback(newSecret, taskId, timestamp, second.body));
     expect(second.headers['x-webhook-signature']).not.toBe(signCallback(oldSecret, taskId, timestamp, second.body));
     await page.locator('#refresh-deliveries').click();
-    await expect.poll(async () => page.locator('#deliveries-table').innerText(), { timeout: 5000 }).toMatch(/delivered\s+2/);
+    await expect.poll(async () => page.locator('#deliveries-table').innerText(), { timeout: 5000 }).toMatch(/Delivered\s+2/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-webhooks.png'), fullPage: true });
   }, 60_000);
 
-  it('shows the usage chart and tasks, saves settings, and never leaves the origin', async () => {
+  it('disables an endpoint and shows it disabled, rotates its secret once, deletes it after a second click', async () => {
+    await page.locator('#endpoint-url').fill(`${receiver.url}/events`);
+    await page.locator('#add-endpoint').click();
+    await page.locator('#endpoint-secret').waitFor();
+    const endpointId = (await t.service.ctx.db.kysely.selectFrom('webhook_endpoints').select('id').where('account_id', '=', (await user()).account_id).executeTakeFirstOrThrow()).id;
+    const state = page.locator(`[data-endpoint-state="${endpointId}"]`);
+    expect(await state.innerText()).toBe('enabled');
+    await page.locator(`#disable-${endpointId}`).click();
+    await expect.poll(() => state.innerText()).toBe('disabled');
+    expect(await page.locator(`#enable-${endpointId}`).count()).toBe(1);
+    const row = await t.service.ctx.db.kysely.selectFrom('webhook_endpoints').select(['disabled_at', 'secret']).where('id', '=', endpointId).executeTakeFirstOrThrow();
+    expect(row.disabled_at).not.toBeNull();
+    await page.screenshot({ path: join(ARTIFACTS, 'console-endpoint-disabled.png'), fullPage: true });
+
+    await page.locator(`#rotate-${endpointId}`).click();
+    await expect.poll(async () => (await page.locator('#endpoint-secret').innerText()).startsWith('whsec_') && (await page.locator('#endpoint-secret').innerText()) !== row.secret).toBe(true);
+    const remove = page.locator(`#delete-${endpointId}`);
+    await remove.click();
+    expect(await remove.getAttribute('data-armed')).toBe('true');
+    expect(await page.locator('#endpoints-table tbody tr').count()).toBe(1);
+    await remove.click();
+    await expect.poll(() => page.locator('#endpoints-table tbody tr').count()).toBe(0);
+  }, 30_000);
+
+  it('shows the usage chart and tasks, and switches the console to German with the language setting', async () => {
     await page.reload();
     await page.locator('body[data-ready="true"]').waitFor();
     expect(await page.locator('#usage-chart canvas').count()).toBeGreaterThan(0);
-    expect(await page.locator('#tasks-table tbody tr').count()).toBe(2);
-    await page.locator('#language').selectOption('ja');
+    expect(await page.locator('#tasks-table tbody tr').count()).toBe(3);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-overview.png'), fullPage: true });
+    await page.locator('#language').selectOption('de');
     await page.locator('#save-settings').click();
-    await page.locator('#settings-saved', { hasText: 'Saved' }).waitFor();
+    await page.locator('html[lang="de"]').waitFor();
+    await page.locator('body[data-ready="true"]').waitFor();
     const { account_id } = await user();
     const account = await t.service.ctx.db.kysely.selectFrom('accounts').select(['language']).where('id', '=', account_id).executeTakeFirstOrThrow();
-    expect(account.language).toBe('ja');
-    await page.screenshot({ path: join(ARTIFACTS, 'console-overview.png'), fullPage: true });
+    expect(account.language).toBe('de');
+    const de = UI_TEXT.de;
+    expect(await page.locator('#balance h2').innerText()).toBe(de['console.balance']);
+    expect(await page.locator('#settings h2').innerText()).toBe(de['console.settings']);
+    expect(await page.locator('#save-settings').innerText()).toBe(de['settings.save']);
+    expect(await page.locator('#rotate-secret').innerText()).toBe(de['webhooks.rotateSecret']);
+    expect(await page.locator('#tasks-table [data-state="succeeded"]').first().innerText()).toBe(de['state.succeeded']);
+    expect(await page.locator('#signout').innerText()).toBe(de['auth.signOut']);
+    expect(await page.title()).toBe(`${de['nav.console']} · mediaforge`);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-de.png'), fullPage: true });
+  }, 30_000);
+
+  it('shows the playground in German too, with a bad file refused inline in German', async () => {
+    await page.goto(`${t.url}/playground`);
+    await page.locator('#model').selectOption(REFERENCE_MODEL);
+    expect(await page.locator('#submit').innerText()).toBe(UI_TEXT.de['playground.generate']);
+    await page.locator('#upload-reference_image_urls').setInputFiles(TEXT_FILE);
+    await expect.poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 }).toBe(codeMessage('file_type_not_allowed', 'de'));
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-de-upload-error.png'), fullPage: true });
+  }, 30_000);
+
+  it('before sign-in follows the browser language (French), and never leaves the origin', async () => {
+    const french = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'fr-FR' });
+    try {
+      const fr = await french.newPage();
+      fr.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+      fr.on('request', (request) => {
+        if (new URL(request.url()).origin !== new URL(t.url).origin) foreign.push(request.url());
+      });
+      await fr.goto(`${t.url}/playground`);
+      await fr.locator('#auth h2').waitFor();
+      expect(await fr.locator('html').getAttribute('lang')).toBe('fr');
+      expect(await fr.locator('#auth h2').innerText()).toBe(UI_TEXT.fr['auth.title']);
+      expect(await fr.locator('#signup').innerText()).toBe(UI_TEXT.fr['auth.signUp'].replace('{credits}', '30'));
+      await fr.locator('#email').fill(EMAIL);
+      await fr.locator('#password').fill('not the password');
+      await fr.locator('#signin').click();
+      await expect.poll(() => fr.locator('#auth-error').innerText()).toBe(UI_TEXT.fr['reason.wrongCredentials']);
+      await fr.screenshot({ path: join(ARTIFACTS, 'playground-signin-fr.png') });
+    } finally {
+      await french.close();
+    }
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
   }, 30_000);

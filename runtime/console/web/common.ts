@@ -1,4 +1,5 @@
-/** Shared by both pages: the JSON calls (with the CSRF token), the sign-in form, tiny DOM helpers. */
+/** Shared by both pages: the page's texts, the JSON calls (with the CSRF token), the sign-in form, tiny DOM helpers. */
+import type { UiTextKey } from '../../../generated/ui-text.js';
 
 export interface Envelope<T> {
   code: number;
@@ -15,16 +16,52 @@ export class CallError extends Error {
   }
 }
 
+let texts: Record<string, string> | undefined;
+
+/** The texts of the page's language: the server embeds them as a JSON data block (not a script, so the CSP allows it). */
+function pageTexts(): Record<string, string> {
+  texts ??= JSON.parse(document.getElementById('ui-text')?.textContent || '{}') as Record<string, string>;
+  return texts;
+}
+
+/** One text with its {placeholders} filled. */
+export function t(key: UiTextKey, params: Record<string, string | number> = {}): string {
+  return (pageTexts()[key] ?? key).replace(/\{(\w+)\}/g, (whole, name: string) => (params[name] === undefined ? whole : String(params[name])));
+}
+
+/** One text with elements in its placeholders: the order of the parts is the language's, not the code's. */
+export function tNodes(key: UiTextKey, parts: Record<string, Node | string | number>): (Node | string)[] {
+  const template = pageTexts()[key] ?? key;
+  const out: (Node | string)[] = [];
+  let last = 0;
+  for (const match of template.matchAll(/\{(\w+)\}/g)) {
+    out.push(template.slice(last, match.index));
+    const part = parts[match[1]];
+    out.push(part === undefined ? match[0] : typeof part === 'number' ? String(part) : part);
+    last = match.index! + match[0].length;
+  }
+  out.push(template.slice(last));
+  return out.filter((part) => part !== '');
+}
+
 let csrfToken = '';
 
-export async function call<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { 'X-Requested-With': 'mediaforge-console' };
-  if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+export function csrfHeader(): Record<string, string> {
+  return { 'X-CSRF-Token': csrfToken };
+}
+
+export async function readEnvelope<T>(response: Response): Promise<T> {
   const envelope = (await response.json().catch(() => ({ code: response.status, msg: response.statusText, data: null }))) as Envelope<T>;
   if (!response.ok) throw new CallError(response.status, envelope);
   return envelope.data;
+}
+
+export async function call<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { 'X-Requested-With': 'mediaforge-console' };
+  if (method !== 'GET') Object.assign(headers, csrfHeader());
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  return readEnvelope<T>(response);
 }
 
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string | boolean | number> = {}, ...children: (Node | string | null)[]): HTMLElementTagNameMap[K] {
@@ -42,6 +79,8 @@ export interface Session {
   email: string;
   csrfToken: string;
   language: string | null;
+  /** The language of these pages for this session: the account's setting, else Accept-Language. */
+  uiLanguage: string;
   payloadVersion: number;
   languages: string[];
   events: string[];
@@ -52,10 +91,15 @@ export async function ensureSession(app: HTMLElement): Promise<Session> {
   for (;;) {
     try {
       const session = await call<Session>('GET', '/console/api/session');
+      // Signed in with an account language other than the page's (served before sign-in): load the page in it.
+      if (session.uiLanguage !== document.documentElement.lang) {
+        location.reload();
+        return new Promise<Session>(() => {});
+      }
       csrfToken = session.csrfToken;
       const who = document.getElementById('who')!;
       who.replaceChildren(session.email + ' ');
-      const out = h('button', { class: 'secondary', id: 'signout', text: 'Sign out' });
+      const out = h('button', { class: 'secondary', id: 'signout', text: t('auth.signOut') });
       out.onclick = async () => {
         await call('POST', '/console/api/signout');
         location.reload();
@@ -82,18 +126,33 @@ function signInForm(app: HTMLElement): Promise<void> {
         csrfToken = data.csrfToken;
         resolve();
       } catch (error) {
-        message.textContent = error instanceof CallError ? error.envelope.msg : String(error);
+        message.textContent = errorText(error);
       }
     };
-    const signUp = h('button', { type: 'button', id: 'signup', text: 'Create account (30 free playground credits)' });
-    const signIn = h('button', { type: 'submit', class: 'secondary', id: 'signin', text: 'Sign in' });
+    const signUp = h('button', { type: 'button', id: 'signup', text: t('auth.signUp', { credits: document.body.dataset.playgroundCredits ?? '' }) });
+    const signIn = h('button', { type: 'submit', class: 'secondary', id: 'signin', text: t('auth.signIn') });
     signUp.onclick = submit('/console/api/signup');
-    const form = h('form', {}, h('label', { for: 'email', text: 'Email' }), email, h('label', { for: 'password', text: 'Password (8+ characters)' }), password, h('p', {}, signUp, ' ', signIn), message);
+    const form = h('form', {}, h('label', { for: 'email', text: t('auth.email') }), email, h('label', { for: 'password', text: t('auth.password') }), password, h('p', {}, signUp, ' ', signIn), message);
     form.onsubmit = submit('/console/api/signin');
-    app.replaceChildren(h('section', { id: 'auth' }, h('h2', { text: 'Sign up or sign in' }), form));
+    app.replaceChildren(h('section', { id: 'auth' }, h('h2', { text: t('auth.title') }), form));
   });
 }
 
+/** The message of a failed call: the server's text, already in the session's language. */
 export function errorText(error: unknown): string {
-  return error instanceof CallError ? error.envelope.msg : String(error);
+  return error instanceof CallError ? error.envelope.msg : t('common.networkError', { detail: String(error) });
+}
+
+const TASK_STATES: Record<string, UiTextKey> = {
+  queued: 'state.queued',
+  running: 'state.running',
+  succeeded: 'state.succeeded',
+  failed: 'state.failed',
+  expired: 'state.expired',
+  canceled: 'state.canceled',
+};
+
+/** A task state in the page's language (the API value stays in data-state). */
+export function stateText(state: string): string {
+  return TASK_STATES[state] ? t(TASK_STATES[state]) : state;
 }

@@ -1,9 +1,11 @@
 /**
  * The playground form, generated from a model's input JSON Schema: enums become selects, integers
  * and numbers bounded number inputs, booleans checkboxes, string arrays (reference URLs) a textarea
- * with one URL per line, other strings text inputs; defaults are filled in. Nothing names a model.
+ * with one URL per line, other strings text inputs; defaults are filled in. Reference fields of a
+ * file kind get a file picker that uploads and puts the service:// reference in. Nothing names a model.
  */
-import { h } from './common.js';
+import { h, t } from './common.js';
+import { uploadable, uploadWidget } from './upload.js';
 
 type Prop = Record<string, any>;
 
@@ -17,7 +19,14 @@ function fieldName(path: string): string {
   return path.replace(/^(body\.)?input(\.|\/)?/, '').replace(/^\//, '').split(/[.[\/]/)[0];
 }
 
-function control(name: string, prop: Prop): { el: HTMLElement; read: () => unknown } {
+interface Control {
+  el: HTMLElement;
+  read: () => unknown;
+  /** Sets a reference: appended as a line for arrays, the whole value for strings. */
+  put?: (value: string) => void;
+}
+
+function control(name: string, prop: Prop): Control {
   const id = `f-${name}`;
   const enumValues = prop.enum as unknown[] | undefined;
   if (prop.type === 'boolean') {
@@ -39,13 +48,16 @@ function control(name: string, prop: Prop): { el: HTMLElement; read: () => unkno
     return { el: input, read: () => (input.value === '' ? undefined : Number(input.value)) };
   }
   if (prop.type === 'array') {
-    const area = h('textarea', { id, name, placeholder: 'one URL per line (https://… or service://a/…)' });
+    const area = h('textarea', { id, name, placeholder: t('form.urlsPlaceholder') });
     if (Array.isArray(prop.default)) area.value = prop.default.join('\n');
     return {
       el: area,
       read: () => {
         const items = area.value.split(/\s*\n\s*/).map((s) => s.trim()).filter(Boolean);
         return items.length ? items : undefined;
+      },
+      put: (value) => {
+        area.value = area.value.trim() ? `${area.value.trimEnd()}\n${value}` : value;
       },
     };
   }
@@ -55,6 +67,9 @@ function control(name: string, prop: Prop): { el: HTMLElement; read: () => unkno
   if (prop.default !== undefined) input.value = String(prop.default);
   return {
     el: input,
+    put: (value) => {
+      input.value = value;
+    },
     read: () => {
       const value = input.value.trim();
       if (value === '') return undefined;
@@ -64,24 +79,36 @@ function control(name: string, prop: Prop): { el: HTMLElement; read: () => unkno
   };
 }
 
-export function buildForm(model: { inputSchema: Prop; markerDescription: string; markerExample: string }, onChange: () => void): ModelForm {
+export interface FormModel {
+  id: string;
+  inputSchema: Prop;
+  referenceFields: [string, string][];
+  markerDescription: string;
+  markerExample: string;
+}
+
+export function buildForm(model: FormModel, onChange: () => void): ModelForm {
   const schema = model.inputSchema;
   const required = new Set<string>(schema.required ?? []);
   const readers = new Map<string, () => unknown>();
   const wrappers = new Map<string, HTMLElement>();
   const errorSlots = new Map<string, HTMLElement>();
+  const kinds = new Map(model.referenceFields);
   const form = h('div', { id: 'model-form' });
   for (const [name, prop] of Object.entries(schema.properties as Record<string, Prop>)) {
-    const { el, read } = control(name, prop);
+    const { el, read, put } = control(name, prop);
     el.addEventListener('input', onChange);
     el.addEventListener('change', onChange);
     readers.set(name, read);
     const hint = [prop.description ?? ''];
-    if (prop.minimum !== undefined || prop.maximum !== undefined) hint.push(`(${prop.minimum ?? '…'} to ${prop.maximum ?? '…'})`);
-    if (prop.type === 'string' && !prop.enum && name.includes('prompt') && model.markerDescription) hint.push(`Markers: ${model.markerDescription} Example: ${model.markerExample}`);
+    if (prop.minimum !== undefined || prop.maximum !== undefined) hint.push(t('form.range', { min: prop.minimum ?? '…', max: prop.maximum ?? '…' }));
+    if (prop.type === 'string' && !prop.enum && name.includes('prompt') && model.markerDescription) hint.push(t('form.markers', { description: model.markerDescription, example: model.markerExample }));
     const slot = h('div', { class: 'error', id: `err-${name}` });
     const label = h('label', { for: `f-${name}` }, `${name}${required.has(name) ? ' *' : ''}`, h('small', { class: 'hint', text: hint.join(' ') }));
-    const wrapper = h('div', { class: 'field', 'data-field': name }, label, el, slot);
+    const wrapper = h('div', { class: 'field', 'data-field': name }, label, el);
+    const kind = kinds.get(name);
+    if (kind && put && uploadable(kind)) wrapper.append(uploadWidget({ model: model.id, field: name, kind, multiple: prop.type === 'array', put, changed: onChange }));
+    wrapper.append(slot);
     wrappers.set(name, wrapper);
     errorSlots.set(name, slot);
     form.append(wrapper);

@@ -1,5 +1,5 @@
 /** /playground: pick a model, fill the generated form, watch the live quote, submit, follow the task, play the video. */
-import { call, CallError, ensureSession, errorText, h } from './common.js';
+import { call, CallError, ensureSession, errorText, h, stateText, t, tNodes } from './common.js';
 import { buildForm, type ModelForm } from './form.js';
 
 interface ModelEntry {
@@ -8,6 +8,7 @@ interface ModelEntry {
   mode: string;
   summary: string;
   inputSchema: Record<string, any>;
+  referenceFields: [string, string][];
   markerDescription: string;
   markerExample: string;
   minimumFor5sCredits: number;
@@ -29,12 +30,12 @@ async function main() {
 
   const picker = h('select', { id: 'model' });
   for (const m of [...models].sort((a, b) => a.minimumFor5sCredits - b.minimumFor5sCredits || (a.id < b.id ? -1 : 1))) {
-    picker.append(h('option', { value: m.id, text: `${m.title} — from ${m.minimumFor5sCredits} credits / 5 s` }));
+    picker.append(h('option', { value: m.id, text: t('playground.modelOption', { title: m.title, credits: m.minimumFor5sCredits }) }));
   }
   const summary = h('p', { id: 'summary' });
   const formSlot = h('div');
   const quote = h('p', { id: 'quote', 'aria-live': 'polite' });
-  const submit = h('button', { id: 'submit', text: 'Generate' });
+  const submit = h('button', { id: 'submit', text: t('playground.generate') });
   const status = h('div', { id: 'status', 'aria-live': 'polite' });
   const result = h('div', { id: 'result' });
 
@@ -51,12 +52,15 @@ async function main() {
       if (seq !== quoteSeq) return;
       form.showErrors([]);
       quote.dataset.credits = String(q.estimatedCredits);
-      quote.textContent = `Quote: ${q.estimatedCredits} credits (held up to ${q.maxCredits})${q.affordable ? '' : ' — more than your playground balance'}${q.warnings.length ? ` · ${q.warnings.map((w) => w.message).join(' ')}` : ''}`;
+      const parts = [t('playground.quote', { credits: q.estimatedCredits, max: q.maxCredits })];
+      if (!q.affordable) parts.push(t('playground.unaffordable'));
+      if (q.warnings.length) parts.push(q.warnings.map((w) => w.message).join(' '));
+      quote.textContent = parts.join(' · ');
       submit.disabled = !q.affordable;
     } catch (error) {
       if (seq !== quoteSeq) return;
       delete quote.dataset.credits;
-      quote.textContent = 'No quote: fix the fields marked below.';
+      quote.textContent = t('playground.noQuote');
       showError(error);
     }
   }
@@ -74,6 +78,8 @@ async function main() {
   function selectModel() {
     const model = current();
     summary.textContent = `${model.mode}: ${model.summary}`;
+    status.replaceChildren();
+    result.replaceChildren();
     form = buildForm(model, scheduleQuote);
     formSlot.replaceChildren(form.element);
     void updateQuote();
@@ -83,22 +89,23 @@ async function main() {
   submit.onclick = async () => {
     if (!form) return;
     submit.disabled = true;
+    status.replaceChildren();
     result.replaceChildren();
     try {
       let task = await call('POST', '/playground/api/tasks', { model: picker.value, input: form.read() });
       form.showErrors([]);
       await refreshBalance();
       while (!TERMINAL.has(task.state)) {
-        status.replaceChildren(`Task ${task.taskId}: `, h('span', { class: 'badge', id: 'state', text: task.state }), ` ${task.progress ?? 0}%`);
+        status.replaceChildren(...tNodes('playground.task', { taskId: task.taskId }), ' ', h('span', { class: 'badge', id: 'state', 'data-state': task.state, text: stateText(task.state) }), ` ${task.progress ?? 0}%`);
         await new Promise((resolve) => setTimeout(resolve, 400));
         task = await call('GET', `/playground/api/tasks/${encodeURIComponent(task.taskId)}`);
       }
-      status.replaceChildren(`Task ${task.taskId}: `, h('span', { class: 'badge', id: 'state', text: task.state }));
+      status.replaceChildren(...tNodes('playground.task', { taskId: task.taskId }), ' ', h('span', { class: 'badge', id: 'state', 'data-state': task.state, text: stateText(task.state) }));
       await refreshBalance();
       if (task.state === 'succeeded') {
         const asset = task.output.assets[0];
         const video = h('video', { id: 'video', controls: true, muted: true, playsinline: true, preload: 'auto', src: asset.url });
-        result.append(video, h('p', { id: 'charge', 'data-credits': task.credits, text: `Charged ${task.credits} credits (${task.cost} USD) for ${asset.durationSeconds} s.` }));
+        result.append(video, h('p', { id: 'charge', 'data-credits': task.credits, text: t('playground.charged', { credits: task.credits, cost: task.cost, seconds: asset.durationSeconds }) }));
       } else {
         result.append(h('p', { class: 'error', id: 'task-error', text: task.errorMessage ?? task.state }));
       }
@@ -110,9 +117,9 @@ async function main() {
   };
 
   app.replaceChildren(
-    h('section', {}, h('h2', {}, 'Playground · balance ', balance, ' free credits'), h('p', { text: 'Playground credits are separate from API credits: they pay for generations on this page only.' })),
-    h('section', {}, h('label', { for: 'model', text: 'Model' }), picker, summary, formSlot, quote, submit),
-    h('section', {}, h('h2', { text: 'Result' }), status, result),
+    h('section', {}, h('h2', {}, ...tNodes('playground.heading', { balance })), h('p', { text: t('playground.separate') })),
+    h('section', {}, h('label', { for: 'model', text: t('playground.model') }), picker, summary, formSlot, quote, submit),
+    h('section', {}, h('h2', { text: t('playground.result') }), status, result),
   );
   selectModel();
 }
