@@ -1,4 +1,5 @@
 import { catalogue } from '../generated/catalogue.js';
+import type { OutboundPolicy, Resolver } from './net/address-policy.js';
 
 /** Everything the service reads from flags and the environment, with its default. */
 export interface Config {
@@ -29,6 +30,12 @@ export interface Config {
   webhookAllowInsecure: boolean;
   /** Total time one webhook attempt may take (connect, send, answer); 15 s by the specification. */
   webhookTimeoutMs: number;
+  /**
+   * DNS for every outbound check and connection (callbacks, endpoints, imports, reference
+   * fetches). Never read from the environment: absent means the system resolver; tests inject a
+   * stub so that no query leaves the machine.
+   */
+  outboundResolver?: Resolver;
   /** The model of a compatible-layer POST /v1/videos that names none. */
   compatDefaultModel: string;
   /** Largest file an upload ticket accepts (100 MB). */
@@ -92,6 +99,6 @@ function firstModelOfMode(mode: string): string {
 }
 
 /** The destinations outbound requests may reach; both switches are for loopback test receivers only. */
-export function outboundPolicy(config: Config): { allowPrivate: boolean; allowInsecure: boolean } {
-  return { allowPrivate: config.webhookAllowPrivate, allowInsecure: config.webhookAllowInsecure };
+export function outboundPolicy(config: Config): OutboundPolicy {
+  return { allowPrivate: config.webhookAllowPrivate, allowInsecure: config.webhookAllowInsecure, ...(config.outboundResolver ? { resolver: config.outboundResolver } : {}) };
 }

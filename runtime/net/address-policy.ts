@@ -1,5 +1,11 @@
+import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+
+/** Answers a host name with every address it has (A and AAAA). */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+export const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
 /**
  * Which addresses outbound requests (webhooks, imports, reference fetches) may reach: public
@@ -23,6 +29,11 @@ export interface OutboundPolicy {
   allowPrivate: boolean;
   /** Test-only: allow http and any port. */
   allowInsecure: boolean;
+  /**
+   * DNS for both checks (creation time and connect time); the system resolver when absent. Tests
+   * inject a stub so that no query leaves the machine and rebinding can be staged.
+   */
+  resolver?: Resolver;
 }
 
 export type UrlProblem = 'syntax' | 'scheme' | 'port' | 'credentials' | 'address';
@@ -43,10 +54,10 @@ export function checkUrlShape(text: string, policy: OutboundPolicy): URL | UrlPr
 }
 
 /** The host's addresses (one if it is a literal). The URL parser already folds 127.1, 2130706433 and 0x7f.1 to 127.0.0.1. */
-export async function resolveHost(hostname: string): Promise<string[]> {
+export async function resolveHost(hostname: string, resolver: Resolver = systemResolver): Promise<string[]> {
   const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
   if (ipaddr.isValid(bare)) return [bare];
-  const answers = await lookup(bare, { all: true, verbatim: true });
+  const answers = await resolver(bare);
   return answers.map((a) => a.address);
 }
 
@@ -54,7 +65,7 @@ export async function resolveHost(hostname: string): Promise<string[]> {
 export async function hostIsAllowed(hostname: string, policy: OutboundPolicy): Promise<boolean> {
   let addresses: string[];
   try {
-    addresses = await resolveHost(hostname);
+    addresses = await resolveHost(hostname, policy.resolver);
   } catch {
     return false;
   }

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import { catalogue } from '../../generated/catalogue.js';
 import type { TaskErrorCode } from '../../generated/errors.js';
 import type { Context } from '../context.js';
+import { faultPoint } from '../faults.js';
 import { releaseHold, settleHold } from '../ledger/ledger.js';
 import type { Database } from '../storage/schema.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
@@ -21,7 +22,15 @@ export function onTaskResolved(hook: ResolutionHook): void {
 async function resolveOnce(ctx: Context, taskId: string, apply: (trx: Trx, task: TaskRow, now: number) => Promise<Partial<TaskRow>>): Promise<boolean> {
   const now = ctx.clock.now();
   const resolved = await ctx.db.kysely.transaction().execute(async (trx) => {
-    const task = await trx.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirst();
+    // PostgreSQL: lock the row first, so a concurrent resolution waits here and then reads the
+    // terminal state (false) instead of failing the state guard below. SQLite transactions are
+    // IMMEDIATE (serialized) already.
+    const task = await trx
+      .selectFrom('tasks')
+      .selectAll()
+      .where('id', '=', taskId)
+      .$if(ctx.db.engine === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
     if (!task || (task.state !== 'queued' && task.state !== 'running')) return false;
     const changes = await apply(trx, task, now);
     // The state guard makes resolution happen once, whoever gets here first.
@@ -39,9 +48,11 @@ async function resolveOnce(ctx: Context, taskId: string, apply: (trx: Trx, task:
       await trx.insertInto('work_items').values({ kind: 'purge', task_id: taskId, ref_id: null, due_at: now + seconds * 1000, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
     }
     const final = await trx.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
+    faultPoint('resolve.state-written'); // hold resolved and state written, deliveries not yet: all of it rolls back
     for (const hook of hooks) await hook(trx, final, now, ctx);
     return true;
   });
+  if (resolved) faultPoint('resolve.committed'); // terminal state and deliveries committed, nobody told yet
   if (resolved) ctx.events.resolved(taskId);
   return resolved;
 }

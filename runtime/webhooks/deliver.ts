@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { outboundPolicy } from '../config.js';
 import type { Context } from '../context.js';
+import { faultPoint } from '../faults.js';
 import type { Database } from '../storage/schema.js';
 import type { WorkHandler, WorkOutcome } from '../worker/worker.js';
 import { postOnce, type PostResult, type Resolver } from './outbound.js';
@@ -65,12 +66,14 @@ export async function attemptDelivery(ctx: Context, deliveryId: string, options:
   const db = ctx.db.kysely;
   const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst();
   if (!delivery || delivery.state !== 'pending') return { done: true };
+  faultPoint('deliver.claimed'); // the work item is leased, nothing sent
   const startedAt = ctx.clock.now();
   const headers = await signedHeaders(ctx, delivery, startedAt);
   const result: PostResult =
     typeof headers === 'string'
       ? { status: null, error: headers, responseExcerpt: '' }
       : await postOnce(delivery.url, delivery.body, headers, { policy: outboundPolicy(ctx.config), timeoutMs: ctx.config.webhookTimeoutMs, resolver: options.resolver });
+  faultPoint('deliver.sent'); // the receiver has the request (and answered); the attempt is not recorded
   const finishedAt = ctx.clock.now();
   const ok = result.status !== null && result.status >= 200 && result.status < 300;
   const attempt = delivery.round_attempts + 1;
@@ -94,6 +97,7 @@ export async function attemptDelivery(ctx: Context, deliveryId: string, options:
     .where('state', '=', 'pending')
     .where('attempts', '=', delivery.attempts)
     .executeTakeFirst();
+  faultPoint('deliver.recorded'); // the outcome is recorded; the work item not yet done
   if (Number(recorded.numUpdatedRows) !== 1) return { done: true };
   if (state !== 'pending') ctx.log.info({ delivery: delivery.id, task: delivery.task_id, state, attempts: delivery.attempts + 1 }, 'webhook delivery finished');
   return nextAttemptAt === null ? { done: true } : { retryAt: nextAttemptAt };

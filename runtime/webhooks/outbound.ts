@@ -1,10 +1,9 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
-import type { LookupAddress, LookupOptions } from 'node:dns';
+import type { LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { checkUrlShape, isPublicAddress, type OutboundPolicy } from '../net/address-policy.js';
+import { checkUrlShape, isPublicAddress, systemResolver, type OutboundPolicy, type Resolver } from '../net/address-policy.js';
 
 /**
  * The SSRF-guarded way out: every outbound webhook request goes through an agent whose
@@ -14,10 +13,8 @@ import { checkUrlShape, isPublicAddress, type OutboundPolicy } from '../net/addr
  * refused before any connection is made.
  */
 
-/** Answers a host name with every address it has (A and AAAA). Injected in tests. */
-export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
-
-export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+/** Answers a host name with every address it has (A and AAAA). Injected in tests (or through the policy). */
+export { systemResolver, type Resolver };
 
 /** A destination the policy forbids; no connection was attempted. */
 export class BlockedDestinationError extends Error {
@@ -33,7 +30,7 @@ function refused(addresses: string[], policy: OutboundPolicy): string[] {
 }
 
 /** A `lookup` for sockets: resolves with `resolver`, then refuses unless every answer is allowed. */
-export function guardedLookup(policy: OutboundPolicy, resolver: Resolver = systemResolver): LookupFunction {
+export function guardedLookup(policy: OutboundPolicy, resolver: Resolver = policy.resolver ?? systemResolver): LookupFunction {
   return (hostname: string, options: LookupOptions, callback) => {
     resolver(hostname).then(
       (answers) => {
@@ -68,7 +65,7 @@ function guardConnection(options: http.ClientRequestArgs, policy: OutboundPolicy
 }
 
 /** An agent (http or https) whose every connection is checked at connect time. No keep-alive: each attempt connects anew. */
-export function guardedAgent(secure: boolean, policy: OutboundPolicy, resolver: Resolver = systemResolver): http.Agent {
+export function guardedAgent(secure: boolean, policy: OutboundPolicy, resolver: Resolver = policy.resolver ?? systemResolver): http.Agent {
   const lookup = guardedLookup(policy, resolver);
   if (secure) {
     return new (class extends https.Agent {

@@ -3,6 +3,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import type { ModelInfo } from '../../generated/catalogue.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from '../../runtime/deployments/deployment.js';
 import { SimulatorDeployment } from '../../runtime/deployments/simulator.js';
+import { TEST_DB } from '../support/service.js';
 
 export const FAIL = 'FAIL-THIS-PROMPT';
 
@@ -60,8 +61,9 @@ export function simulatorAutoSeconds(taskId: string, min = 4, max = 15): number 
 /** Counts of one suite for docs/reliability.md, appended to test-artifacts/reliability-counts.jsonl. */
 export function recordCounts(suite: string, counts: Record<string, number>): void {
   mkdirSync('test-artifacts', { recursive: true });
-  appendFileSync('test-artifacts/reliability-counts.jsonl', `${JSON.stringify({ suite, at: new Date().toISOString(), ...counts })}\n`);
-  console.log(`[reliability] ${suite}: ${JSON.stringify(counts)}`);
+  // The database too: the same suites run on SQLite and, with MEDIAFORGE_TEST_PG, on PostgreSQL.
+  appendFileSync('test-artifacts/reliability-counts.jsonl', `${JSON.stringify({ suite, db: TEST_DB, at: new Date().toISOString(), ...counts })}\n`);
+  console.log(`[reliability] ${suite} (${TEST_DB}): ${JSON.stringify(counts)}`);
 }
 
 /** A real server process (`node bin/mediaforge.js serve`), resolved once it listens. */

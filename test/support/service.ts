@@ -43,7 +43,8 @@ export async function testDbUrl(dir: string): Promise<string> {
   return `${server}${server.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 }
 
-async function dropTestSchema(dir: string): Promise<void> {
+/** Drops the PostgreSQL schema of a service whose files lived in `dir` (nothing on SQLite). */
+export async function dropTestSchema(dir: string): Promise<void> {
   if (TEST_DB === 'postgres') await withPg(process.env.MEDIAFORGE_TEST_PG!, (client) => client.query(`DROP SCHEMA IF EXISTS ${schemaFor(dir)} CASCADE`));
 }
 
