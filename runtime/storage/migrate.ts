@@ -20,14 +20,32 @@ async function migrator(db: Db): Promise<Migrator> {
   return new Migrator({ db: db.kysely, migrationTableSchema: schema, provider: { getMigrations: async () => migrations(db) } });
 }
 
+/**
+ * Kysely looks for its migration tables by reading the whole PostgreSQL catalog, every schema of
+ * the database; a schema dropped by someone else at that moment fails the read ("schema ... does
+ * not exist", code 3F000, or a relation gone: 42P01). Nothing was migrated yet, so read again.
+ */
+async function withCatalogRetry<T>(db: Db, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (db.engine !== 'postgres' || attempt >= 3 || (code !== '3F000' && code !== '42P01')) throw error;
+    }
+  }
+}
+
 export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
-  const result: MigrationResultSet = await (await migrator(db)).migrateToLatest();
-  if (result.error) throw result.error;
-  return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+  return withCatalogRetry(db, async () => {
+    const result: MigrationResultSet = await (await migrator(db)).migrateToLatest();
+    if (result.error) throw result.error;
+    return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+  });
 }
 
 /** Names of migrations not yet applied: serve refuses to start while any remain. */
 export async function pendingMigrations(db: Db): Promise<string[]> {
-  const all = await (await migrator(db)).getMigrations();
+  const all = await withCatalogRetry(db, async () => (await migrator(db)).getMigrations());
   return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
