@@ -150,21 +150,6 @@ export function cloneJson<T>(value: T): T {
   return value;
 }
 
-/**
- * The copy a validator fills defaults into: a spread of the top level (a request input is a flat
- * object, and spreading defines an own "__proto__" key as a plain key, never a prototype) and a
- * deep copy of each nested value. About three times faster than cloneJson on a typical input.
- */
-export function copyInput(input: object): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...input };
-  for (const key in out) {
-    const value = out[key];
-    // Assigning to an own "__proto__" data property updates that property, not the prototype.
-    if (typeof value === 'object' && value !== null) out[key] = cloneJson(value);
-  }
-  return out;
-}
-
 /** A field counts as given when it is present and, for arrays, not empty. */
 export function given(value: unknown): boolean {
   return value !== undefined && value !== null && !(Array.isArray(value) && value.length === 0);

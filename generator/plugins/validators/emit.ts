@@ -69,7 +69,7 @@ function emitValidatorModule(model: Model, supportImport: string): string {
   }
   return [
     needsRequire ? `import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);` : '',
-    `import { copyInput, countItems, given, mapAjvErrors } from '${supportImport}';`,
+    `import { cloneJson, countItems, given, mapAjvErrors } from '${supportImport}';`,
     '',
     `// JSON Schema of ${model.id}, compiled by ajv at generation time.`,
     schemaCode.trim(),
@@ -89,7 +89,7 @@ function emitValidatorModule(model: Model, supportImport: string): string {
     '  if (typeof input !== "object" || input === null || Array.isArray(input)) {',
     '    return { ok: false, errors: [{ path: "input", rule: "type", message: { key: "type", params: { field: "input", type: "object" } } }] };',
     '  }',
-    '  const value = copyInput(input);',
+    '  const value = cloneJson(input);',
     '  if (!schemaValidate(value)) return { ok: false, errors: mapAjvErrors(schemaValidate.errors, PATTERN_MESSAGES, AUTO_RANGES) };',
     '  const errors = checkRules(value);',
     '  return errors.length > 0 ? { ok: false, errors } : { ok: true, value };',
