@@ -8,7 +8,8 @@ import { FAIL, recordCounts } from './support.js';
 
 /**
  * Item 9 of issue 12 (`npm run test:long`, never part of `npm test`): a spawned `mediaforge serve`
- * on SQLite; its peak createTask rate is measured first (autocannon burst, 50 connections), then it
+ * on SQLite; its peak createTask rate is measured first (an autocannon burst with 50 connections,
+ * counted until every task of it has ended: the rate the service sustains end to end), then it
  * runs for MEDIAFORGE_LONG_MINUTES (default 10) at 70 % of that peak with faults: the webhook
  * receiver refuses connections 15 s and answers 503 10 s of every minute, 10 % of prompts trip
  * the simulator's fail trigger, 3 % of requests are invalid (400 expected) and 2 % come from an
@@ -62,18 +63,25 @@ describe(`load: ${MINUTES} min at ${SHARE_OF_PEAK * 100} % of the measured peak 
   });
 
   it('answers only what is expected, ends every task, keeps the ledger and its memory', async () => {
-    const counts = { peakRps: 0, targetRps: 0, minutes: MINUTES, requests: 0, skippedStarts: 0, accepted: 0, expectedRefusals: 0, unexpected: 0, simulatorFailures: 0, callbacks: 0, receiverDownWindows: 0, receiver503Windows: 0, answered503: 0, duplicateReceipts: 0, backlogAtEnd: 0, drainSeconds: 0, rssFirstMedianMb: 0, rssLastMedianMb: 0, violations: 0 };
+    const counts = { burstAcceptRps: 0, peakRps: 0, targetRps: 0, minutes: MINUTES, requests: 0, skippedStarts: 0, accepted: 0, expectedRefusals: 0, unexpected: 0, simulatorFailures: 0, callbacks: 0, receiverDownWindows: 0, receiver503Windows: 0, answered503: 0, duplicateReceipts: 0, backlogAtEnd: 0, drainSeconds: 0, rssFirstMedianMb: 0, rssLastMedianMb: 0, violations: 0 };
     const keys = rich.map((a) => a.apiKey);
 
-    // 1. The peak, in this run, on this machine: a burst of createTask with 50 connections.
+    // 1. The peak, in this run, on this machine: a burst of createTask with 50 connections, and
+    // the time until the worker has finished every task of it. The API accepts tasks faster than
+    // one process runs them to the end: 70 % of the acceptance rate kept up for 10 minutes left
+    // 146,000 tasks open in a first run. So the peak is the end-to-end rate: tasks of the burst /
+    // (burst + drain).
+    const burstStarted = Date.now();
     const burst = await cannon(cannonOptions(service.url, { method: 'POST', path: '/api/v1/jobs/createTask', body: JSON.stringify(bodyD()), uniqueIdempotencyKey: true, keysPerConnection: keys }, 50, PEAK_SECONDS));
     expect(burst.errors, JSON.stringify(burst.statusCodes)).toBe(0);
     expect(burst.non2xx, JSON.stringify(burst.statusCodes)).toBe(0);
-    counts.peakRps = Math.round(burst.rps);
-    counts.targetRps = Math.max(1, Math.round(burst.rps * SHARE_OF_PEAK));
     const db = await openDb(service.dbUrl);
     try {
       await drain(db, NO_PROGRESS_TIMEOUT_MS); // the burst's tasks, before memory is sampled
+      const burstSeconds = (Date.now() - burstStarted) / 1000;
+      counts.burstAcceptRps = Math.round(burst.rps);
+      counts.peakRps = Math.round(burst.ok / burstSeconds);
+      counts.targetRps = Math.max(1, Math.round((burst.ok / burstSeconds) * SHARE_OF_PEAK));
 
       // 2. The run: open-loop createTask at 70 % of the peak, faults on a schedule.
       const unexpected: string[] = [];
