@@ -87,7 +87,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
     app,
     worker,
     async close() {
-      await app?.close();
+      if (app) {
+        // Node closes the idle keep-alive connections once, when close begins; one still busy then
+        // stays open after its answer until its keep-alive timeout (72 s), and close waits for it.
+        const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+        await app.close().finally(() => clearInterval(sweep));
+      }
       await worker?.stop();
       await notifier.close();
       await db.close();
