@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { deflateSync } from 'node:zlib';
+import { png } from '../files/fixtures.js';
 import OpenAI, { APIError, AuthenticationError, BadRequestError, ConflictError, NotFoundError, RateLimitError, toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
@@ -16,35 +16,8 @@ const MODEL = 'vendor_b/family_c-2.6/reference-to-video';
 const FAIL = 'FAIL-THIS-PROMPT';
 const SIMULATOR_MEDIA = new URL('../../runtime/deployments/simulator-media/', import.meta.url);
 
-/** A valid 2x2 RGB PNG, built here so the upload is a real image file. */
-function tinyPng(): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc32 = (bytes: Buffer) => {
-    let c = 0xffffffff;
-    for (const byte of bytes) c = crcTable[(c ^ byte) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([length, body, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(2, 0); // width
-  header.writeUInt32BE(2, 4); // height
-  header[8] = 8; // bit depth
-  header[9] = 2; // RGB
-  // Two rows, each: filter byte 0, then two RGB pixels.
-  const pixels = Buffer.from([0, 255, 0, 0, 0, 255, 0, 0, 0, 0, 255, 255, 255, 255]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(pixels)), chunk('IEND', Buffer.alloc(0))]);
-}
+/** A valid 2x2 opaque RGB PNG (a real image file for the uploads). */
+const tinyPng = () => png(2, 2, false);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
