@@ -1,14 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import { checkUrlShape, type OutboundPolicy } from '../net/address-policy.js';
-import { BlockedDestinationError, guardedAgent, type Resolver } from '../webhooks/outbound.js';
+import { BlockedDestinationError, guardedAgent } from '../webhooks/outbound.js';
 
 export interface FetchOptions {
   policy: OutboundPolicy;
   timeoutMs: number;
   /** The most bytes read; a larger answer is refused (by Content-Length first, else while streaming). */
   maxBytes: number;
-  resolver?: Resolver;
 }
 
 export type FetchResult =
@@ -25,7 +24,7 @@ export function fetchCapped(url: string, options: FetchOptions): Promise<FetchRe
   const shape = checkUrlShape(url, options.policy);
   if (typeof shape === 'string') return Promise.resolve({ ok: false, reason: 'url', detail: `invalid URL (${shape})` });
   const secure = shape.protocol === 'https:';
-  const agent = guardedAgent(secure, options.policy, options.resolver);
+  const agent = guardedAgent(secure, options.policy);
   return new Promise<FetchResult>((resolve) => {
     let settled = false;
     const finish = (result: FetchResult) => {

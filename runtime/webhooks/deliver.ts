@@ -4,7 +4,7 @@ import type { Context } from '../context.js';
 import { faultPoint } from '../faults.js';
 import type { Database } from '../storage/schema.js';
 import type { WorkHandler, WorkOutcome } from '../worker/worker.js';
-import { postOnce, type PostResult, type Resolver } from './outbound.js';
+import { postOnce, type PostResult } from './outbound.js';
 import { endpointSignatureHeader, signCallback, unixSeconds } from './signing.js';
 
 export type Delivery = Selectable<Database['webhook_deliveries']>;
@@ -51,18 +51,13 @@ function describe(result: PostResult): string | null {
   return `HTTP ${result.status} (${kind})${excerpt ? `: ${excerpt}` : ''}`;
 }
 
-export interface DeliverOptions {
-  /** DNS for the connect-time check (tests inject one). */
-  resolver?: Resolver;
-}
-
 /**
  * One attempt of a pending delivery, then its outcome recorded in one statement that also counts
  * the attempt: delivered (2xx), rescheduled per RETRY_DELAYS_MS after the failure, or failed after
  * the eighth attempt. The guard on `attempts` records an attempt once, even if a lease ran out and
  * another worker attempted the same delivery meanwhile (receivers dedupe on the delivery id).
  */
-export async function attemptDelivery(ctx: Context, deliveryId: string, options: DeliverOptions = {}): Promise<WorkOutcome> {
+export async function attemptDelivery(ctx: Context, deliveryId: string): Promise<WorkOutcome> {
   const db = ctx.db.kysely;
   const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst();
   if (!delivery || delivery.state !== 'pending') return { done: true };
@@ -72,7 +67,7 @@ export async function attemptDelivery(ctx: Context, deliveryId: string, options:
   const result: PostResult =
     typeof headers === 'string'
       ? { status: null, error: headers, responseExcerpt: '' }
-      : await postOnce(delivery.url, delivery.body, headers, { policy: outboundPolicy(ctx.config), timeoutMs: ctx.config.webhookTimeoutMs, resolver: options.resolver });
+      : await postOnce(delivery.url, delivery.body, headers, { policy: outboundPolicy(ctx.config), timeoutMs: ctx.config.webhookTimeoutMs });
   faultPoint('deliver.sent'); // the receiver has the request (and answered); the attempt is not recorded
   const finishedAt = ctx.clock.now();
   const ok = result.status !== null && result.status >= 200 && result.status < 300;
@@ -103,6 +98,6 @@ export async function attemptDelivery(ctx: Context, deliveryId: string, options:
   return nextAttemptAt === null ? { done: true } : { retryAt: nextAttemptAt };
 }
 
-export function deliverHandler(options: DeliverOptions = {}): WorkHandler {
-  return (ctx, item) => attemptDelivery(ctx, item.ref_id!, options);
+export function deliverHandler(): WorkHandler {
+  return (ctx, item) => attemptDelivery(ctx, item.ref_id!);
 }

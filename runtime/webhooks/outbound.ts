@@ -29,8 +29,9 @@ function refused(addresses: string[], policy: OutboundPolicy): string[] {
   return policy.allowPrivate ? [] : addresses.filter((address) => !isPublicAddress(address));
 }
 
-/** A `lookup` for sockets: resolves with `resolver`, then refuses unless every answer is allowed. */
-export function guardedLookup(policy: OutboundPolicy, resolver: Resolver = policy.resolver ?? systemResolver): LookupFunction {
+/** A `lookup` for sockets: resolves with the policy's resolver (the system's by default), then refuses unless every answer is allowed. */
+export function guardedLookup(policy: OutboundPolicy): LookupFunction {
+  const resolver = policy.resolver ?? systemResolver;
   return (hostname: string, options: LookupOptions, callback) => {
     resolver(hostname).then(
       (answers) => {
@@ -65,8 +66,8 @@ function guardConnection(options: http.ClientRequestArgs, policy: OutboundPolicy
 }
 
 /** An agent (http or https) whose every connection is checked at connect time. No keep-alive: each attempt connects anew. */
-export function guardedAgent(secure: boolean, policy: OutboundPolicy, resolver: Resolver = policy.resolver ?? systemResolver): http.Agent {
-  const lookup = guardedLookup(policy, resolver);
+export function guardedAgent(secure: boolean, policy: OutboundPolicy): http.Agent {
+  const lookup = guardedLookup(policy);
   if (secure) {
     return new (class extends https.Agent {
       createConnection(options: https.RequestOptions, callback?: ConnectionCallback) {
@@ -87,7 +88,6 @@ export interface PostOptions {
   policy: OutboundPolicy;
   /** Total time for connect, send and answer. */
   timeoutMs: number;
-  resolver?: Resolver;
   /** The most of the answer's body that is read (64 KiB). */
   maxResponseBytes?: number;
 }
@@ -111,7 +111,7 @@ export function postOnce(url: string, body: string, headers: Record<string, stri
   const shape = checkUrlShape(url, options.policy);
   if (typeof shape === 'string') return Promise.resolve({ status: null, error: `invalid URL (${shape})`, responseExcerpt: '' });
   const secure = shape.protocol === 'https:';
-  const agent = guardedAgent(secure, options.policy, options.resolver);
+  const agent = guardedAgent(secure, options.policy);
   const cap = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const payload = Buffer.from(body, 'utf8');
   return new Promise<PostResult>((resolve) => {

@@ -104,7 +104,7 @@ describe('connect-time address check (guarded agent)', () => {
     (...addresses: string[]): Resolver =>
     async () =>
       addresses.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 }));
-  const post = (url: string, resolver: Resolver, p = policy) => postOnce(url, '{"probe":true}', { 'Content-Type': 'application/json' }, { policy: p, timeoutMs: 2000, resolver });
+  const post = (url: string, resolver: Resolver, p = policy) => postOnce(url, '{"probe":true}', { 'Content-Type': 'application/json' }, { policy: { ...p, resolver }, timeoutMs: 2000 });
 
   it('refuses a name that answered a public address at creation and 127.0.0.1 at delivery; the listener sees no connection', async () => {
     const answers = [['93.184.216.34'], ['127.0.0.1']];
@@ -143,7 +143,7 @@ describe('connect-time address check (guarded agent)', () => {
     const viaHttps = await post(`https://rebind.example:${listener.port}/hook`, answer('127.0.0.1'));
     expect(viaHttps.error).toMatch(/refused/);
     const error = await new Promise<Error>((resolve) => {
-      const request = http.request({ host: 'rebind.example', port: listener.port, path: '/', agent: guardedAgent(false, policy, answer('10.0.0.1', '127.0.0.1')) });
+      const request = http.request({ host: 'rebind.example', port: listener.port, path: '/', agent: guardedAgent(false, { ...policy, resolver: answer('10.0.0.1', '127.0.0.1') }) });
       request.on('error', resolve);
       request.on('response', () => resolve(new Error('connected')));
       request.end();
@@ -180,7 +180,7 @@ describe('connect-time address check (guarded agent)', () => {
   });
 
   it('a delivery whose host now resolves to loopback is a failed, recorded attempt with no connection', async () => {
-    const t = await startTestService({ webhookAllowPrivate: false, webhookAllowInsecure: true }, { startWorker: false });
+    const t = await startTestService({ webhookAllowPrivate: false, webhookAllowInsecure: true, outboundResolver: answer('127.0.0.1') }, { startWorker: false });
     try {
       const { accountId } = await t.account(0);
       const now = t.service.ctx.clock.now();
@@ -189,7 +189,7 @@ describe('connect-time address check (guarded agent)', () => {
         .insertInto('webhook_deliveries')
         .values({ id, account_id: accountId, task_id: 'task_x', kind: 'callback', endpoint_id: null, event_type: 'task.succeeded', url: `http://rebind.example:${listener.port}/hook`, payload_version: 2, body: '{"data":{"taskId":"task_x"}}', state: 'pending', attempts: 0, round_attempts: 0, next_attempt_at: now, last_attempt_at: null, last_status: null, last_error: null, created_at: now, delivered_at: null })
         .execute();
-      const outcome = await attemptDelivery(t.service.ctx, id, { resolver: answer('127.0.0.1') });
+      const outcome = await attemptDelivery(t.service.ctx, id);
       expect(outcome).toEqual({ retryAt: expect.any(Number) });
       const row = await t.service.ctx.db.kysely.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       expect(row).toMatchObject({ state: 'pending', attempts: 1, last_status: null });
