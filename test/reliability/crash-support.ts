@@ -1,8 +1,9 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import type { Database } from '../../runtime/storage/schema.js';
 import type { Db } from '../../runtime/storage/dialect.js';
 import { isTerminal } from '../../runtime/tasks/states.js';
+import { readConsistently } from '../support/consistent-read.js';
 import { verifyCallback, type Received } from '../webhooks/support.js';
 
 /**
@@ -54,23 +55,9 @@ export interface Snapshot {
   work: Row<'work_items'>[];
 }
 
-/**
- * Every table as of one moment. Separate reads are not enough: PostgreSQL still completes a COMMIT
- * the killed process had already sent, and the worker resolves one task while it delivers for
- * another, so a resolution could land between reading a task and reading its hold. On SQLite a
- * deferred BEGIN gives that moment without the write lock (the service's transactions begin
- * IMMEDIATE: holding the lock here would stall the restarted service, which runs in this process).
- */
+/** Every table as of one moment (a resolution may commit between two separate reads). */
 export async function snapshot(db: Db, accountId: string): Promise<Snapshot> {
-  if (db.engine === 'postgres') return db.kysely.transaction().setIsolationLevel('repeatable read').execute((k) => readAll(k, accountId));
-  return db.kysely.connection().execute(async (k) => {
-    await sql`BEGIN`.execute(k);
-    try {
-      return await readAll(k, accountId);
-    } finally {
-      await sql`COMMIT`.execute(k);
-    }
-  });
+  return readConsistently(db, (k) => readAll(k, accountId));
 }
 
 async function readAll(k: Kysely<Database>, accountId: string): Promise<Snapshot> {

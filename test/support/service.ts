@@ -1,3 +1,4 @@
+import { readConsistently } from './consistent-read.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -139,10 +140,11 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
  * equals what its rows say (purchases, open holds, settled charges); no hold resolved twice.
  */
 export async function checkLedger(service: Service, accountId: string): Promise<void> {
-  const db = service.ctx.db.kysely;
-  const w = await db.selectFrom('wallets').selectAll().where('account_id', '=', accountId).executeTakeFirstOrThrow();
-  const entries = await db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).execute();
-  const holds = await db.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute();
+  const { w, entries, holds } = await readConsistently(service.ctx.db, async (db) => ({
+    w: await db.selectFrom('wallets').selectAll().where('account_id', '=', accountId).executeTakeFirstOrThrow(),
+    entries: await db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).execute(),
+    holds: await db.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute(),
+  }));
   const sum = (kind: string) => entries.filter((e) => e.kind === kind).reduce((a, e) => a + e.amount, 0);
   const problems: string[] = [];
   if (w.available < 0 || w.held < 0) problems.push(`negative balance ${JSON.stringify(w)}`);
