@@ -4,20 +4,54 @@
  * in alternating runs A B B A A B after a warm-up of each.
  *   tsx bench/ab.ts --preload=./bench/stmt-cache-preload.ts [--endpoint=createTask|quote|recordInfo] [--seconds=5]
  */
-import { cannon, cannonOptions, createAccounts, isMain, newServiceDir, pooledRate, settle, sqliteUrl, startService, TYPICAL_BODY, type LoadResult, type RequestShape, type ServiceProcess } from './support.js';
+import {
+  cannon,
+  cannonOptions,
+  createAccounts,
+  isMain,
+  newServiceDir,
+  pooledRate,
+  settle,
+  sqliteUrl,
+  startService,
+  TYPICAL_BODY,
+  type LoadResult,
+  type RequestShape,
+  type ServiceProcess,
+} from './support.js';
 
-export async function ab(preload: string, endpoint: 'createTask' | 'quote' | 'recordInfo', seconds: number): Promise<{ base: number; preloaded: number; ratio: number; runs: string }> {
+export async function ab(
+  preload: string,
+  endpoint: 'createTask' | 'quote' | 'recordInfo',
+  seconds: number,
+): Promise<{ base: number; preloaded: number; ratio: number; runs: string }> {
   const start = async (nodeArgs: string[]) => {
     const dir = newServiceDir();
     const dbUrl = sqliteUrl(dir);
     const [account] = await createAccounts(dbUrl, 1);
-    const service = await startService({ dir, dbUrl, removeDir: true, env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) }, nodeArgs });
+    const service = await startService({
+      dir,
+      dbUrl,
+      removeDir: true,
+      env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) },
+      nodeArgs,
+    });
     const auth = { authorization: `Bearer ${account.apiKey}` };
-    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: TYPICAL_BODY });
+    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: TYPICAL_BODY,
+    });
     const taskId = ((await created.json()) as { data: { taskId: string } }).data.taskId;
     const shape: RequestShape =
       endpoint === 'createTask'
-        ? { method: 'POST', path: '/api/v1/jobs/createTask', headers: auth, body: TYPICAL_BODY, uniqueIdempotencyKey: true }
+        ? {
+            method: 'POST',
+            path: '/api/v1/jobs/createTask',
+            headers: auth,
+            body: TYPICAL_BODY,
+            uniqueIdempotencyKey: true,
+          }
         : endpoint === 'quote'
           ? { method: 'POST', path: '/api/v1/jobs/quote', headers: auth, body: TYPICAL_BODY }
           : { method: 'GET', path: `/api/v1/jobs/recordInfo?taskId=${taskId}`, headers: auth };
@@ -37,10 +71,22 @@ export async function ab(preload: string, endpoint: 'createTask' | 'quote' | 're
     await run(a, 2);
     await run(b, 2);
     const runs: { kind: 'A' | 'B'; r: LoadResult }[] = [];
-    for (const kind of ['A', 'B', 'B', 'A', 'A', 'B'] as const) runs.push({ kind, r: await run(kind === 'A' ? a : b, seconds) });
-    const base = pooledRate('without', runs.filter((x) => x.kind === 'A').map((x) => x.r));
-    const preloaded = pooledRate('with', runs.filter((x) => x.kind === 'B').map((x) => x.r));
-    return { base, preloaded, ratio: preloaded / base, runs: runs.map((x) => `${x.kind} ${x.r.rps.toFixed(0)}`).join(', ') };
+    for (const kind of ['A', 'B', 'B', 'A', 'A', 'B'] as const)
+      runs.push({ kind, r: await run(kind === 'A' ? a : b, seconds) });
+    const base = pooledRate(
+      'without',
+      runs.filter((x) => x.kind === 'A').map((x) => x.r),
+    );
+    const preloaded = pooledRate(
+      'with',
+      runs.filter((x) => x.kind === 'B').map((x) => x.r),
+    );
+    return {
+      base,
+      preloaded,
+      ratio: preloaded / base,
+      runs: runs.map((x) => `${x.kind} ${x.r.rps.toFixed(0)}`).join(', '),
+    };
   } finally {
     for (const s of started) await s.stop();
   }
@@ -49,8 +95,13 @@ export async function ab(preload: string, endpoint: 'createTask' | 'quote' | 're
 if (isMain(import.meta.url)) {
   const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const preload = option('preload');
-  if (!preload) throw new Error('usage: tsx bench/ab.ts --preload=./bench/stmt-cache-preload.ts [--endpoint=createTask] [--seconds=5]');
+  if (!preload)
+    throw new Error(
+      'usage: tsx bench/ab.ts --preload=./bench/stmt-cache-preload.ts [--endpoint=createTask] [--seconds=5]',
+    );
   const endpoint = (option('endpoint') ?? 'createTask') as 'createTask' | 'quote' | 'recordInfo';
   const r = await ab(preload, endpoint, Number(option('seconds') ?? 5));
-  console.log(`${endpoint}: without ${r.base.toFixed(0)} req/s, with ${preload} ${r.preloaded.toFixed(0)} req/s: x${r.ratio.toFixed(2)} (runs ${r.runs})`);
+  console.log(
+    `${endpoint}: without ${r.base.toFixed(0)} req/s, with ${preload} ${r.preloaded.toFixed(0)} req/s: x${r.ratio.toFixed(2)} (runs ${r.runs})`,
+  );
 }

@@ -4,10 +4,21 @@
  * callable model file copied under a new id, rates nudged) and reports the seconds for load + every
  * plugin, in process, nothing written. Usage: tsx bench/generate.ts [N ...]
  */
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMap, isScalar, parseDocument } from 'yaml';
 import { emitAll } from '../generator/generate.js';
 import { loadCatalogue } from '../generator/load/catalogue.js';
 
@@ -53,7 +64,9 @@ export function syntheticSpec(count: number): string {
   const real = realModelFiles().map(readModelFile);
   // reference-to-video first: the first 17 are the catalogue the service started with.
   const firstMode = (m: ModelFile) => (m.id.endsWith('/reference-to-video') ? 0 : 1);
-  const callable = real.filter((m) => !m.abstract).sort((a, b) => firstMode(a) - firstMode(b) || (a.id < b.id ? -1 : 1));
+  const callable = real
+    .filter((m) => !m.abstract)
+    .sort((a, b) => firstMode(a) - firstMode(b) || (a.id < b.id ? -1 : 1));
   if (count < callable.length) {
     // Callable models in path order, each with the chain it extends, as long as the total stays `count`.
     const byId = new Map(real.map((m) => [m.id, m]));
@@ -63,7 +76,12 @@ export function syntheticSpec(count: number): string {
       if (kept === count) break;
       if (keep.has(model.id)) continue;
       const chain: string[] = [];
-      for (let at: ModelFile | undefined = model; at && !keep.has(at.id) && !chain.includes(at.id); at = at.extendsId ? byId.get(at.extendsId) : undefined) chain.push(at.id);
+      for (
+        let at: ModelFile | undefined = model;
+        at && !keep.has(at.id) && !chain.includes(at.id);
+        at = at.extendsId ? byId.get(at.extendsId) : undefined
+      )
+        chain.push(at.id);
       const adds = chain.filter((id) => !byId.get(id)!.abstract).length;
       if (kept + adds > count) continue;
       for (const id of chain) keep.add(id);
@@ -71,6 +89,7 @@ export function syntheticSpec(count: number): string {
     }
     if (kept !== count) throw new Error(`cannot pick exactly ${count} models from the real catalogue (got ${kept})`);
     for (const model of real) if (!keep.has(model.id)) rmSync(join(root, 'spec/models', `${model.id}.yaml`));
+    dropProviderEntries(root, keep);
     return root;
   }
   for (let i = callable.length; i < count; i++) {
@@ -79,12 +98,28 @@ export function syntheticSpec(count: number): string {
     const copyId = `${vendor}/${family}-syn${i}/${mode}`;
     let text = readFileSync(source.path, 'utf8').replace(`id: ${source.id}`, `id: ${copyId}`);
     // extends keep pointing at real models; rates are nudged so each copy prices differently.
-    text = text.replace(/rate: "(\d+)(\.\d+)?"/g, (_m, whole: string, fraction = '') => `rate: "${Number(whole) + (i % 7)}${fraction}"`);
+    text = text.replace(
+      /rate: "(\d+)(\.\d+)?"/g,
+      (_m, whole: string, fraction = '') => `rate: "${Number(whole) + (i % 7)}${fraction}"`,
+    );
     const path = join(root, 'spec/models', `${copyId}.yaml`);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, text);
   }
   return root;
+}
+
+/** A protocol's per-model entries (spec/providers/<protocol>.yaml `models:`) name real models: those left out go too. */
+function dropProviderEntries(root: string, keep: Set<string>): void {
+  const dir = join(root, 'spec/providers');
+  for (const name of readdirSync(dir).filter((file) => file.endsWith('.yaml'))) {
+    const doc = parseDocument(readFileSync(join(dir, name), 'utf8'));
+    const models = doc.get('models');
+    if (!isMap(models)) continue;
+    for (const pair of [...models.items])
+      if (isScalar(pair.key) && !keep.has(String(pair.key.value))) models.delete(pair.key);
+    writeFileSync(join(dir, name), doc.toString());
+  }
 }
 
 export async function timeGeneration(count: number): Promise<{ models: number; seconds: number; files: number }> {
@@ -93,7 +128,8 @@ export async function timeGeneration(count: number): Promise<{ models: number; s
     const started = performance.now();
     const catalogue = loadCatalogue(root);
     const files = await emitAll(catalogue);
-    if (catalogue.models.length !== count) throw new Error(`asked for ${count} models, generated ${catalogue.models.length}`);
+    if (catalogue.models.length !== count)
+      throw new Error(`asked for ${count} models, generated ${catalogue.models.length}`);
     return { models: catalogue.models.length, seconds: (performance.now() - started) / 1000, files: files.length };
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -106,7 +142,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const count of counts.length ? counts : [17, 170, 1000]) {
     const r = await timeGeneration(count);
     results.push(r);
-    console.log(`${String(r.models).padStart(5)} models  ${r.seconds.toFixed(2).padStart(6)} s  ${(r.seconds * 1000 / r.models).toFixed(1).padStart(6)} ms/model  ${r.files} files`);
+    console.log(
+      `${String(r.models).padStart(5)} models  ${r.seconds.toFixed(2).padStart(6)} s  ${((r.seconds * 1000) / r.models).toFixed(1).padStart(6)} ms/model  ${r.files} files`,
+    );
   }
-  console.log(JSON.stringify(Object.fromEntries(results.map((r) => [`generate${r.models}Seconds`, Number(r.seconds.toFixed(3))]))));
+  console.log(
+    JSON.stringify(
+      Object.fromEntries(results.map((r) => [`generate${r.models}Seconds`, Number(r.seconds.toFixed(3))])),
+    ),
+  );
 }

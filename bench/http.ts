@@ -9,7 +9,27 @@
  * bare run), then half its rate (overallRate) for p50/p99 latency.
  */
 import { join } from 'node:path';
-import { cannon, cannonOptions, checkMostlyOk, createAccounts, durations, freePort, isMain, newServiceDir, round, settle, spawnHttpProcess, sqliteUrl, startService, TYPICAL_BODY, type BenchOutput, type LoadResult, type RequestShape, type RunMode, type ServiceProcess } from './support.js';
+import {
+  cannon,
+  cannonOptions,
+  checkMostlyOk,
+  createAccounts,
+  durations,
+  freePort,
+  isMain,
+  newServiceDir,
+  round,
+  settle,
+  spawnHttpProcess,
+  sqliteUrl,
+  startService,
+  TYPICAL_BODY,
+  type BenchOutput,
+  type LoadResult,
+  type RequestShape,
+  type RunMode,
+  type ServiceProcess,
+} from './support.js';
 import { rmSync } from 'node:fs';
 
 export const CONNECTIONS = 50;
@@ -34,7 +54,13 @@ export async function startBareServer() {
   const dir = newServiceDir();
   let spawned: Awaited<ReturnType<typeof spawnHttpProcess>>;
   try {
-    spawned = await spawnHttpProcess(['-e', BARE_SERVER], { env: { ...process.env, PORT: String(port) }, port, logPath: join(dir, 'bare.log'), readyPath: '/', label: 'bare node:http server' });
+    spawned = await spawnHttpProcess(['-e', BARE_SERVER], {
+      env: { ...process.env, PORT: String(port) },
+      port,
+      logPath: join(dir, 'bare.log'),
+      readyPath: '/',
+      label: 'bare node:http server',
+    });
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -65,7 +91,13 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
   // Both servers run for the whole benchmark; only one is under load at a time.
   const [bareStarted, serviceStarted] = await Promise.allSettled([
     startBareServer(),
-    startService({ dir, dbUrl, removeDir: true, env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) }, nodeArgs: options.serviceNodeArgs }),
+    startService({
+      dir,
+      dbUrl,
+      removeDir: true,
+      env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) },
+      nodeArgs: options.serviceNodeArgs,
+    }),
   ]);
   if (bareStarted.status === 'rejected' || serviceStarted.status === 'rejected') {
     if (bareStarted.status === 'fulfilled') await bareStarted.value.stop();
@@ -86,15 +118,30 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
 
     const auth = { authorization: `Bearer ${account.apiKey}` };
     // The task recordInfo reads: created once, queued or running for the whole run.
-    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: TYPICAL_BODY });
+    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: TYPICAL_BODY,
+    });
     const createdBody = (await created.json()) as { data?: { taskId?: string } };
-    if (created.status !== 202 || !createdBody.data?.taskId) throw new Error(`createTask for recordInfo: ${created.status} ${JSON.stringify(createdBody)}`);
+    if (created.status !== 202 || !createdBody.data?.taskId)
+      throw new Error(`createTask for recordInfo: ${created.status} ${JSON.stringify(createdBody)}`);
     const taskId = createdBody.data.taskId;
 
     const shapes: Record<'quote' | 'recordInfo' | 'createTask', RequestShape> = {
       quote: { method: 'POST', path: '/api/v1/jobs/quote', headers: auth, body: TYPICAL_BODY },
-      recordInfo: { method: 'GET', path: `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, headers: auth },
-      createTask: { method: 'POST', path: '/api/v1/jobs/createTask', headers: auth, body: TYPICAL_BODY, uniqueIdempotencyKey: true },
+      recordInfo: {
+        method: 'GET',
+        path: `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`,
+        headers: auth,
+      },
+      createTask: {
+        method: 'POST',
+        path: '/api/v1/jobs/createTask',
+        headers: auth,
+        body: TYPICAL_BODY,
+        uniqueIdempotencyKey: true,
+      },
     };
     for (const name of options.only ?? (['quote', 'recordInfo', 'createTask'] as const)) {
       // Warm-up, then the limit again right before the endpoint's own run: each ratio compares
@@ -108,7 +155,9 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
       if (bareRuns.length === 1) {
         // The limit's own latency at half its rate, once.
         await quiet();
-        const bareHalf = await cannon(cannonOptions(bare.url, bareShape, CONNECTIONS, d.halfSeconds, Math.max(1, Math.round(limit.rps / 2))));
+        const bareHalf = await cannon(
+          cannonOptions(bare.url, bareShape, CONNECTIONS, d.halfSeconds, Math.max(1, Math.round(limit.rps / 2))),
+        );
         figures.bareP50Ms = round(bareHalf.p50Ms, 2);
         figures.bareP99Ms = round(bareHalf.p99Ms, 2);
       }
@@ -116,7 +165,9 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
       const peak = await cannon(cannonOptions(service.url, shapes[name], CONNECTIONS, d.peakSeconds));
       checkMostlyOk(name, peak);
       await quiet();
-      const half = await cannon(cannonOptions(service.url, shapes[name], CONNECTIONS, d.halfSeconds, Math.max(1, Math.round(peak.rps / 2))));
+      const half = await cannon(
+        cannonOptions(service.url, shapes[name], CONNECTIONS, d.halfSeconds, Math.max(1, Math.round(peak.rps / 2))),
+      );
       checkMostlyOk(`${name} at half rate`, half);
       figures[`${name}Rps`] = round(peak.rps, 0);
       figures[`${name}VsBare`] = round(peak.rps / limit.rps, 3);

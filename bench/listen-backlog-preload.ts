@@ -9,6 +9,7 @@ import net from 'node:net';
 
 const listen = net.Server.prototype.listen;
 net.Server.prototype.listen = function (this: net.Server, ...args: unknown[]) {
-  if (typeof args[0] === 'object' && args[0] !== null && !('backlog' in args[0])) args[0] = { ...args[0], backlog: 8192 };
+  if (typeof args[0] === 'object' && args[0] !== null && !('backlog' in args[0]))
+    args[0] = { ...args[0], backlog: 8192 };
   return (listen as (...a: unknown[]) => net.Server).apply(this, args);
 } as typeof listen;

@@ -12,7 +12,10 @@ const require = createRequire(createRequire(import.meta.url).resolve('fastify'))
 const path = require.resolve('pino');
 const pino = require('pino') as ((...args: unknown[]) => unknown) & Record<string, unknown>;
 const atWarn = (options?: unknown, ...rest: unknown[]) =>
-  pino(typeof options === 'object' && options !== null && !('write' in options) ? { ...options, level: 'warn' } : options, ...rest);
+  pino(
+    typeof options === 'object' && options !== null && !('write' in options) ? { ...options, level: 'warn' } : options,
+    ...rest,
+  );
 const wrapped = Object.assign(atWarn, pino);
 wrapped.default = wrapped;
 wrapped.pino = wrapped;

@@ -6,7 +6,27 @@
  * repeats the ledger contention comparison on PostgreSQL, where a hot wallet row really is a lock.
  * The schema is dropped afterwards.
  */
-import { cannon, cannonOptions, checkMostlyOk, pooledRate, settle, createAccounts, dropSchema, freshSchema, isMain, newServiceDir, reachablePostgres, round, sqliteUrl, startService, TYPICAL_BODY, type BenchOutput, type LoadResult, type RunMode, type ServiceProcess } from './support.js';
+import {
+  cannon,
+  cannonOptions,
+  checkMostlyOk,
+  pooledRate,
+  settle,
+  createAccounts,
+  dropSchema,
+  freshSchema,
+  isMain,
+  newServiceDir,
+  reachablePostgres,
+  round,
+  sqliteUrl,
+  startService,
+  TYPICAL_BODY,
+  type BenchOutput,
+  type LoadResult,
+  type RunMode,
+  type ServiceProcess,
+} from './support.js';
 import { sameVsMany } from './ledger.js';
 
 const CONNECTIONS = 50;
@@ -16,7 +36,9 @@ export async function benchPostgres(mode: RunMode): Promise<BenchOutput> {
   if (!server) {
     return {
       figures: { pgCreateTaskVsSqlite: null, pgCreateTaskPerSec: null, sqliteCreateTaskPerSec: null },
-      notes: [`postgres: no server answered at ${process.env.MEDIAFORGE_TEST_PG ? 'MEDIAFORGE_TEST_PG' : 'postgres://postgres@127.0.0.1:5432/test'}; pgCreateTaskVsSqlite is null`],
+      notes: [
+        `postgres: no server answered at ${process.env.MEDIAFORGE_TEST_PG ? 'MEDIAFORGE_TEST_PG' : 'postgres://postgres@127.0.0.1:5432/test'}; pgCreateTaskVsSqlite is null`,
+      ],
     };
   }
   const seconds = mode.quick ? 1.5 : 6;
@@ -28,7 +50,10 @@ export async function benchPostgres(mode: RunMode): Promise<BenchOutput> {
   try {
     const sqliteDir = newServiceDir();
     const sqliteDb = sqliteUrl(sqliteDir);
-    const [pgAccounts, [sqliteAccount]] = await Promise.all([createAccounts(pgUrl, mode.quick ? 1 : CONNECTIONS + 1), createAccounts(sqliteDb, 1)]);
+    const [pgAccounts, [sqliteAccount]] = await Promise.all([
+      createAccounts(pgUrl, mode.quick ? 1 : CONNECTIONS + 1),
+      createAccounts(sqliteDb, 1),
+    ]);
     const [pgStarted, sqliteStarted] = await Promise.allSettled([
       startService({ dbUrl: pgUrl, env, label: 'service on PostgreSQL' }),
       startService({ dir: sqliteDir, dbUrl: sqliteDb, removeDir: true, env, label: 'service on SQLite' }),
@@ -39,7 +64,12 @@ export async function benchPostgres(mode: RunMode): Promise<BenchOutput> {
     const pgService = pgStarted.value;
     const sqliteService = sqliteStarted.value;
 
-    const shape = { method: 'POST' as const, path: '/api/v1/jobs/createTask', body: TYPICAL_BODY, uniqueIdempotencyKey: true };
+    const shape = {
+      method: 'POST' as const,
+      path: '/api/v1/jobs/createTask',
+      body: TYPICAL_BODY,
+      uniqueIdempotencyKey: true,
+    };
     // Each run starts once both processes are quiet (the other's worker done with its last run's tasks).
     const run = async (s: ServiceProcess, key: string, secs: number) => {
       await settle(pgService.pid, settleMs);
@@ -50,21 +80,38 @@ export async function benchPostgres(mode: RunMode): Promise<BenchOutput> {
     await run(pgService, pgAccounts[0].apiKey, warmup);
     const runs: { engine: 'sqlite' | 'pg'; r: LoadResult }[] = [];
     for (const engine of ['sqlite', 'pg', 'pg', 'sqlite'] as const) {
-      const r = engine === 'pg' ? await run(pgService, pgAccounts[0].apiKey, seconds) : await run(sqliteService, sqliteAccount.apiKey, seconds);
+      const r =
+        engine === 'pg'
+          ? await run(pgService, pgAccounts[0].apiKey, seconds)
+          : await run(sqliteService, sqliteAccount.apiKey, seconds);
       checkMostlyOk(`createTask on ${engine}`, r, true);
       runs.push({ engine, r });
     }
-    const rate = (engine: 'sqlite' | 'pg') => pooledRate(`createTask on ${engine}`, runs.filter((x) => x.engine === engine).map((x) => x.r));
+    const rate = (engine: 'sqlite' | 'pg') =>
+      pooledRate(
+        `createTask on ${engine}`,
+        runs.filter((x) => x.engine === engine).map((x) => x.r),
+      );
     const figures: Record<string, number | null> = {
       pgCreateTaskVsSqlite: round(rate('pg') / rate('sqlite'), 3),
       pgCreateTaskPerSec: round(rate('pg'), 0),
       sqliteCreateTaskPerSec: round(rate('sqlite'), 0),
     };
-    const notes = [`postgres: ${server.replace(/\/\/[^@]*@/, '//…@')} schema ${schema} (dropped after); ${CONNECTIONS} connections, S P P S runs of ${seconds} s after warm-ups; pool of 10 connections (the service's default)`];
+    const notes = [
+      `postgres: ${server.replace(/\/\/[^@]*@/, '//…@')} schema ${schema} (dropped after); ${CONNECTIONS} connections, S P P S runs of ${seconds} s after warm-ups; pool of 10 connections (the service's default)`,
+    ];
     if (!mode.quick) {
       await sqliteService.stop();
       started.splice(started.indexOf(sqliteService), 1);
-      const contention = await sameVsMany(pgService.url, pgService.pid, pgAccounts[0].apiKey, pgAccounts.slice(1).map((a) => a.apiKey), seconds, warmup, settleMs);
+      const contention = await sameVsMany(
+        pgService.url,
+        pgService.pid,
+        pgAccounts[0].apiKey,
+        pgAccounts.slice(1).map((a) => a.apiKey),
+        seconds,
+        warmup,
+        settleMs,
+      );
       figures.pgCreateTaskSameAccountPerSec = round(contention.same, 0);
       figures.pgCreateTaskManyAccountsPerSec = round(contention.many, 0);
       figures.pgSameAccountVsManyAccounts = round(contention.same / contention.many, 3);

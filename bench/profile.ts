@@ -10,7 +10,17 @@
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { cannon, cannonOptions, createAccounts, isMain, newServiceDir, ROOT, sqliteUrl, startService, TYPICAL_BODY } from './support.js';
+import {
+  cannon,
+  cannonOptions,
+  createAccounts,
+  isMain,
+  newServiceDir,
+  ROOT,
+  sqliteUrl,
+  startService,
+  TYPICAL_BODY,
+} from './support.js';
 
 interface ProfileNode {
   id: number;
@@ -51,14 +61,19 @@ export function summarize(file: string, top = 25, window?: { fromMs: number; toM
     const file = where(callFrame.url);
     const fn = `${callFrame.functionName || '(anonymous)'}  ${file}${callFrame.url ? `:${callFrame.lineNumber + 1}` : ''}`;
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
-    const group = file.includes('node_modules/') ? file.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, 'node_modules/$1') : file;
+    const group = file.includes('node_modules/')
+      ? file.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, 'node_modules/$1')
+      : file;
     byFile.set(group, (byFile.get(group) ?? 0) + us);
   }
   const rows = (m: Map<string, number>, n: number) =>
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, n)
-      .map(([name, us]) => `${(us / 1000).toFixed(0).padStart(7)} ms ${((us * 100) / total).toFixed(1).padStart(5)} %  ${name}`)
+      .map(
+        ([name, us]) =>
+          `${(us / 1000).toFixed(0).padStart(7)} ms ${((us * 100) / total).toFixed(1).padStart(5)} %  ${name}`,
+      )
       .join('\n');
   // Inclusive time of the project's own functions (their callees included, up to the last await).
   const parent = new Map<number, number>();
@@ -80,21 +95,48 @@ export function summarize(file: string, top = 25, window?: { fromMs: number; toM
   return `${file}: ${(total / 1e6).toFixed(1)} s sampled, ${((idle * 100) / total).toFixed(0)} % idle\n\ntop self time by function:\n${rows(byFunction, top)}\n\nby file / package:\n${rows(byFile, 15)}\n\nproject functions, inclusive (callees up to the next await):\n${rows(inclusive, top)}`;
 }
 
-export async function profileEndpoint(endpoint: 'createTask' | 'quote' | 'recordInfo', seconds: number, dir: string, sqlStats?: string): Promise<{ label: string; window: { fromMs: number; toMs: number } }> {
+export async function profileEndpoint(
+  endpoint: 'createTask' | 'quote' | 'recordInfo',
+  seconds: number,
+  dir: string,
+  sqlStats?: string,
+): Promise<{ label: string; window: { fromMs: number; toMs: number } }> {
   const serviceDir = newServiceDir();
   const dbUrl = sqliteUrl(serviceDir);
   const [account] = await createAccounts(dbUrl, 1);
   const spawnedAt = Date.now();
   const service = sqlStats
-    ? await startService({ dir: serviceDir, dbUrl, removeDir: true, env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000), MEDIAFORGE_SQLSTATS_FILE: sqlStats }, nodeArgs: ['--import', 'tsx', '--import', './bench/sqlstats.ts'] })
-    : await startService({ dir: serviceDir, dbUrl, removeDir: true, env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) }, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+    ? await startService({
+        dir: serviceDir,
+        dbUrl,
+        removeDir: true,
+        env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000), MEDIAFORGE_SQLSTATS_FILE: sqlStats },
+        nodeArgs: ['--import', 'tsx', '--import', './bench/sqlstats.ts'],
+      })
+    : await startService({
+        dir: serviceDir,
+        dbUrl,
+        removeDir: true,
+        env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) },
+        nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+      });
   try {
     const auth = { authorization: `Bearer ${account.apiKey}` };
-    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: TYPICAL_BODY });
+    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: TYPICAL_BODY,
+    });
     const taskId = ((await created.json()) as { data: { taskId: string } }).data.taskId;
     const shape =
       endpoint === 'createTask'
-        ? { method: 'POST' as const, path: '/api/v1/jobs/createTask', headers: auth, body: TYPICAL_BODY, uniqueIdempotencyKey: true }
+        ? {
+            method: 'POST' as const,
+            path: '/api/v1/jobs/createTask',
+            headers: auth,
+            body: TYPICAL_BODY,
+            uniqueIdempotencyKey: true,
+          }
         : endpoint === 'quote'
           ? { method: 'POST' as const, path: '/api/v1/jobs/quote', headers: auth, body: TYPICAL_BODY }
           : { method: 'GET' as const, path: `/api/v1/jobs/recordInfo?taskId=${taskId}`, headers: auth };
@@ -102,7 +144,10 @@ export async function profileEndpoint(endpoint: 'createTask' | 'quote' | 'record
     const loadFrom = Date.now() - spawnedAt;
     const r = await cannon(cannonOptions(service.url, shape, 50, seconds));
     const loadTo = Date.now() - spawnedAt;
-    return { label: `${endpoint}: ${r.rps.toFixed(0)} req/s (${JSON.stringify(r.statusCodes)}) p50 ${r.p50Ms} ms p99 ${r.p99Ms} ms; profile window ${loadFrom}-${loadTo} ms after spawn`, window: { fromMs: loadFrom, toMs: loadTo } };
+    return {
+      label: `${endpoint}: ${r.rps.toFixed(0)} req/s (${JSON.stringify(r.statusCodes)}) p50 ${r.p50Ms} ms p99 ${r.p99Ms} ms; profile window ${loadFrom}-${loadTo} ms after spawn`,
+      window: { fromMs: loadFrom, toMs: loadTo },
+    };
   } finally {
     await service.stop();
   }
@@ -110,36 +155,69 @@ export async function profileEndpoint(endpoint: 'createTask' | 'quote' | 'record
 
 if (isMain(import.meta.url)) {
   const [what, arg] = process.argv.slice(2);
-  const option = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+  const option = (name: string, fallback: number) =>
+    Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
   if (what === 'summarize') {
     console.log(summarize(arg, option('top', 25)));
   } else if (what === 'sql') {
     const file = `/tmp/mediaforge-sqlstats-${Date.now()}.json`;
     const { label } = await profileEndpoint(arg as 'createTask', option('seconds', 10), '/tmp', file);
-    const rows = JSON.parse(readFileSync(file, 'utf8')) as { sql: string; calls: number; ms: number; prepares: number; prepareMs: number }[];
+    const rows = JSON.parse(readFileSync(file, 'utf8')) as {
+      sql: string;
+      calls: number;
+      ms: number;
+      prepares: number;
+      prepareMs: number;
+    }[];
     const total = rows.reduce((a, r) => a + r.ms + r.prepareMs, 0);
-    console.log(`${label}\n(whole process life, warm-up included) ${rows.reduce((a, r) => a + r.calls, 0)} statements, ${total.toFixed(0)} ms in SQLite, of which prepare() ${rows.reduce((a, r) => a + r.prepareMs, 0).toFixed(0)} ms\n`);
+    console.log(
+      `${label}\n(whole process life, warm-up included) ${rows.reduce((a, r) => a + r.calls, 0)} statements, ${total.toFixed(0)} ms in SQLite, of which prepare() ${rows.reduce((a, r) => a + r.prepareMs, 0).toFixed(0)} ms\n`,
+    );
     console.log('  run ms  prep ms   calls  statement');
-    for (const r of rows.slice(0, option('top', 25))) console.log(`${r.ms.toFixed(0).padStart(8)} ${r.prepareMs.toFixed(0).padStart(8)} ${String(r.calls).padStart(7)}  ${r.sql.slice(0, 140)}`);
+    for (const r of rows.slice(0, option('top', 25)))
+      console.log(
+        `${r.ms.toFixed(0).padStart(8)} ${r.prepareMs.toFixed(0).padStart(8)} ${String(r.calls).padStart(7)}  ${r.sql.slice(0, 140)}`,
+      );
   } else {
     const dir = `/tmp/mediaforge-profile-${Date.now()}`;
     mkdirSync(dir, { recursive: true });
     let label = '';
     let window: { fromMs: number; toMs: number } | undefined;
-    if (what === 'createTask' || what === 'quote' || what === 'recordInfo') ({ label, window } = await profileEndpoint(what, option('seconds', 10), dir));
+    if (what === 'createTask' || what === 'quote' || what === 'recordInfo')
+      ({ label, window } = await profileEndpoint(what, option('seconds', 10), dir));
     else if (what === 'webhooks') {
       const { benchWebhooks } = await import('./webhooks.js');
-      label = JSON.stringify((await benchWebhooks({ quick: true, deliveries: option('deliveries', 1000), serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] })).figures);
+      label = JSON.stringify(
+        (
+          await benchWebhooks({
+            quick: true,
+            deliveries: option('deliveries', 1000),
+            serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+          })
+        ).figures,
+      );
     } else if (what === 'waits') {
       const { benchWaits } = await import('./waits.js');
-      label = JSON.stringify((await benchWaits({ quick: true, calls: option('calls', 2000), serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] })).figures);
-    } else throw new Error('usage: tsx bench/profile.ts createTask|quote|recordInfo|webhooks|waits [--seconds=N] | summarize FILE');
+      label = JSON.stringify(
+        (
+          await benchWaits({
+            quick: true,
+            calls: option('calls', 2000),
+            serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+          })
+        ).figures,
+      );
+    } else
+      throw new Error(
+        'usage: tsx bench/profile.ts createTask|quote|recordInfo|webhooks|waits [--seconds=N] | summarize FILE',
+      );
     console.log(label);
     // One profile per thread: the main thread serves; tsx's loader thread idles (left out).
     const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
     for (const file of files) {
       const text = summarize(join(dir, file), option('top', 25), window);
-      if (/sampled, (9\d|100) % idle/.test(text)) console.log(`\n${join(dir, file)}: an idle thread (the tsx loader), left out`);
+      if (/sampled, (9\d|100) % idle/.test(text))
+        console.log(`\n${join(dir, file)}: an idle thread (the tsx loader), left out`);
       else console.log(`\n${text}`);
     }
   }

@@ -6,10 +6,16 @@
  * figures (generate1000Seconds is null), under 2 minutes on a quiet 2-core machine.
  */
 import { cpus, loadavg } from 'node:os';
+import { benchCli } from './cli.js';
 import { timeGeneration } from './generate.js';
+import { benchHostile } from './hostile.js';
 import { benchHttp } from './http.js';
 import { benchLedger } from './ledger.js';
+import { benchMemory } from './memory.js';
 import { benchPostgres } from './postgres.js';
+import { benchSignIns } from './signins.js';
+import { benchSimulator } from './simulator.js';
+import { benchUpstream } from './upstream.js';
 import { round, type BenchOutput, type RunMode } from './support.js';
 import { benchValidate } from './validate.js';
 import { benchWaits } from './waits.js';
@@ -47,12 +53,25 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['createTaskManyAccountsPerSec', undefined, 'req/s'],
   ['sameAccountVsManyAccounts', { op: '>=', value: 0.5 }, 'ratio'],
   ['pgCreateTaskVsSqlite', undefined, 'ratio'],
+  ['apiP99MsDuringSignIns', { op: '<', value: 50 }, 'ms'],
+  ['hostileBodyValidationMs', { op: '<', value: 50 }, 'ms'],
+  ['importRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
+  ['upstreamResultRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
+  ['upstreamOverheadMs', { op: '<', value: 300 }, 'ms'],
+  ['cliHelpMs', { op: '<', value: 300 }, 'ms'],
 ];
 
 function verdict(value: number | null, target: Target): string {
   if (!target) return '';
   if (value === null) return 'n/a';
-  const ok = target.op === '>=' ? value >= target.value : target.op === '<=' ? value <= target.value : target.op === '<' ? value < target.value : value === target.value;
+  const ok =
+    target.op === '>='
+      ? value >= target.value
+      : target.op === '<='
+        ? value <= target.value
+        : target.op === '<'
+          ? value < target.value
+          : value === target.value;
   return ok ? 'meets' : 'MISSES';
 }
 
@@ -66,24 +85,40 @@ async function benchGenerate(mode: RunMode): Promise<BenchOutput> {
     const r = await timeGeneration(count);
     figures[`generate${count}Seconds`] = round(r.seconds, 3);
     figures[`generate${count}MsPerModel`] = round((r.seconds * 1000) / r.models, 1);
-    parts.push(`${r.models} models ${r.seconds.toFixed(2)} s (${((r.seconds * 1000) / r.models).toFixed(1)} ms/model, ${r.files} files)`);
+    parts.push(
+      `${r.models} models ${r.seconds.toFixed(2)} s (${((r.seconds * 1000) / r.models).toFixed(1)} ms/model, ${r.files} files)`,
+    );
   }
-  const notes = [`generate: load + every plugin in process, nothing written, after one uncounted warm-up generation: ${parts.join('; ')}`];
+  const notes = [
+    `generate: load + every plugin in process, nothing written, after one uncounted warm-up generation: ${parts.join('; ')}`,
+  ];
   if (mode.quick) {
     figures.generate1000Seconds = null;
-    notes.push('generate: generate1000Seconds is null in --quick mode (it alone takes 5-30 s); run the full bench for it');
-  } else figures.generate1000PerModelVs170 = round((figures.generate1000MsPerModel ?? NaN) / (figures.generate170MsPerModel ?? NaN), 3);
+    notes.push(
+      'generate: generate1000Seconds is null in --quick mode (it alone takes 5-30 s); run the full bench for it',
+    );
+  } else
+    figures.generate1000PerModelVs170 = round(
+      (figures.generate1000MsPerModel ?? NaN) / (figures.generate170MsPerModel ?? NaN),
+      3,
+    );
   return { figures, notes };
 }
 
 const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = [
   ['validate', benchValidate],
+  ['hostile', benchHostile],
   ['http', benchHttp],
   ['waits', benchWaits],
   ['webhooks', benchWebhooks],
   ['ledger', benchLedger],
   ['postgres', benchPostgres],
+  ['signins', benchSignIns],
+  ['memory', benchMemory],
+  ['upstream', benchUpstream],
   ['generate', benchGenerate],
+  ['simulator', benchSimulator],
+  ['cli', benchCli],
 ];
 
 const quick = process.argv.includes('--quick');
@@ -97,7 +132,9 @@ let failed = false;
 const startedAt = Date.now();
 const loadBefore = loadavg();
 
-console.log(`mediaforge bench${quick ? ' --quick' : ''}: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, node ${process.version}, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `mediaforge bench${quick ? ' --quick' : ''}: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, node ${process.version}, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`,
+);
 for (const [name, run] of BENCHES) {
   if (only && !only.includes(name)) continue;
   const t0 = Date.now();
@@ -119,8 +156,16 @@ for (const [name] of FIGURES) if (!(name in figures)) figures[name] = null;
 // The table: the issue's figures in order, then the extra ones.
 const rows: string[][] = [['figure', 'value', 'target', 'verdict', 'unit']];
 const known = new Set(FIGURES.map(([name]) => name));
-for (const [name, target, unit] of FIGURES) rows.push([name, String(figures[name] ?? 'null'), target ? `${target.op} ${target.value}` : '', verdict(figures[name] ?? null, target), unit]);
-for (const [name, value] of Object.entries(figures)) if (!known.has(name)) rows.push([name, String(value ?? 'null'), '', '', '']);
+for (const [name, target, unit] of FIGURES)
+  rows.push([
+    name,
+    String(figures[name] ?? 'null'),
+    target ? `${target.op} ${target.value}` : '',
+    verdict(figures[name] ?? null, target),
+    unit,
+  ]);
+for (const [name, value] of Object.entries(figures))
+  if (!known.has(name)) rows.push([name, String(value ?? 'null'), '', '', '']);
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
 const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
 console.log('');
@@ -130,6 +175,8 @@ for (const r of rows.slice(1)) console.log(line(r));
 console.log('');
 for (const note of notes) console.log(`- ${note}`);
 const loadAfter = loadavg();
-console.log(`- run: ${timings.join(', ')}; total ${((Date.now() - startedAt) / 1000).toFixed(1)} s; load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `- run: ${timings.join(', ')}; total ${((Date.now() - startedAt) / 1000).toFixed(1)} s; load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}`,
+);
 if (failed) process.exitCode = 1;
 console.log(JSON.stringify(figures));

@@ -48,7 +48,9 @@ Database.prototype.prepare = function (this: unknown, sql: string) {
 const out = process.env.MEDIAFORGE_SQLSTATS_FILE;
 if (out) {
   const dump = () => {
-    const rows = [...stats.entries()].map(([sql, s]) => ({ sql, ...s })).sort((a, b) => b.ms + b.prepareMs - (a.ms + a.prepareMs));
+    const rows = [...stats.entries()]
+      .map(([sql, s]) => ({ sql, ...s }))
+      .sort((a, b) => b.ms + b.prepareMs - (a.ms + a.prepareMs));
     writeFileSync(out, JSON.stringify(rows, null, 1));
   };
   process.on('exit', dump);

@@ -34,6 +34,14 @@ export const TYPICAL_INPUT = {
   reference_video_urls: ['https://example.com/refs/walk.mp4'],
 } as const;
 export const TYPICAL_BODY = JSON.stringify({ model: MODEL, input: TYPICAL_INPUT });
+/**
+ * The typical request without its external reference clip, for benches whose tasks run to the end:
+ * the deployment fetches a billed clip to measure it, and a bench sends no traffic off this machine.
+ */
+export const RUNNING_INPUT = Object.fromEntries(
+  Object.entries(TYPICAL_INPUT).filter(([field]) => field !== 'reference_video_urls'),
+);
+export const RUNNING_BODY = JSON.stringify({ model: MODEL, input: RUNNING_INPUT });
 /** Enough for any load the bench makes (each task holds a few hundred credits). */
 export const PLENTY_OF_CREDITS = 1_000_000_000_000;
 
@@ -80,9 +88,16 @@ export interface Spawned {
 }
 
 /** Spawns a process whose output goes to a file (never through this process) and waits until `ready` answers 200. */
-export async function spawnHttpProcess(args: string[], options: { env: NodeJS.ProcessEnv; port: number; logPath: string; readyPath: string; cwd?: string; label: string }): Promise<Spawned> {
+export async function spawnHttpProcess(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; port: number; logPath: string; readyPath: string; cwd?: string; label: string },
+): Promise<Spawned> {
   const out = openSync(options.logPath, 'a');
-  const child = spawn(process.execPath, args, { cwd: options.cwd ?? ROOT, env: options.env, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd ?? ROOT,
+    env: options.env,
+    stdio: ['ignore', out, out],
+  });
   closeSync(out);
   children.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -98,7 +113,9 @@ export async function spawnHttpProcess(args: string[], options: { env: NodeJS.Pr
   const until = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${options.label} exited (${child.exitCode ?? child.signalCode}) before answering: ${tail(options.logPath)}`);
+      throw new Error(
+        `${options.label} exited (${child.exitCode ?? child.signalCode}) before answering: ${tail(options.logPath)}`,
+      );
     }
     try {
       const response = await fetch(`${url}${options.readyPath}`, { signal: AbortSignal.timeout(2000) });
@@ -179,10 +196,25 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     MEDIAFORGE_ROLE: options.role ?? 'all',
     ...options.env,
   };
-  const args = [...(options.nodeArgs ?? []), join(ROOT, 'bin/mediaforge.js'), 'serve', '--migrate', '--host', '127.0.0.1', '--port', String(port)];
+  const args = [
+    ...(options.nodeArgs ?? []),
+    join(ROOT, 'bin/mediaforge.js'),
+    'serve',
+    '--migrate',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+  ];
   let spawned: Spawned;
   try {
-    spawned = await spawnHttpProcess(args, { env, port, logPath: join(dir, `service-${port}.log`), readyPath: '/healthz', label: options.label ?? 'mediaforge serve' });
+    spawned = await spawnHttpProcess(args, {
+      env,
+      port,
+      logPath: join(dir, `service-${port}.log`),
+      readyPath: '/healthz',
+      label: options.label ?? 'mediaforge serve',
+    });
   } catch (error) {
     if (ownDir) rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -199,7 +231,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
 }
 
 /** Accounts with plenty of credits, written before the service starts (or beside it: SQLite WAL, PostgreSQL). */
-export async function createAccounts(dbUrl: string, count: number, credits = PLENTY_OF_CREDITS): Promise<CreatedAccount[]> {
+export async function createAccounts(
+  dbUrl: string,
+  count: number,
+  credits = PLENTY_OF_CREDITS,
+): Promise<CreatedAccount[]> {
   return prepareDatabase(dbUrl, async (db) => {
     const out: CreatedAccount[] = [];
     for (let i = 0; i < count; i++) out.push(await createAccount(db, { credits, now: Date.now() }));
@@ -220,7 +256,9 @@ export function rssMb(pid: number): number | undefined {
 /** CPU time (user + system) a process has used, in ms (Linux /proc; 100 ticks a second). */
 export function cpuMs(pid: number): number | undefined {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return undefined;
@@ -258,9 +296,20 @@ export interface LoadResult {
 }
 
 function summarize(result: CannonResult): LoadResult {
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, Number(s.count)]));
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, Number(s.count)]),
+  );
   const ok = Number(result['2xx'] ?? 0);
-  return { rps: ok / result.duration, ok, non2xx: result.non2xx, errors: result.errors, p50Ms: result.latency.p50, p99Ms: result.latency.p99, seconds: result.duration, statusCodes };
+  return {
+    rps: ok / result.duration,
+    ok,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    seconds: result.duration,
+    statusCodes,
+  };
 }
 
 export async function cannon(options: CannonOptions): Promise<LoadResult> {
@@ -283,7 +332,13 @@ let idempotencyCounter = 0;
 const runId = `${process.pid.toString(36)}-${Date.now().toString(36)}`;
 
 /** autocannon options for a request shape: per-request Idempotency-Keys, per-connection API keys. */
-export function cannonOptions(url: string, shape: RequestShape, connections: number, seconds: number, overallRate?: number): CannonOptions {
+export function cannonOptions(
+  url: string,
+  shape: RequestShape,
+  connections: number,
+  seconds: number,
+  overallRate?: number,
+): CannonOptions {
   const headers = { ...(shape.body ? { 'content-type': 'application/json' } : {}), ...shape.headers };
   let nextKey = 0;
   const request = (connectionHeaders: Record<string, string>) => ({
@@ -308,7 +363,9 @@ export function cannonOptions(url: string, shape: RequestShape, connections: num
     requests: [request(headers)],
     // Each connection gets its own request objects (autocannon shares the array otherwise).
     setupClient: (client) => {
-      const own = shape.keysPerConnection ? { ...headers, authorization: `Bearer ${shape.keysPerConnection[nextKey++ % shape.keysPerConnection.length]}` } : headers;
+      const own = shape.keysPerConnection
+        ? { ...headers, authorization: `Bearer ${shape.keysPerConnection[nextKey++ % shape.keysPerConnection.length]}` }
+        : headers;
       client.setRequests([request(own)]);
     },
   };
@@ -323,7 +380,9 @@ export interface Durations {
 }
 
 export function durations(mode: RunMode): Durations {
-  return mode.quick ? { settleMs: 1500, warmupSeconds: 1, peakSeconds: 2, halfSeconds: 2 } : { settleMs: 15_000, warmupSeconds: 3, peakSeconds: 10, halfSeconds: 8 };
+  return mode.quick
+    ? { settleMs: 1500, warmupSeconds: 1, peakSeconds: 2, halfSeconds: 2 }
+    : { settleMs: 15_000, warmupSeconds: 3, peakSeconds: 10, halfSeconds: 8 };
 }
 
 /**
@@ -332,8 +391,12 @@ export function durations(mode: RunMode): Durations {
  */
 export function checkMostlyOk(what: string, r: LoadResult, allowNone = false): void {
   const total = r.ok + r.non2xx;
-  if (total === 0 && !allowNone) throw new Error(`${what}: no answer completed within the ${r.seconds} s run (${r.errors} errors)`);
-  if (r.non2xx > total * 0.01) throw new Error(`${what}: ${r.non2xx} of ${total} answers were not 2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors`);
+  if (total === 0 && !allowNone)
+    throw new Error(`${what}: no answer completed within the ${r.seconds} s run (${r.errors} errors)`);
+  if (r.non2xx > total * 0.01)
+    throw new Error(
+      `${what}: ${r.non2xx} of ${total} answers were not 2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors`,
+    );
 }
 
 /** 2xx per second over several runs of one kind (their answers over their time). */
@@ -377,7 +440,10 @@ export async function withPg<T>(server: string, run: (client: pg.Client) => Prom
 export async function freshSchema(server: string): Promise<{ schema: string; url: string }> {
   const schema = `bench_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   await withPg(server, (client) => client.query(`CREATE SCHEMA ${schema}`));
-  return { schema, url: `${server}${server.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}` };
+  return {
+    schema,
+    url: `${server}${server.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+  };
 }
 
 export async function dropSchema(server: string, schema: string): Promise<void> {

@@ -17,23 +17,26 @@ import { catalogue } from '../generated/catalogue.js';
 import { cloneJson, countItems } from '../generated/support.js';
 import { isMain, MODEL, round, TYPICAL_INPUT, type BenchOutput, type RunMode } from './support.js';
 
-const REFERENCE_URL = /^(https:\/\/[^\s/?#]+[^\s]*|service:\/\/a\/[A-Za-z0-9_-]{1,64})$/u;
+const REFERENCE_URL = /^(https:\/\/[^\s/?#]+(?:[/?#][^\s]*)?|service:\/\/a\/[A-Za-z0-9_-]{1,64})$/u;
 
 /** family_c-2.6 reference-to-video's input, written by hand in zod: the same limits, defaults and rule. */
 export const zodSchema = z
   .object({
     prompt: z.string().min(1).max(1500),
-    negative_prompt: z.string().optional(),
+    negative_prompt: z.string().max(10000).optional(),
     aspect_ratio: z.enum(['16:9', '9:16', '1:1', '4:3', '3:4']).default('16:9'),
     duration_seconds: z.number().int().min(2).max(10).default(5),
     resolution: z.enum(['720p', '1080p']).default('720p'),
-    reference_image_urls: z.array(z.string().regex(REFERENCE_URL)).max(2).optional(),
-    reference_video_urls: z.array(z.string().regex(REFERENCE_URL)).max(3).optional(),
+    reference_image_urls: z.array(z.string().max(2048).regex(REFERENCE_URL)).max(2).optional(),
+    reference_video_urls: z.array(z.string().max(2048).regex(REFERENCE_URL)).max(3).optional(),
     seed: z.number().int().min(0).max(2147483647).optional(),
     shot_type: z.enum(['single', 'multi']).default('single'),
   })
   .strict()
-  .refine((v) => countItems(v.reference_image_urls) + countItems(v.reference_video_urls) <= 5, { message: 'at-most-5-references', path: [] });
+  .refine((v) => countItems(v.reference_image_urls) + countItems(v.reference_video_urls) <= 5, {
+    message: 'at-most-5-references',
+    path: [],
+  });
 
 type Variant = () => unknown;
 
@@ -79,20 +82,30 @@ export async function benchValidate(mode: RunMode): Promise<BenchOutput> {
 
   // The four must agree on the typical request before they are timed.
   const generated = model.validate(input);
-  if (!generated.ok) throw new Error(`generated validator rejects the typical request: ${JSON.stringify(generated.errors)}`);
+  if (!generated.ok)
+    throw new Error(`generated validator rejects the typical request: ${JSON.stringify(generated.errors)}`);
   const viaZod = zodSchema.safeParse(input);
   if (!viaZod.success) throw new Error(`zod rejects the typical request: ${viaZod.error.message}`);
   const viaAjv = cloneJson(input);
   if (!ajvValidate(viaAjv)) throw new Error(`ajv rejects the typical request: ${JSON.stringify(ajvValidate.errors)}`);
-  for (const [name, value] of [['zod', viaZod.data], ['ajv', viaAjv]] as const) {
-    if (JSON.stringify(value, Object.keys(generated.value).sort()) !== JSON.stringify(generated.value, Object.keys(generated.value).sort())) {
-      throw new Error(`${name} normalizes the typical request differently: ${JSON.stringify(value)} vs ${JSON.stringify(generated.value)}`);
+  for (const [name, value] of [
+    ['zod', viaZod.data],
+    ['ajv', viaAjv],
+  ] as const) {
+    if (
+      JSON.stringify(value, Object.keys(generated.value).sort()) !==
+      JSON.stringify(generated.value, Object.keys(generated.value).sort())
+    ) {
+      throw new Error(
+        `${name} normalizes the typical request differently: ${JSON.stringify(value)} vs ${JSON.stringify(generated.value)}`,
+      );
     }
   }
   const price = model.price(generated.value);
   // The wrong request must fail everywhere too (not timed; a sanity check of equivalence).
   const wrong = { ...input, duration_seconds: 11, reference_image_urls: ['http://insecure.example/a.png'] };
-  if (model.validate(wrong).ok || zodSchema.safeParse(wrong).success || ajvValidate(cloneJson(wrong))) throw new Error('a variant accepts an invalid request');
+  if (model.validate(wrong).ok || zodSchema.safeParse(wrong).success || ajvValidate(cloneJson(wrong)))
+    throw new Error('a variant accepts an invalid request');
 
   const variants: Record<string, Variant> = {
     generatedValidatePrice: () => {

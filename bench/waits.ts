@@ -10,14 +10,28 @@
 import { readFileSync } from 'node:fs';
 import { request, Agent } from 'node:http';
 import { openDb } from '../runtime/storage/dialect.js';
-import { createAccounts, isMain, newServiceDir, percentile, round, rssMb, sqliteUrl, startService, TYPICAL_BODY, type BenchOutput, type RunMode } from './support.js';
+import {
+  createAccounts,
+  isMain,
+  newServiceDir,
+  percentile,
+  round,
+  rssMb,
+  sqliteUrl,
+  startService,
+  RUNNING_BODY,
+  type BenchOutput,
+  type RunMode,
+} from './support.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'expired', 'canceled']);
 
 /** Machine-wide TCP listen-queue counters (/proc/net/netstat): how many connects the kernel turned away or reset. */
 function listenCounters(): Record<string, number> {
   try {
-    const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n').filter((l) => l.startsWith('TcpExt:'));
+    const lines = readFileSync('/proc/net/netstat', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('TcpExt:'));
     const names = lines[0].split(/\s+/).slice(1);
     const values = lines[1].split(/\s+/).slice(1).map(Number);
     const wanted = ['ListenOverflows', 'SyncookiesSent', 'SyncookiesFailed'];
@@ -33,14 +47,34 @@ interface Answer {
   arrivedAt: number;
 }
 
-function post(agent: Agent, url: URL, path: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Answer> {
+function post(
+  agent: Agent,
+  url: URL,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ agent, host: url.hostname, port: url.port, method: 'POST', path, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), arrivedAt: Date.now() }));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), arrivedAt: Date.now() }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('client timeout')));
     req.on('error', reject);
     req.end(body);
@@ -53,7 +87,13 @@ export async function benchWaits(mode: RunMode & { calls?: number; serviceNodeAr
   const dir = newServiceDir();
   const dbUrl = sqliteUrl(dir);
   const [account] = await createAccounts(dbUrl, 1);
-  const service = await startService({ dir, dbUrl, removeDir: true, env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs) }, nodeArgs: mode.serviceNodeArgs });
+  const service = await startService({
+    dir,
+    dbUrl,
+    removeDir: true,
+    env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs) },
+    nodeArgs: mode.serviceNodeArgs,
+  });
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
   let peakRss = 0;
   const baselineRss = rssMb(service.pid) ?? 0;
@@ -68,7 +108,11 @@ export async function benchWaits(mode: RunMode & { calls?: number; serviceNodeAr
     const started = Date.now();
     const answers = await Promise.all(
       Array.from({ length: calls }, () =>
-        post(agent, url, '/api/v1/jobs/createTask?wait=60', headers, TYPICAL_BODY, 150_000).catch((error: Error) => ({ status: 0, body: error.message, arrivedAt: Date.now() })),
+        post(agent, url, '/api/v1/jobs/createTask?wait=60', headers, RUNNING_BODY, 150_000).catch((error: Error) => ({
+          status: 0,
+          body: error.message,
+          arrivedAt: Date.now(),
+        })),
       ),
     );
     const finished = Date.now();
@@ -77,7 +121,14 @@ export async function benchWaits(mode: RunMode & { calls?: number; serviceNodeAr
       .map(([name, value]) => `${name} +${value - (countersBefore[name] ?? 0)}`)
       .join(', ');
     const db = await openDb(dbUrl);
-    const created = Number((await db.kysely.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const created = Number(
+      (
+        await db.kysely
+          .selectFrom('tasks')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
     await db.close();
     const failedAt: number[] = [];
     const afterFinish: number[] = [];
@@ -120,7 +171,9 @@ export async function benchWaits(mode: RunMode & { calls?: number; serviceNodeAr
       notes: [
         `waits: ${calls} concurrent createTask?wait=60, one connection each, simulator latency ${latencyMs} ms; tasks finished over ${round((lastFinish - firstFinish) / 1000, 2)} s, all answers within ${round((finished - started) / 1000, 2)} s; RSS peak sampled every 50 ms (${round(baselineRss, 1)} MiB idle)` +
           `; ${created} tasks created; kernel listen counters (machine-wide) ${tcp || 'n/a'}` +
-          (problems.size ? `; lost: ${JSON.stringify(Object.fromEntries(problems))}, between ${Math.min(...failedAt)} and ${Math.max(...failedAt)} ms after the calls were sent` : ''),
+          (problems.size
+            ? `; lost: ${JSON.stringify(Object.fromEntries(problems))}, between ${Math.min(...failedAt)} and ${Math.max(...failedAt)} ms after the calls were sent`
+            : ''),
       ],
     };
   } finally {
@@ -132,5 +185,12 @@ export async function benchWaits(mode: RunMode & { calls?: number; serviceNodeAr
 
 if (isMain(import.meta.url)) {
   const callsArg = process.argv.find((a) => /^--calls=\d+$/.test(a));
-  console.log(JSON.stringify(await benchWaits({ quick: process.argv.includes('--quick'), calls: callsArg ? Number(callsArg.split('=')[1]) : undefined })));
+  console.log(
+    JSON.stringify(
+      await benchWaits({
+        quick: process.argv.includes('--quick'),
+        calls: callsArg ? Number(callsArg.split('=')[1]) : undefined,
+      }),
+    ),
+  );
 }

@@ -14,10 +14,26 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { rmSync } from 'node:fs';
-import { createAccounts, isMain, newServiceDir, round, sleep, sqliteUrl, startService, TYPICAL_INPUT, MODEL, type BenchOutput, type RunMode } from './support.js';
+import {
+  createAccounts,
+  isMain,
+  newServiceDir,
+  round,
+  sleep,
+  sqliteUrl,
+  startService,
+  RUNNING_INPUT,
+  MODEL,
+  type BenchOutput,
+  type RunMode,
+} from './support.js';
 
 /** The receiver side of docs/webhooks.md, written independently of the runtime. */
-export function verifyCallback(secret: string, headers: IncomingHttpHeaders, rawBody: Buffer): { ok: boolean; taskId?: string; requestId?: string } {
+export function verifyCallback(
+  secret: string,
+  headers: IncomingHttpHeaders,
+  rawBody: Buffer,
+): { ok: boolean; taskId?: string; requestId?: string } {
   const timestamp = String(headers['x-webhook-timestamp'] ?? '');
   if (!/^\d+$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return { ok: false };
   let parsed: { data?: { taskId?: string }; task_id?: string; request_id?: string };
@@ -30,7 +46,11 @@ export function verifyCallback(secret: string, headers: IncomingHttpHeaders, raw
   const bodyHash = createHash('sha256').update(rawBody).digest('hex');
   const expected = createHmac('sha256', secret).update(`${taskId}.${timestamp}.${bodyHash}`).digest();
   const given = Buffer.from(String(headers['x-webhook-signature'] ?? ''), 'base64');
-  return { ok: given.length === expected.length && timingSafeEqual(given, expected), taskId, requestId: parsed.request_id };
+  return {
+    ok: given.length === expected.length && timingSafeEqual(given, expected),
+    taskId,
+    requestId: parsed.request_id,
+  };
 }
 
 interface Receiver {
@@ -45,7 +65,14 @@ interface Receiver {
 async function startReceiver(secret: string): Promise<Receiver> {
   const sockets = new Set<Socket>();
   const seenDeliveries = new Set<string>();
-  const receiver: Receiver = { url: '', verifiedTimes: [], tasks: new Set(), bad: 0, repeats: 0, close: async () => {} };
+  const receiver: Receiver = {
+    url: '',
+    verifiedTimes: [],
+    tasks: new Set(),
+    bad: 0,
+    repeats: 0,
+    close: async () => {},
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -82,7 +109,19 @@ async function startReceiver(secret: string): Promise<Receiver> {
 function createTask(agent: Agent, base: URL, apiKey: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { agent, host: base.hostname, port: base.port, method: 'POST', path: '/api/v1/jobs/createTask', timeout: 30_000, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } },
+      {
+        agent,
+        host: base.hostname,
+        port: base.port,
+        method: 'POST',
+        path: '/api/v1/jobs/createTask',
+        timeout: 30_000,
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -94,7 +133,9 @@ function createTask(agent: Agent, base: URL, apiKey: string, body: string): Prom
   });
 }
 
-export async function benchWebhooks(mode: RunMode & { deliveries?: number; serviceNodeArgs?: string[]; serviceEnv?: Record<string, string> }): Promise<BenchOutput> {
+export async function benchWebhooks(
+  mode: RunMode & { deliveries?: number; serviceNodeArgs?: string[]; serviceEnv?: Record<string, string> },
+): Promise<BenchOutput> {
   const n = mode.deliveries ?? (mode.quick ? 500 : 2000);
   const latencyMs = 500;
   const switches = { MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1', MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1' };
@@ -104,11 +145,17 @@ export async function benchWebhooks(mode: RunMode & { deliveries?: number; servi
   const receiver = await startReceiver(account.webhookSecret);
   try {
     // Phase 1: accept N tasks; no worker runs, so nothing finishes yet.
-    const api = await startService({ dir, dbUrl, role: 'api', env: { ...switches, MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs) }, label: 'api-only service' });
+    const api = await startService({
+      dir,
+      dbUrl,
+      role: 'api',
+      env: { ...switches, MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs) },
+      label: 'api-only service',
+    });
     const createStarted = performance.now();
     try {
       const agent = new Agent({ keepAlive: true, maxSockets: 50 });
-      const body = JSON.stringify({ model: MODEL, input: TYPICAL_INPUT, callBackUrl: receiver.url });
+      const body = JSON.stringify({ model: MODEL, input: RUNNING_INPUT, callBackUrl: receiver.url });
       let next = 0;
       const failures: number[] = [];
       await Promise.all(
@@ -121,14 +168,21 @@ export async function benchWebhooks(mode: RunMode & { deliveries?: number; servi
         }),
       );
       agent.destroy();
-      if (failures.length) throw new Error(`createTask with callBackUrl failed ${failures.length} times (first status ${failures[0]})`);
+      if (failures.length)
+        throw new Error(`createTask with callBackUrl failed ${failures.length} times (first status ${failures[0]})`);
     } finally {
       await api.stop();
     }
     const createSeconds = (performance.now() - createStarted) / 1000;
 
     // Phase 2: the full service finishes them and delivers.
-    const full = await startService({ dir, dbUrl, env: { ...switches, MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs), ...mode.serviceEnv }, label: 'service', nodeArgs: mode.serviceNodeArgs });
+    const full = await startService({
+      dir,
+      dbUrl,
+      env: { ...switches, MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs), ...mode.serviceEnv },
+      label: 'service',
+      nodeArgs: mode.serviceNodeArgs,
+    });
     const started = performance.now();
     const deadline = started + (mode.quick ? 60_000 : 180_000);
     try {
@@ -161,5 +215,12 @@ export async function benchWebhooks(mode: RunMode & { deliveries?: number; servi
 
 if (isMain(import.meta.url)) {
   const arg = process.argv.find((a) => /^--deliveries=\d+$/.test(a));
-  console.log(JSON.stringify(await benchWebhooks({ quick: process.argv.includes('--quick'), deliveries: arg ? Number(arg.split('=')[1]) : undefined })));
+  console.log(
+    JSON.stringify(
+      await benchWebhooks({
+        quick: process.argv.includes('--quick'),
+        deliveries: arg ? Number(arg.split('=')[1]) : undefined,
+      }),
+    ),
+  );
 }

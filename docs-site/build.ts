@@ -4,10 +4,10 @@
  * generated/, which is drift-checked). Serve the folder from any static host, at any path: every
  * link is relative and nothing is loaded from another host.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderSite, ROOT } from './site.js';
+import { writeSite } from './site-files.js';
 
 const { values } = parseArgs({ options: { out: { type: 'string' } } });
 const out = resolve(values.out ?? join(ROOT, 'generated-site'));
@@ -15,12 +15,7 @@ if (out === ROOT || out === join(ROOT, 'generated')) throw new Error(`refusing t
 
 const started = Date.now();
 const site = await renderSite();
-rmSync(out, { recursive: true, force: true });
-let bytes = 0;
-for (const [path, file] of [...site].sort(([a], [b]) => a.localeCompare(b))) {
-  const target = join(out, path);
-  mkdirSync(dirname(target), { recursive: true });
-  writeFileSync(target, file.body);
-  bytes += Buffer.byteLength(file.body);
-}
-console.log(`docs: ${site.size} files, ${(bytes / 1024 / 1024).toFixed(1)} MiB, written to ${out} in ${Date.now() - started} ms`);
+const bytes = writeSite(site, out);
+console.log(
+  `docs: ${site.size} files, ${(bytes / 1024 / 1024).toFixed(1)} MiB, written to ${out} in ${Date.now() - started} ms`,
+);

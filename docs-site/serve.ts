@@ -1,16 +1,21 @@
 /**
  * Serves the documentation site at /docs and the merged OpenAPI document at /openapi.json and
- * /openapi.yaml. The site is rendered by docs-site/site.ts on the first request and kept in memory
- * (the same files `npm run docs:build` writes), so `npm start` needs no build step.
+ * /openapi.yaml: the files `npm run build` pre-rendered into dist/docs-site/site/, read once; in a
+ * development checkout without that build, rendered by docs-site/site.ts on the first request (the
+ * renderer and its markdown-it and esbuild are devDependencies, imported only then).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { CONTENT_SECURITY_POLICY, renderSite, type Site, type SiteFile } from './site.js';
+import { CONTENT_SECURITY_POLICY, PRERENDERED_SITE, readSite, type Site, type SiteFile } from './site-files.js';
 
 let cached: Promise<Site> | undefined;
 
-/** The rendered site, rendered once per process. */
+async function loadSite(): Promise<Site> {
+  return readSite(PRERENDERED_SITE) ?? (await import('./site.js')).renderSite();
+}
+
+/** The site, read or rendered once per process. */
 export function siteOnce(): Promise<Site> {
-  cached ??= renderSite().catch((error) => {
+  cached ??= loadSite().catch((error) => {
     cached = undefined; // a failed render is tried again on the next request
     throw error;
   });

@@ -1,8 +1,9 @@
 /**
  * The documentation site: one renderer, two uses. `renderSite()` turns generated/docs/*.md (the
  * model pages, the index, the errors page), the client and webhook guides and the merged OpenAPI
- * document into a map of files; the server serves that map at /docs (docs-site/serve.ts, rendered
- * once on the first request and cached) and `npm run docs:build` writes it to generated-site/.
+ * document into a map of files. `npm run build` writes it to dist/docs-site/site/, which the server
+ * serves at /docs (docs-site/serve.ts); a development checkout without that build renders it once,
+ * on the first request. `npm run docs:build` writes it to generated-site/.
  *
  * Every link in the site is relative, and every script, style and font comes from the site itself
  * (no CDN, no remote fonts): the pages carry a Content-Security-Policy that says so.
@@ -15,39 +16,19 @@ import * as esbuild from 'esbuild';
 import markdownIt, { type MarkdownIt } from 'markdown-it';
 import { catalogue } from '../generated/catalogue.js';
 import { calculatorConfig, calculatorHtml } from './calculator/config.js';
+import { CONTENT_SECURITY_POLICY, contentType, type Site } from './site-files.js';
 
-export interface SiteFile {
-  body: string | Buffer;
-  type: string;
-}
-
-/** The site: paths relative to its root (`index.html`, `models/v/f/m.html`, `assets/site.css`). */
-export type Site = Map<string, SiteFile>;
+export type { Site, SiteFile } from './site-files.js';
+export { CONTENT_SECURITY_POLICY, contentType } from './site-files.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const GENERATED_DOCS = join(ROOT, 'generated', 'docs');
 const HERE = join(ROOT, 'docs-site');
 
-/** Pages' policy: everything from the site's own origin; inline styles only (the API viewer sets some). */
-export const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'";
-
 const GUIDES: { source: string; path: string; title: string }[] = [
   { source: join(ROOT, 'docs', 'client.md'), path: 'guides/client.html', title: 'TypeScript client' },
   { source: join(ROOT, 'docs', 'webhooks.md'), path: 'guides/webhooks.html', title: 'Webhooks' },
 ];
-
-const TYPES: Record<string, string> = {
-  html: 'text/html; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  json: 'application/json; charset=utf-8',
-  yaml: 'application/yaml; charset=utf-8',
-  png: 'image/png',
-};
-
-export function contentType(path: string): string {
-  return TYPES[/\.([a-z0-9]+)$/.exec(path)?.[1] ?? ''] ?? 'application/octet-stream';
-}
 
 // ---- markdown ----------------------------------------------------------------------------------
 
@@ -74,10 +55,12 @@ function createMarkdown(): MarkdownIt {
       token.attrSet('id', n === 0 ? base : `${base}-${n}`);
     });
   });
-  const defaultLink = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+  const defaultLink =
+    md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
   md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
     const href = String(tokens[idx].attrGet('href') ?? '');
-    if (!/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('#')) tokens[idx].attrSet('href', href.replace(/\.md(#|$)/, '.html$1'));
+    if (!/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('#'))
+      tokens[idx].attrSet('href', href.replace(/\.md(#|$)/, '.html$1'));
     else if (/^https?:/i.test(href)) tokens[idx].attrSet('rel', 'noopener noreferrer');
     return defaultLink(tokens, idx, options, env, self);
   };
@@ -110,13 +93,25 @@ function rootOf(path: string): string {
   return '../'.repeat(path.split('/').length - 1);
 }
 
-function layout(options: { path: string; title: string; body: string; nav: NavModel[]; head?: string; wide?: boolean }): string {
+function layout(options: {
+  path: string;
+  title: string;
+  body: string;
+  nav: NavModel[];
+  head?: string;
+  wide?: boolean;
+}): string {
   const base = rootOf(options.path);
-  const link = (target: string, text: string) => `<a href="${base}${target}"${target === options.path ? ' aria-current="page"' : ''}>${escapeHtml(text)}</a>`;
+  const link = (target: string, text: string) =>
+    `<a href="${base}${target}"${target === options.path ? ' aria-current="page"' : ''}>${escapeHtml(text)}</a>`;
   const vendors = new Map<string, NavModel[]>();
-  for (const model of options.nav) vendors.set(model.id.split('/')[0], [...(vendors.get(model.id.split('/')[0]) ?? []), model]);
+  for (const model of options.nav)
+    vendors.set(model.id.split('/')[0], [...(vendors.get(model.id.split('/')[0]) ?? []), model]);
   const modelNav = [...vendors]
-    .map(([vendor, models]) => `<details${models.some((m) => m.path === options.path) ? ' open' : ''}><summary>${escapeHtml(vendor)}</summary><ul>${models.map((m) => `<li>${link(m.path, m.id.slice(vendor.length + 1))}</li>`).join('')}</ul></details>`)
+    .map(
+      ([vendor, models]) =>
+        `<details${models.some((m) => m.path === options.path) ? ' open' : ''}><summary>${escapeHtml(vendor)}</summary><ul>${models.map((m) => `<li>${link(m.path, m.id.slice(vendor.length + 1))}</li>`).join('')}</ul></details>`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en">
@@ -157,7 +152,9 @@ function firstHeading(markdownText: string, fallback: string): string {
 function walk(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : []))
+    .flatMap((entry) =>
+      entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : [],
+    )
     .sort();
 }
 
@@ -210,7 +207,10 @@ export async function renderSite(): Promise<Site> {
 
   const pages = walk(GENERATED_DOCS).map((file) => relative(GENERATED_DOCS, file).split(sep).join('/'));
   const modelPages = pages.filter((p) => p.startsWith('models/'));
-  const nav: NavModel[] = modelPages.map((p) => ({ id: p.slice('models/'.length, -'.md'.length), path: p.replace(/\.md$/, '.html') }));
+  const nav: NavModel[] = modelPages.map((p) => ({
+    id: p.slice('models/'.length, -'.md'.length),
+    path: p.replace(/\.md$/, '.html'),
+  }));
 
   for (const page of pages) {
     const text = readFileSync(join(GENERATED_DOCS, page), 'utf8');
@@ -218,14 +218,18 @@ export async function renderSite(): Promise<Site> {
     let body = renderMarkdown(text);
     if (page.startsWith('models/')) {
       const info = catalogue.get(page.slice('models/'.length, -'.md'.length))?.info;
-      if (info) body = withCalculator(body, calculatorHtml(calculatorConfig(info), `${rootOf(path)}assets/calculator.js`));
+      if (info)
+        body = withCalculator(body, calculatorHtml(calculatorConfig(info), `${rootOf(path)}assets/calculator.js`));
     }
     put(path, layout({ path, title: firstHeading(text, path), body, nav }));
   }
   for (const guide of GUIDES) {
     if (!existsSync(guide.source)) continue;
     const text = readFileSync(guide.source, 'utf8');
-    put(guide.path, layout({ path: guide.path, title: firstHeading(text, guide.title), body: renderMarkdown(text), nav }));
+    put(
+      guide.path,
+      layout({ path: guide.path, title: firstHeading(text, guide.title), body: renderMarkdown(text), nav }),
+    );
   }
   put('api/index.html', apiReferencePage(nav));
 
@@ -236,7 +240,13 @@ export async function renderSite(): Promise<Site> {
   put('assets/calculator.js', await bundleCalculator());
   const swagger = swaggerUiDir();
   // The source-map comments are dropped: the maps are not shipped.
-  put('assets/swagger-ui-bundle.js', readFileSync(join(swagger, 'swagger-ui-bundle.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'));
-  put('assets/swagger-ui.css', readFileSync(join(swagger, 'swagger-ui.css'), 'utf8').replace(/\/\*# sourceMappingURL=.*\*\/\s*$/, ''));
+  put(
+    'assets/swagger-ui-bundle.js',
+    readFileSync(join(swagger, 'swagger-ui-bundle.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'),
+  );
+  put(
+    'assets/swagger-ui.css',
+    readFileSync(join(swagger, 'swagger-ui.css'), 'utf8').replace(/\/\*# sourceMappingURL=.*\*\/\s*$/, ''),
+  );
   return site;
 }

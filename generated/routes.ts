@@ -10,115 +10,351 @@ export interface RouteDef {
   /** Path as in the OpenAPI document. */
   readonly path: string;
   readonly fastifyPath: string;
-  /** true: the response is the {code, msg, data, request_id} envelope. */
-  readonly envelope: boolean;
+  /** envelope: answers (errors too) in the {code, msg, data, request_id} envelope; compatible: the third-party shapes (the operation's x-layer). */
+  readonly layer: 'envelope' | 'compatible';
+  /** How the body is read: JSON (also where there is none), raw bytes as a stream, or multipart/form-data (JSON too). */
+  readonly body: 'json' | 'raw' | 'multipart';
+  /** The path parameter (the last) that may also arrive with unencoded slashes (x-spans-segments). */
+  readonly spansSegments?: string;
   /** false: reached by a signed link, not a Bearer key. */
   readonly auth: boolean;
 }
 
 /** Every operation of the merged OpenAPI document. */
 export const routes: readonly RouteDef[] = [
-    { operationId: 'listAssets', method: 'GET', path: '/api/v1/assets', fastifyPath: '/api/v1/assets', envelope: true, auth: true },
-    { operationId: 'saveAsset', method: 'POST', path: '/api/v1/assets', fastifyPath: '/api/v1/assets', envelope: true, auth: true },
-    { operationId: 'listEntities', method: 'GET', path: '/api/v1/assets/entities', fastifyPath: '/api/v1/assets/entities', envelope: true, auth: true },
-    { operationId: 'getAssetUsage', method: 'GET', path: '/api/v1/assets/usage', fastifyPath: '/api/v1/assets/usage', envelope: true, auth: true },
-    { operationId: 'getAsset', method: 'GET', path: '/api/v1/assets/{assetId}', fastifyPath: '/api/v1/assets/:assetId', envelope: true, auth: true },
-    { operationId: 'renameAsset', method: 'PATCH', path: '/api/v1/assets/{assetId}', fastifyPath: '/api/v1/assets/:assetId', envelope: true, auth: true },
-    { operationId: 'deleteAsset', method: 'DELETE', path: '/api/v1/assets/{assetId}', fastifyPath: '/api/v1/assets/:assetId', envelope: true, auth: true },
-    { operationId: 'getCredit', method: 'GET', path: '/api/v1/chat/credit', fastifyPath: '/api/v1/chat/credit', envelope: true, auth: true },
-    { operationId: 'createDownloadUrl', method: 'POST', path: '/api/v1/common/download-url', fastifyPath: '/api/v1/common/download-url', envelope: true, auth: true },
-    { operationId: 'createUploadTicket', method: 'POST', path: '/api/v1/common/upload-url', fastifyPath: '/api/v1/common/upload-url', envelope: true, auth: true },
-    { operationId: 'importFile', method: 'POST', path: '/api/v1/files/import', fastifyPath: '/api/v1/files/import', envelope: true, auth: true },
-    { operationId: 'commitFile', method: 'POST', path: '/api/v1/files/{fileId}/commit', fastifyPath: '/api/v1/files/:fileId/commit', envelope: true, auth: true },
-    { operationId: 'listTasks', method: 'GET', path: '/api/v1/jobs', fastifyPath: '/api/v1/jobs', envelope: true, auth: true },
-    { operationId: 'createTask', method: 'POST', path: '/api/v1/jobs/createTask', fastifyPath: '/api/v1/jobs/createTask', envelope: true, auth: true },
-    { operationId: 'purgeTask', method: 'POST', path: '/api/v1/jobs/purge', fastifyPath: '/api/v1/jobs/purge', envelope: true, auth: true },
-    { operationId: 'quoteTask', method: 'POST', path: '/api/v1/jobs/quote', fastifyPath: '/api/v1/jobs/quote', envelope: true, auth: true },
-    { operationId: 'getTaskRecord', method: 'GET', path: '/api/v1/jobs/recordInfo', fastifyPath: '/api/v1/jobs/recordInfo', envelope: true, auth: true },
-    { operationId: 'retryTask', method: 'POST', path: '/api/v1/jobs/retry', fastifyPath: '/api/v1/jobs/retry', envelope: true, auth: true },
-    { operationId: 'getMedia', method: 'GET', path: '/api/v1/media/{objectKey}', fastifyPath: '/api/v1/media/:objectKey', envelope: true, auth: false },
-    { operationId: 'listModels', method: 'GET', path: '/api/v1/models', fastifyPath: '/api/v1/models', envelope: true, auth: true },
-    { operationId: 'getModel', method: 'GET', path: '/api/v1/models/{model}', fastifyPath: '/api/v1/models/:model', envelope: true, auth: true },
-    { operationId: 'uploadFile', method: 'PUT', path: '/api/v1/uploads/{fileId}', fastifyPath: '/api/v1/uploads/:fileId', envelope: true, auth: false },
-    { operationId: 'getUsage', method: 'GET', path: '/api/v1/usage', fastifyPath: '/api/v1/usage', envelope: true, auth: true },
-    { operationId: 'listCompatModels', method: 'GET', path: '/v1/models', fastifyPath: '/v1/models', envelope: false, auth: true },
-    { operationId: 'listVideos', method: 'GET', path: '/v1/videos', fastifyPath: '/v1/videos', envelope: false, auth: true },
-    { operationId: 'createVideo', method: 'POST', path: '/v1/videos', fastifyPath: '/v1/videos', envelope: false, auth: true },
-    { operationId: 'retrieveVideo', method: 'GET', path: '/v1/videos/{video_id}', fastifyPath: '/v1/videos/:video_id', envelope: false, auth: true },
-    { operationId: 'deleteVideo', method: 'DELETE', path: '/v1/videos/{video_id}', fastifyPath: '/v1/videos/:video_id', envelope: false, auth: true },
-    { operationId: 'downloadVideoContent', method: 'GET', path: '/v1/videos/{video_id}/content', fastifyPath: '/v1/videos/:video_id/content', envelope: false, auth: true },
+    {
+      operationId: 'listAssets',
+      method: 'GET',
+      path: '/api/v1/assets',
+      fastifyPath: '/api/v1/assets',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'saveAsset',
+      method: 'POST',
+      path: '/api/v1/assets',
+      fastifyPath: '/api/v1/assets',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'listEntities',
+      method: 'GET',
+      path: '/api/v1/assets/entities',
+      fastifyPath: '/api/v1/assets/entities',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'getAssetUsage',
+      method: 'GET',
+      path: '/api/v1/assets/usage',
+      fastifyPath: '/api/v1/assets/usage',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'getAsset',
+      method: 'GET',
+      path: '/api/v1/assets/{assetId}',
+      fastifyPath: '/api/v1/assets/:assetId',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'renameAsset',
+      method: 'PATCH',
+      path: '/api/v1/assets/{assetId}',
+      fastifyPath: '/api/v1/assets/:assetId',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'deleteAsset',
+      method: 'DELETE',
+      path: '/api/v1/assets/{assetId}',
+      fastifyPath: '/api/v1/assets/:assetId',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'getCredit',
+      method: 'GET',
+      path: '/api/v1/chat/credit',
+      fastifyPath: '/api/v1/chat/credit',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'createDownloadUrl',
+      method: 'POST',
+      path: '/api/v1/common/download-url',
+      fastifyPath: '/api/v1/common/download-url',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'createUploadTicket',
+      method: 'POST',
+      path: '/api/v1/common/upload-url',
+      fastifyPath: '/api/v1/common/upload-url',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'importFile',
+      method: 'POST',
+      path: '/api/v1/files/import',
+      fastifyPath: '/api/v1/files/import',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'commitFile',
+      method: 'POST',
+      path: '/api/v1/files/{fileId}/commit',
+      fastifyPath: '/api/v1/files/:fileId/commit',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'listTasks',
+      method: 'GET',
+      path: '/api/v1/jobs',
+      fastifyPath: '/api/v1/jobs',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'createTask',
+      method: 'POST',
+      path: '/api/v1/jobs/createTask',
+      fastifyPath: '/api/v1/jobs/createTask',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'purgeTask',
+      method: 'POST',
+      path: '/api/v1/jobs/purge',
+      fastifyPath: '/api/v1/jobs/purge',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'quoteTask',
+      method: 'POST',
+      path: '/api/v1/jobs/quote',
+      fastifyPath: '/api/v1/jobs/quote',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'getTaskRecord',
+      method: 'GET',
+      path: '/api/v1/jobs/recordInfo',
+      fastifyPath: '/api/v1/jobs/recordInfo',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'retryTask',
+      method: 'POST',
+      path: '/api/v1/jobs/retry',
+      fastifyPath: '/api/v1/jobs/retry',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'getMedia',
+      method: 'GET',
+      path: '/api/v1/media/{objectKey}',
+      fastifyPath: '/api/v1/media/:objectKey',
+      layer: 'envelope',
+      body: 'json',
+      auth: false
+    },
+    {
+      operationId: 'listModels',
+      method: 'GET',
+      path: '/api/v1/models',
+      fastifyPath: '/api/v1/models',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'getModel',
+      method: 'GET',
+      path: '/api/v1/models/{model}',
+      fastifyPath: '/api/v1/models/:model',
+      layer: 'envelope',
+      body: 'json',
+      auth: true,
+      spansSegments: 'model'
+    },
+    {
+      operationId: 'uploadFile',
+      method: 'PUT',
+      path: '/api/v1/uploads/{fileId}',
+      fastifyPath: '/api/v1/uploads/:fileId',
+      layer: 'envelope',
+      body: 'raw',
+      auth: false
+    },
+    {
+      operationId: 'getUsage',
+      method: 'GET',
+      path: '/api/v1/usage',
+      fastifyPath: '/api/v1/usage',
+      layer: 'envelope',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'listCompatModels',
+      method: 'GET',
+      path: '/v1/models',
+      fastifyPath: '/v1/models',
+      layer: 'compatible',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'listVideos',
+      method: 'GET',
+      path: '/v1/videos',
+      fastifyPath: '/v1/videos',
+      layer: 'compatible',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'createVideo',
+      method: 'POST',
+      path: '/v1/videos',
+      fastifyPath: '/v1/videos',
+      layer: 'compatible',
+      body: 'multipart',
+      auth: true
+    },
+    {
+      operationId: 'retrieveVideo',
+      method: 'GET',
+      path: '/v1/videos/{video_id}',
+      fastifyPath: '/v1/videos/:video_id',
+      layer: 'compatible',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'deleteVideo',
+      method: 'DELETE',
+      path: '/v1/videos/{video_id}',
+      fastifyPath: '/v1/videos/:video_id',
+      layer: 'compatible',
+      body: 'json',
+      auth: true
+    },
+    {
+      operationId: 'downloadVideoContent',
+      method: 'GET',
+      path: '/v1/videos/{video_id}/content',
+      fastifyPath: '/v1/videos/:video_id/content',
+      layer: 'compatible',
+      body: 'json',
+      auth: true
+    },
   ];
+
 /** The JSON body of the 2xx responses of an operation. */
 type SuccessBody<Op extends OperationId> = { [S in keyof operations[Op]['responses']]: S extends 200 | 201 | 202 ? (operations[Op]['responses'][S] extends { content: { 'application/json': infer B } } ? B : never) : never }[keyof operations[Op]['responses']];
 /** What a handler returns as `data`: the envelope's data on the main API, the whole body on the compatible layer. */
 export type ReplyData<Op extends OperationId> = SuccessBody<Op> extends { code: number; data?: infer D } ? D : SuccessBody<Op>;
 export type JsonBody<Op extends OperationId> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
-export type QueryOf<Op extends OperationId> = operations[Op]['parameters'] extends { query?: infer Q } ? Q : never;
+export type QueryOf<Op extends OperationId> = operations[Op]['parameters'] extends { query?: infer P } ? P : never;
 export type PathOf<Op extends OperationId> = operations[Op]['parameters'] extends { path?: infer P } ? P : never;
+export type HeadersOf<Op extends OperationId> = operations[Op]['parameters'] extends { header?: infer P } ? P : never;
 /** A JSON reply, or a raw one (bytes, a redirect) for the operations that answer with no JSON. */
-export type RouteReply<Op extends OperationId> =
-  | { status: number; data: ReplyData<Op>; headers?: Record<string, string> }
+export type RouteReply<Op extends OperationId> = { status: number; data: ReplyData<Op>; headers?: Record<string, string> } | { status: number; raw: Uint8Array | NodeJS.ReadableStream | null; headers: Record<string, string> };
 
-  | { status: number; raw: Uint8Array | NodeJS.ReadableStream | null; headers: Record<string, string> };
-
-/** One handler per operationId; the runtime must implement every one. */
-export interface Handlers<Request> {
+/** One handler per operationId, each given its operation's request type; the runtime must implement every one. */
+export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   /** GET /api/v1/assets: List the library's assets */
-  listAssets(request: Request): Promise<RouteReply<'listAssets'>>;
+  listAssets(request: Requests['listAssets']): Promise<RouteReply<'listAssets'>>;
   /** POST /api/v1/assets: Save a finished task's output into the library */
-  saveAsset(request: Request): Promise<RouteReply<'saveAsset'>>;
+  saveAsset(request: Requests['saveAsset']): Promise<RouteReply<'saveAsset'>>;
   /** GET /api/v1/assets/entities: List the user's characters */
-  listEntities(request: Request): Promise<RouteReply<'listEntities'>>;
+  listEntities(request: Requests['listEntities']): Promise<RouteReply<'listEntities'>>;
   /** GET /api/v1/assets/usage: Storage plan and usage */
-  getAssetUsage(request: Request): Promise<RouteReply<'getAssetUsage'>>;
+  getAssetUsage(request: Requests['getAssetUsage']): Promise<RouteReply<'getAssetUsage'>>;
   /** GET /api/v1/assets/{assetId}: Read one asset */
-  getAsset(request: Request): Promise<RouteReply<'getAsset'>>;
+  getAsset(request: Requests['getAsset']): Promise<RouteReply<'getAsset'>>;
   /** PATCH /api/v1/assets/{assetId}: Rename an asset */
-  renameAsset(request: Request): Promise<RouteReply<'renameAsset'>>;
+  renameAsset(request: Requests['renameAsset']): Promise<RouteReply<'renameAsset'>>;
   /** DELETE /api/v1/assets/{assetId}: Delete an asset */
-  deleteAsset(request: Request): Promise<RouteReply<'deleteAsset'>>;
+  deleteAsset(request: Requests['deleteAsset']): Promise<RouteReply<'deleteAsset'>>;
   /** GET /api/v1/chat/credit: Credit balance */
-  getCredit(request: Request): Promise<RouteReply<'getCredit'>>;
+  getCredit(request: Requests['getCredit']): Promise<RouteReply<'getCredit'>>;
   /** POST /api/v1/common/download-url: Get fresh signed links to a task's output */
-  createDownloadUrl(request: Request): Promise<RouteReply<'createDownloadUrl'>>;
+  createDownloadUrl(request: Requests['createDownloadUrl']): Promise<RouteReply<'createDownloadUrl'>>;
   /** POST /api/v1/common/upload-url: Get a ticket for a direct upload */
-  createUploadTicket(request: Request): Promise<RouteReply<'createUploadTicket'>>;
+  createUploadTicket(request: Requests['createUploadTicket']): Promise<RouteReply<'createUploadTicket'>>;
   /** POST /api/v1/files/import: Import a LoRA file from a link */
-  importFile(request: Request): Promise<RouteReply<'importFile'>>;
+  importFile(request: Requests['importFile']): Promise<RouteReply<'importFile'>>;
   /** POST /api/v1/files/{fileId}/commit: Finish an upload and get its service:// URI */
-  commitFile(request: Request): Promise<RouteReply<'commitFile'>>;
+  commitFile(request: Requests['commitFile']): Promise<RouteReply<'commitFile'>>;
   /** GET /api/v1/jobs: List the calling key's tasks */
-  listTasks(request: Request): Promise<RouteReply<'listTasks'>>;
+  listTasks(request: Requests['listTasks']): Promise<RouteReply<'listTasks'>>;
   /** POST /api/v1/jobs/createTask: Create a generation task */
-  createTask(request: Request): Promise<RouteReply<'createTask'>>;
+  createTask(request: Requests['createTask']): Promise<RouteReply<'createTask'>>;
   /** POST /api/v1/jobs/purge: Destroy a finished task's stored content */
-  purgeTask(request: Request): Promise<RouteReply<'purgeTask'>>;
+  purgeTask(request: Requests['purgeTask']): Promise<RouteReply<'purgeTask'>>;
   /** POST /api/v1/jobs/quote: Price a request without creating a task */
-  quoteTask(request: Request): Promise<RouteReply<'quoteTask'>>;
+  quoteTask(request: Requests['quoteTask']): Promise<RouteReply<'quoteTask'>>;
   /** GET /api/v1/jobs/recordInfo: Read a task record */
-  getTaskRecord(request: Request): Promise<RouteReply<'getTaskRecord'>>;
+  getTaskRecord(request: Requests['getTaskRecord']): Promise<RouteReply<'getTaskRecord'>>;
   /** POST /api/v1/jobs/retry: Retry a failed or expired task as a new task */
-  retryTask(request: Request): Promise<RouteReply<'retryTask'>>;
+  retryTask(request: Requests['retryTask']): Promise<RouteReply<'retryTask'>>;
   /** GET /api/v1/media/{objectKey}: Download the bytes behind a signed link */
-  getMedia(request: Request): Promise<RouteReply<'getMedia'>>;
+  getMedia(request: Requests['getMedia']): Promise<RouteReply<'getMedia'>>;
   /** GET /api/v1/models: List every callable model with prices */
-  listModels(request: Request): Promise<RouteReply<'listModels'>>;
+  listModels(request: Requests['listModels']): Promise<RouteReply<'listModels'>>;
   /** GET /api/v1/models/{model}: Read one model, including its input schema */
-  getModel(request: Request): Promise<RouteReply<'getModel'>>;
+  getModel(request: Requests['getModel']): Promise<RouteReply<'getModel'>>;
   /** PUT /api/v1/uploads/{fileId}: Upload the bytes of a ticket (signed) */
-  uploadFile(request: Request): Promise<RouteReply<'uploadFile'>>;
+  uploadFile(request: Requests['uploadFile']): Promise<RouteReply<'uploadFile'>>;
   /** GET /api/v1/usage: The calling key's usage by day and by model */
-  getUsage(request: Request): Promise<RouteReply<'getUsage'>>;
+  getUsage(request: Requests['getUsage']): Promise<RouteReply<'getUsage'>>;
   /** GET /v1/models: List models (compatible layer) */
-  listCompatModels(request: Request): Promise<RouteReply<'listCompatModels'>>;
+  listCompatModels(request: Requests['listCompatModels']): Promise<RouteReply<'listCompatModels'>>;
   /** GET /v1/videos: List video jobs (compatible layer) */
-  listVideos(request: Request): Promise<RouteReply<'listVideos'>>;
+  listVideos(request: Requests['listVideos']): Promise<RouteReply<'listVideos'>>;
   /** POST /v1/videos: Create a video task (compatible layer) */
-  createVideo(request: Request): Promise<RouteReply<'createVideo'>>;
+  createVideo(request: Requests['createVideo']): Promise<RouteReply<'createVideo'>>;
   /** GET /v1/videos/{video_id}: Retrieve a video job (compatible layer) */
-  retrieveVideo(request: Request): Promise<RouteReply<'retrieveVideo'>>;
+  retrieveVideo(request: Requests['retrieveVideo']): Promise<RouteReply<'retrieveVideo'>>;
   /** DELETE /v1/videos/{video_id}: Delete a video job's content (compatible layer) */
-  deleteVideo(request: Request): Promise<RouteReply<'deleteVideo'>>;
+  deleteVideo(request: Requests['deleteVideo']): Promise<RouteReply<'deleteVideo'>>;
   /** GET /v1/videos/{video_id}/content: Redirect to the video file (compatible layer) */
-  downloadVideoContent(request: Request): Promise<RouteReply<'downloadVideoContent'>>;
+  downloadVideoContent(request: Requests['downloadVideoContent']): Promise<RouteReply<'downloadVideoContent'>>;
 }

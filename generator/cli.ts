@@ -13,7 +13,9 @@ export async function main(argv: string[]): Promise<number> {
     const ms = Number((process.hrtime.bigint() - started) / 1_000_000n);
     if (check) {
       if (result.stale.length) {
-        console.error(`generated/ is stale; run npm run generate. Stale files:\n${result.stale.map((f) => `  ${f}`).join('\n')}`);
+        console.error(
+          `generated/ is stale; run npm run generate. Stale files:\n${result.stale.map((f) => `  ${f}`).join('\n')}`,
+        );
         return 1;
       }
       console.log(`generated/ is up to date (${ms} ms)`);

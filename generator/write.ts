@@ -10,10 +10,11 @@ export function withHeader(file: GeneratedFile): string {
   const body = file.contents.endsWith('\n') ? file.contents : `${file.contents}\n`;
   if (file.path.endsWith('.json')) {
     const parsed = JSON.parse(body) as Record<string, unknown>;
-    return `${JSON.stringify({ "x-generated": lines.join(" "), ...parsed }, null, 2)}\n`;
+    return `${JSON.stringify({ 'x-generated': lines.join(' '), ...parsed }, null, 2)}\n`;
   }
   if (file.path.endsWith('.md')) return `<!-- ${lines.join('\n     ')} -->\n\n${body}`;
-  if (file.path.endsWith('.yaml') || file.path.endsWith('.yml')) return `${lines.map((l) => `# ${l}`).join('\n')}\n${body}`;
+  if (file.path.endsWith('.yaml') || file.path.endsWith('.yml'))
+    return `${lines.map((l) => `# ${l}`).join('\n')}\n${body}`;
   return `${lines.map((l) => `// ${l}`).join('\n')}\n${body}`;
 }
 

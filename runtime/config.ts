@@ -1,5 +1,10 @@
+import { availableParallelism } from 'node:os';
 import { catalogue } from '../generated/catalogue.js';
+import { parseFaultPoints } from './faults.js';
 import type { OutboundPolicy, Resolver } from './net/address-policy.js';
+
+/** Environment variables by name (the process's, or a test's own). */
+export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** Everything the service reads from flags and the environment, with its default. */
 export interface Config {
@@ -16,11 +21,31 @@ export interface Config {
   taskDeadlineMs: number;
   retentionSeconds: number;
   bodyLimitBytes: number;
+  /** Requests a minute per API key id (authenticated routes), per client address (every other route), and failed authentications per address. */
   rateLimitPerMinute: number;
+  /** Console sign-in attempts a minute per client address (an IPv4 address or an IPv6 /64). */
+  signInPerAddressPerMinute: number;
+  /** Failed sign-ins of one email before it is locked out; the lockout doubles with each further failure. */
+  signInFailuresBeforeLockout: number;
+  /** The first lockout of an email (then 2x, 4x, ... up to signInLockoutMaxSeconds). */
+  signInLockoutSeconds: number;
+  signInLockoutMaxSeconds: number;
+  /** Sign-up attempts (each a possible 30-credit playground grant) a day per client address. */
+  signUpsPerAddressPerDay: number;
+  /** Password hashes computed at once (libuv's thread pool); more wait in a queue of passwordHashQueue, beyond it 429. */
+  passwordHashConcurrency: number;
+  passwordHashQueue: number;
   pollHintSeconds: number;
   outputLinkTtlSeconds: number;
   workerIdleMs: number;
+  /** Items in flight in the worker's task lane (runs, polls, expiries, purges, maintenance). */
   workerConcurrency: number;
+  /** Items in flight in the reference-check lane (external reference files fetched before a run). */
+  workerCheckConcurrency: number;
+  /** Items in flight in the webhook-delivery lane. */
+  workerDeliveryConcurrency: number;
+  /** Most items of one account leased at once in each lane (0: no cap), so one account's backlog cannot hold another's work. */
+  workerAccountCap: number;
   leaseMs: number;
   /** Where media objects live: a local directory, or the database (shared by several machines). */
   blobStore: 'local' | 'database';
@@ -50,11 +75,42 @@ export interface Config {
   importTimeoutMs: number;
   /** Lifetime of an asset's private preview link (5 minutes). */
   previewLinkTtlSeconds: number;
+  /** When set, /metrics and the detail of /readyz need `Authorization: Bearer <token>`; /healthz stays open. */
+  metricsToken?: string;
+  /** The operator's deployments file (docs/deployments.md); unset: every model runs on the embedded simulator. */
+  deploymentsFile?: string;
+  /** Largest result an upstream may hand back (2 GB); larger is refused while it streams. */
+  upstreamResultMaxBytes: number;
+  /** Longest download of one upstream result (10 minutes). */
+  upstreamResultTimeoutMs: number;
+  /** How often an upstream job is polled when the upstream gives neither progress nor a hint (2 s). */
+  upstreamPollMs: number;
+  /**
+   * Crash fault points armed (tests only; runtime/faults.ts): point name -> the time it is reached
+   * that kills the process. Absent or empty: every point is a no-op.
+   */
+  faultPoints?: Readonly<Record<string, number>>;
+  /**
+   * The environment this configuration was read from. Only the deployments file reads it: its
+   * `secretEnv` names the variable an upstream's key is in.
+   */
+  environment: Environment;
 }
 
-const int = (value: string | undefined, fallback: number) => (value === undefined || value === '' ? fallback : Number.parseInt(value, 10));
+const int = (value: string | undefined, fallback: number) =>
+  value === undefined || value === '' ? fallback : Number.parseInt(value, 10);
 
-export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+/**
+ * The process's environment, with `set` laid over it (the CLI's flags: --db is MEDIAFORGE_DB, ...;
+ * an undefined value leaves the variable as it is). This file is the only one that reads
+ * `process.env` (test/composition/no-module-state.test.ts checks): everything else is handed a Config.
+ */
+export function processEnvironment(set: Environment = {}): Environment {
+  const defined = Object.entries(set).filter(([, value]) => value !== undefined);
+  return { ...process.env, ...Object.fromEntries(defined) };
+}
+
+export function configFromEnv(env: Environment = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? int(env.PORT, 8080);
   const host = overrides.host ?? env.HOST ?? '127.0.0.1';
   return {
@@ -71,10 +127,24 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     retentionSeconds: int(env.MEDIAFORGE_RETENTION_SECONDS, 30 * 24 * 3600),
     bodyLimitBytes: int(env.MEDIAFORGE_BODY_LIMIT_BYTES, 1024 * 1024),
     rateLimitPerMinute: int(env.MEDIAFORGE_RATE_LIMIT_PER_MINUTE, 600),
+    signInPerAddressPerMinute: int(env.MEDIAFORGE_SIGNIN_PER_ADDRESS_PER_MINUTE, 20),
+    signInFailuresBeforeLockout: int(env.MEDIAFORGE_SIGNIN_FAILURES_BEFORE_LOCKOUT, 5),
+    signInLockoutSeconds: int(env.MEDIAFORGE_SIGNIN_LOCKOUT_SECONDS, 60),
+    signInLockoutMaxSeconds: int(env.MEDIAFORGE_SIGNIN_LOCKOUT_MAX_SECONDS, 3600),
+    signUpsPerAddressPerDay: int(env.MEDIAFORGE_SIGNUPS_PER_ADDRESS_PER_DAY, 10),
+    // One core is left to the event loop: scrypt threads compete with it for CPU, not for its time.
+    passwordHashConcurrency: int(
+      env.MEDIAFORGE_PASSWORD_HASH_CONCURRENCY,
+      Math.max(1, Math.min(4, availableParallelism() - 1)),
+    ),
+    passwordHashQueue: int(env.MEDIAFORGE_PASSWORD_HASH_QUEUE, 64),
     pollHintSeconds: int(env.MEDIAFORGE_POLL_HINT_SECONDS, 3),
     outputLinkTtlSeconds: int(env.MEDIAFORGE_OUTPUT_LINK_TTL_SECONDS, 20 * 60),
     workerIdleMs: int(env.MEDIAFORGE_WORKER_IDLE_MS, 500),
     workerConcurrency: int(env.MEDIAFORGE_WORKER_CONCURRENCY, 32),
+    workerCheckConcurrency: int(env.MEDIAFORGE_WORKER_CHECK_CONCURRENCY, 16),
+    workerDeliveryConcurrency: int(env.MEDIAFORGE_WORKER_DELIVERY_CONCURRENCY, 32),
+    workerAccountCap: int(env.MEDIAFORGE_WORKER_ACCOUNT_CAP, 8),
     leaseMs: int(env.MEDIAFORGE_LEASE_MS, 60_000),
     blobStore: env.MEDIAFORGE_BLOB_STORE === 'database' ? 'database' : 'local',
     redisUrl: env.MEDIAFORGE_REDIS || undefined,
@@ -84,10 +154,20 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     compatDefaultModel: env.MEDIAFORGE_COMPAT_DEFAULT_MODEL || firstModelOfMode('reference-to-video'),
     uploadMaxBytes: int(env.MEDIAFORGE_UPLOAD_MAX_BYTES, 100 * 1000 * 1000),
     uploadTicketTtlSeconds: int(env.MEDIAFORGE_UPLOAD_TICKET_TTL_SECONDS, 15 * 60),
-    uploadKinds: (env.MEDIAFORGE_UPLOAD_KINDS || 'image,video,audio,document,lora').split(',').map((k) => k.trim()).filter(Boolean),
+    uploadKinds: (env.MEDIAFORGE_UPLOAD_KINDS || 'image,video,audio,document,lora')
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean),
     importMaxBytes: int(env.MEDIAFORGE_IMPORT_MAX_BYTES, 500 * 1000 * 1000),
     importTimeoutMs: int(env.MEDIAFORGE_IMPORT_TIMEOUT_MS, 5 * 60_000),
     previewLinkTtlSeconds: int(env.MEDIAFORGE_PREVIEW_LINK_TTL_SECONDS, 5 * 60),
+    metricsToken: env.MEDIAFORGE_METRICS_TOKEN || undefined,
+    deploymentsFile: env.MEDIAFORGE_DEPLOYMENTS || undefined,
+    upstreamResultMaxBytes: int(env.MEDIAFORGE_UPSTREAM_RESULT_MAX_BYTES, 2 * 1000 * 1000 * 1000),
+    upstreamResultTimeoutMs: int(env.MEDIAFORGE_UPSTREAM_RESULT_TIMEOUT_SECONDS, 600) * 1000,
+    upstreamPollMs: int(env.MEDIAFORGE_UPSTREAM_POLL_MS, 2000),
+    faultPoints: parseFaultPoints(env.MEDIAFORGE_FAULT_POINTS),
+    environment: env,
     ...overrides,
   };
 }
@@ -100,5 +180,9 @@ function firstModelOfMode(mode: string): string {
 
 /** The destinations outbound requests may reach; both switches are for loopback test receivers only. */
 export function outboundPolicy(config: Config): OutboundPolicy {
-  return { allowPrivate: config.webhookAllowPrivate, allowInsecure: config.webhookAllowInsecure, ...(config.outboundResolver ? { resolver: config.outboundResolver } : {}) };
+  return {
+    allowPrivate: config.webhookAllowPrivate,
+    allowInsecure: config.webhookAllowInsecure,
+    ...(config.outboundResolver ? { resolver: config.outboundResolver } : {}),
+  };
 }

@@ -1,21 +1,38 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { KeyRevision } from './accounts/key-revision.js';
 import type { BlobStore } from './blobs/blob-store.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import type { Deployments } from './deployments/deployment.js';
+import type { Deployments } from './deployments/router.js';
+import type { FaultPoints } from './faults.js';
+import type { UpstreamStats } from './deployments/upstream-stats.js';
 import type { Db } from './storage/dialect.js';
+import type { ResolutionHook } from './tasks/resolve-task.js';
 import type { TaskEvents } from './tasks/task-events.js';
 
-/** What every part of the runtime is handed: one database, one clock, one secret. */
+/**
+ * What every part of the runtime is handed: one database, one clock, one secret. Built whole by
+ * createService (runtime/service.ts) and never patched afterwards; each service in a process has
+ * its own, and nothing of it lives in module state.
+ */
 export interface Context {
   config: Config;
   db: Db;
   clock: Clock;
   secret: string;
   deployments: Deployments;
+  /** Submits, failures by class and poll latency per deployment, added to the shared totals every few seconds. */
+  upstreamStats: UpstreamStats;
   blobs: BlobStore;
   events: TaskEvents;
+  /** Changes whenever a key is revoked, in any process: the authentication cache checks it. */
+  keyRevision: KeyRevision;
+  /** The HTTP server's logger (pino at info, or silent); console in a worker-only process. */
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+  /** Work done in the transaction that resolves a task, in this order (webhook deliveries, upstream cancels). */
+  resolutionHooks: readonly ResolutionHook[];
+  /** Crash fault points (tests only): every point a no-op unless Config.faultPoints arms it. */
+  faults: FaultPoints;
   /** Tells workers that new work is due now. */
   wakeWorkers(): void;
 }

@@ -32,6 +32,11 @@ export function invalidInput(errors: FieldIssue[]): ApiError {
 }
 
 /** A field problem outside a model's input (the envelope fields of a request body). */
-export function fieldIssue(path: string, rule: string, key: string, params: Record<string, string | number> = {}): FieldIssue {
+export function fieldIssue(
+  path: string,
+  rule: string,
+  key: string,
+  params: Record<string, string | number> = {},
+): FieldIssue {
   return { path, rule, message: { key, params: { field: path, ...params } } };
 }

@@ -1,40 +1,61 @@
 /**
  * Crash fault points, for tests only (test/reliability/crash.test.ts). A point names a moment
- * right after a durable step (or inside a transaction, to prove it rolls back). When the
- * MEDIAFORGE_FAULT_POINTS environment variable names it, reaching it kills this process with
- * SIGKILL: nothing after it runs, no finally block, no rollback by the process, no graceful
- * shutdown, exactly as a power cut or an OOM kill would. Never set it outside tests.
+ * right after a durable step (or inside a transaction, to prove it rolls back). When the service's
+ * configuration arms it (`Config.faultPoints`, from MEDIAFORGE_FAULT_POINTS), reaching it kills
+ * this process with SIGKILL: nothing after it runs, no finally block, no rollback by the process,
+ * no graceful shutdown, exactly as a power cut or an OOM kill would. Never set it outside tests.
  *
- * MEDIAFORGE_FAULT_POINTS=name1,name2@3 arms `name1` (first time reached) and `name2` (third
- * time reached). The variable is read once, when this module loads; unset, a point costs one
- * comparison.
+ * Each service has its own `FaultPoints` (on its Context): two services in one process count and
+ * fire their points apart. Unarmed, a point costs one comparison.
  */
-const armed: Map<string, number> | undefined = parse(process.env.MEDIAFORGE_FAULT_POINTS);
+export class FaultPoints {
+  private readonly left: Map<string, number> | undefined;
 
-function parse(text: string | undefined): Map<string, number> | undefined {
-  if (!text) return undefined;
-  const points = new Map<string, number>();
-  for (const entry of text.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [name, nth] = entry.split('@');
-    points.set(name, nth === undefined ? 1 : Math.max(1, Number.parseInt(nth, 10) || 1));
+  /**
+   * `armed`: point name -> the time it is reached that fires (1: the first). `onReached` is what
+   * firing does: by default SIGKILL of this process (synchronous and uncatchable: the signal is
+   * delivered before the call returns); an in-process test may record instead.
+   */
+  constructor(
+    armed: Readonly<Record<string, number>> = {},
+    private readonly onReached: (name: string) => void = killThisProcess,
+  ) {
+    const entries = Object.entries(armed);
+    this.left = entries.length ? new Map(entries) : undefined;
   }
-  return points;
+
+  /** Fires when this point is armed and reached for the armed time. */
+  reach(name: string): void {
+    if (this.left === undefined) return;
+    const left = this.left.get(name);
+    if (left === undefined) return;
+    if (left > 1) {
+      this.left.set(name, left - 1);
+      return;
+    }
+    this.left.delete(name);
+    this.onReached(name);
+  }
+
+  /** The armed points, for the warning `serve` logs at start. */
+  armed(): string[] {
+    return this.left ? [...this.left.keys()] : [];
+  }
 }
 
-/** Kills the process with SIGKILL when this point is armed and reached for the armed time. */
-export function faultPoint(name: string): void {
-  if (armed === undefined) return;
-  const left = armed.get(name);
-  if (left === undefined) return;
-  if (left > 1) {
-    armed.set(name, left - 1);
-    return;
-  }
-  // Synchronous and uncatchable: the signal is delivered before this call returns.
+function killThisProcess(): void {
   process.kill(process.pid, 'SIGKILL');
 }
 
-/** The armed points, for the warning `serve` logs at start. */
-export function armedFaultPoints(): string[] {
-  return armed ? [...armed.keys()] : [];
+/** `name1,name2@3` arms `name1` (first time reached) and `name2` (third time reached). */
+export function parseFaultPoints(text: string | undefined): Record<string, number> {
+  const points: Record<string, number> = {};
+  for (const entry of (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const [name, nth] = entry.split('@');
+    points[name] = nth === undefined ? 1 : Math.max(1, Number.parseInt(nth, 10) || 1);
+  }
+  return points;
 }

@@ -1,21 +1,28 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { KeyRevision } from './accounts/key-revision.js';
 import { DatabaseBlobStore, LocalBlobStore } from './blobs/blob-store.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Context } from './context.js';
-import { Deployments, type Deployment } from './deployments/deployment.js';
-import { SimulatorDeployment } from './deployments/simulator.js';
-import { buildApp } from './http/app.js';
+import { buildDeployments } from './deployments/build.js';
+import type { Deployment } from './deployments/deployment.js';
+import { loadDeploymentsFile, type DeploymentsPlan } from './deployments/deployments-file.js';
+import { Deployments } from './deployments/router.js';
+import { UpstreamStats } from './deployments/upstream-stats.js';
+import { FaultPoints } from './faults.js';
+import { buildApp, createHttpServer } from './http/app.js';
 import { settingsSecret } from './settings.js';
 import { openDb, type Db } from './storage/dialect.js';
 import { migrateToLatest, pendingMigrations } from './storage/migrate.js';
-import { startNotifier } from './storage/notify.js';
+import { listenForNotifications, notifier } from './storage/notify.js';
+import type { ResolutionHook } from './tasks/resolve-task.js';
 import { TaskEvents } from './tasks/task-events.js';
 import { maintenanceWorkHandlers, scheduleMaintenance } from './worker/maintenance.js';
 import { taskWorkHandlers } from './worker/task-work.js';
-import { webhookWorkHandlers } from './webhooks/index.js';
+import { upstreamCancelHook } from './worker/upstream-cancel.js';
+import { webhookResolutionHook, webhookWorkHandlers } from './webhooks/index.js';
 import { Worker, type WorkHandler } from './worker/worker.js';
 
 export interface ServiceOptions {
@@ -23,10 +30,23 @@ export interface ServiceOptions {
   logger?: boolean;
   /** Apply pending migrations first (the embedded default does; PostgreSQL deployments run `mediaforge migrate`). */
   migrate?: boolean;
+  /** Deployments given directly (tests): every model routes to those that accept it, first first. */
   deployments?: Deployment[];
+  /** The operator's deployments, already read; else config.deploymentsFile is read, else the simulator serves everything. */
+  deploymentsPlan?: DeploymentsPlan;
   /** Extra work kinds (webhook deliveries, ...). */
   workHandlers?: Record<string, WorkHandler>;
+  /** What runs in the transaction that resolves a task, in order; default `defaultResolutionHooks`. */
+  resolutionHooks?: readonly ResolutionHook[];
+  /** What an armed fault point does when reached (Config.faultPoints); default: SIGKILL of this process. */
+  onFaultPoint?: (name: string) => void;
 }
+
+/**
+ * The resolution hooks of a complete service: an upstream job that may still run is cancelled,
+ * then the task's webhook deliveries are written (each in the resolving transaction).
+ */
+export const defaultResolutionHooks: readonly ResolutionHook[] = [upstreamCancelHook, webhookResolutionHook];
 
 export interface Service {
   ctx: Context;
@@ -35,9 +55,16 @@ export interface Service {
   close(): Promise<void>;
 }
 
+/**
+ * Opens the database. A SQLite file the service creates is readable by its owner only (0600; SQLite
+ * gives its -wal and -shm files the same mode), in folders it creates 0700: it holds webhook secrets
+ * and the link-signing secret. Existing files and folders keep the modes their operator gave them.
+ */
 export async function openServiceDb(config: Config): Promise<Db> {
   if (config.dbUrl.startsWith('sqlite:') && !config.dbUrl.includes(':memory:')) {
-    mkdirSync(dirname(resolve(config.dbUrl.slice('sqlite:'.length))), { recursive: true });
+    const path = resolve(config.dbUrl.slice('sqlite:'.length));
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
   }
   return openDb(config.dbUrl);
 }
@@ -49,39 +76,69 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const pending = await pendingMigrations(db);
   if (pending.length) {
     await db.close();
-    throw new Error(`the database at ${config.dbUrl} is not migrated (pending: ${pending.join(', ')}); run: mediaforge migrate --db ${config.dbUrl}`);
+    throw new Error(
+      `the database at ${config.dbUrl} is not migrated (pending: ${pending.join(', ')}); run: mediaforge migrate --db ${config.dbUrl}`,
+    );
   }
   const clock = options.clock ?? systemClock;
-  let worker: Worker | undefined;
+  let plan: DeploymentsPlan | undefined;
+  try {
+    plan =
+      options.deploymentsPlan ??
+      (config.deploymentsFile ? loadDeploymentsFile(config.deploymentsFile, config.environment) : undefined);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  // The media folder, when the service creates it, is its owner's only (as the database file).
+  if (config.blobStore === 'local') mkdirSync(resolve(config.dataDir), { recursive: true, mode: 0o700 });
+  // The HTTP server comes first: its logger is the service's (a worker-only process logs to the console).
+  const app = config.role !== 'worker' ? createHttpServer(config, { logger: options.logger }) : undefined;
+  const log: Context['log'] = app?.log ?? console;
+  const tell = notifier(db);
   const ctx: Context = {
     config,
     db,
     clock,
     secret: await settingsSecret(db, config.secret),
-    deployments: new Deployments(
-      options.deployments ?? [new SimulatorDeployment({ latencyMs: config.simulatorLatencyMs, failWhenPromptContains: config.simulatorFailWhenPromptContains, now: () => clock.now() })],
-    ),
-    blobs: config.blobStore === 'database' ? new DatabaseBlobStore(db.kysely, () => clock.now()) : new LocalBlobStore(resolve(join(config.dataDir, 'blobs'))),
-    events: new TaskEvents(),
-    log: console,
+    deployments: options.deployments
+      ? new Deployments(options.deployments)
+      : buildDeployments(config, () => clock.now(), plan),
+    upstreamStats: new UpstreamStats(db),
+    blobs:
+      config.blobStore === 'database'
+        ? new DatabaseBlobStore(db.kysely, () => clock.now())
+        : new LocalBlobStore(resolve(join(config.dataDir, 'blobs'))),
+    // A resolution here is told to the other processes' waits (PostgreSQL NOTIFY).
+    events: new TaskEvents((taskId) => {
+      tell.taskResolved(taskId).catch((error) => log.error({ err: error }, 'notify failed'));
+    }),
+    keyRevision: new KeyRevision(db),
+    log,
+    resolutionHooks: options.resolutionHooks ?? defaultResolutionHooks,
+    faults: new FaultPoints(config.faultPoints, options.onFaultPoint),
     wakeWorkers: () => {
       worker?.wake();
-      notifier.workDue().catch((error) => ctx.log.error({ err: error }, 'notify failed'));
+      tell.workDue().catch((error) => log.error({ err: error }, 'notify failed'));
     },
   };
+  const worker =
+    config.role !== 'api'
+      ? new Worker(ctx, {
+          ...taskWorkHandlers,
+          ...maintenanceWorkHandlers,
+          ...webhookWorkHandlers,
+          ...options.workHandlers,
+        })
+      : undefined;
   // Other processes (PostgreSQL): their new work wakes this worker, their resolutions this process's waits.
-  const notifier = await startNotifier(db, {
+  const listener = await listenForNotifications(db, {
     onWorkDue: () => worker?.wake(),
     onTaskResolved: (taskId) => ctx.events.emitResolved(taskId),
-    onError: (error) => ctx.log.warn({ err: error }, 'LISTEN connection lost; reconnecting'),
+    onError: (error) => log.warn({ err: error }, 'LISTEN connection lost; reconnecting'),
   });
-  ctx.events.publish = (taskId) => {
-    notifier.taskResolved(taskId).catch((error) => ctx.log.error({ err: error }, 'notify failed'));
-  };
-  if (config.role !== 'api') worker = new Worker(ctx, { ...taskWorkHandlers, ...maintenanceWorkHandlers, ...webhookWorkHandlers, ...options.workHandlers });
   if (worker) await scheduleMaintenance(ctx);
-  const app = config.role !== 'worker' ? await buildApp(ctx, { logger: options.logger }) : undefined;
-  if (app) ctx.log = app.log;
+  if (app) await buildApp(ctx, app);
   return {
     ctx,
     app,
@@ -94,7 +151,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
         await app.close().finally(() => clearInterval(sweep));
       }
       await worker?.stop();
-      await notifier.close();
+      await ctx.upstreamStats.flush();
+      ctx.deployments.close();
+      await listener.close();
       await db.close();
     },
   };

@@ -7,10 +7,22 @@ import type { Db } from './storage/dialect.js';
  */
 export async function settingsSecret(db: Db, fromEnv: string | undefined): Promise<string> {
   if (fromEnv) return fromEnv;
-  const existing = await db.kysely.selectFrom('settings').select('value').where('key', '=', 'signing_secret').executeTakeFirst();
+  const existing = await db.kysely
+    .selectFrom('settings')
+    .select('value')
+    .where('key', '=', 'signing_secret')
+    .executeTakeFirst();
   if (existing) return existing.value;
   const value = randomBytes(32).toString('base64url');
-  await db.kysely.insertInto('settings').values({ key: 'signing_secret', value }).onConflict((c) => c.column('key').doNothing()).execute();
-  const stored = await db.kysely.selectFrom('settings').select('value').where('key', '=', 'signing_secret').executeTakeFirstOrThrow();
+  await db.kysely
+    .insertInto('settings')
+    .values({ key: 'signing_secret', value })
+    .onConflict((c) => c.column('key').doNothing())
+    .execute();
+  const stored = await db.kysely
+    .selectFrom('settings')
+    .select('value')
+    .where('key', '=', 'signing_secret')
+    .executeTakeFirstOrThrow();
   return stored.value;
 }

@@ -41,7 +41,12 @@ export function requestInput(config: CalculatorConfig, values: Map<string, unkno
     const value = values.get(control.field);
     if (control.kind === 'count') {
       const count = value as number;
-      if (count > 0) input[control.field] = Array.from({ length: count }, (_, i) => `https://example.com/${control.referenceKind}${i + 1}.${config.placeholderExtension[control.referenceKind] ?? 'bin'}`);
+      if (count > 0)
+        input[control.field] = Array.from(
+          { length: count },
+          (_, i) =>
+            `https://example.com/${control.referenceKind}${i + 1}.${config.placeholderExtension[control.referenceKind] ?? 'bin'}`,
+        );
     } else if (!(control.kind === 'checkbox' && control.fixed)) {
       input[control.field] = value;
     }
@@ -66,7 +71,8 @@ function update(config: CalculatorConfig) {
     byId('calc-max-usd').textContent = creditsToUsd(result.maxCredits);
     error.hidden = true;
   } catch (e) {
-    for (const id of ['calc-credits', 'calc-usd', 'calc-rate', 'calc-seconds', 'calc-max-credits', 'calc-max-usd']) byId(id).textContent = '–';
+    for (const id of ['calc-credits', 'calc-usd', 'calc-rate', 'calc-seconds', 'calc-max-credits', 'calc-max-usd'])
+      byId(id).textContent = '–';
     error.textContent = `No price for this combination: ${(e as Error).message}`;
     error.hidden = false;
   }

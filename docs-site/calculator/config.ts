@@ -27,10 +27,22 @@ const DURATION_FIELD = 'duration_seconds';
 const RESOLUTION_FIELD = 'resolution';
 const EXTENSIONS: Record<string, string> = { image: 'png', video: 'mp4', audio: 'mp3', document: 'pdf' };
 
-type Schema = Record<string, unknown> & { pattern?: unknown; enum?: unknown[]; type?: unknown; default?: unknown; minimum?: number; maximum?: number; anyOf?: Schema[]; const?: unknown; minItems?: number; maxItems?: number };
+type Schema = Record<string, unknown> & {
+  pattern?: unknown;
+  enum?: unknown[];
+  type?: unknown;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  anyOf?: Schema[];
+  const?: unknown;
+  minItems?: number;
+  maxItems?: number;
+};
 
 function rangeOf(schema: Schema): { min: number; max: number; auto: number | null } {
-  if (typeof schema.minimum === 'number' || typeof schema.maximum === 'number') return { min: schema.minimum ?? 1, max: schema.maximum ?? 60, auto: null };
+  if (typeof schema.minimum === 'number' || typeof schema.maximum === 'number')
+    return { min: schema.minimum ?? 1, max: schema.maximum ?? 60, auto: null };
   const branches = schema.anyOf ?? [];
   const auto = branches.find((b) => typeof b.const === 'number')?.const as number | undefined;
   const range = branches.find((b) => typeof b.minimum === 'number' || typeof b.maximum === 'number');
@@ -42,14 +54,21 @@ export function calculatorConfig(info: ModelInfo): CalculatorConfig {
   const requiredFields = new Set(info.inputSchema.required ?? []);
   const controls: Control[] = [];
   const defaults: Record<string, unknown> = {};
-  for (const [field, schema] of Object.entries(properties)) if (schema.default !== undefined) defaults[field] = schema.default;
+  for (const [field, schema] of Object.entries(properties))
+    if (schema.default !== undefined) defaults[field] = schema.default;
 
   const addChoice = (field: string) => {
     const schema = properties[field];
     if (!schema || controls.some((c) => c.field === field)) return;
     if (schema.type === 'boolean') {
       const values = (schema.enum as boolean[] | undefined) ?? [true, false];
-      controls.push({ kind: 'checkbox', field, label: field, value: Boolean(schema.default ?? values[0]), fixed: values.length === 1 });
+      controls.push({
+        kind: 'checkbox',
+        field,
+        label: field,
+        value: Boolean(schema.default ?? values[0]),
+        fixed: values.length === 1,
+      });
     } else if (Array.isArray(schema.enum)) {
       const values = schema.enum.map(String);
       controls.push({ kind: 'select', field, label: field, values, value: String(schema.default ?? values[0]) });
@@ -59,8 +78,19 @@ export function calculatorConfig(info: ModelInfo): CalculatorConfig {
   addChoice(RESOLUTION_FIELD);
   if (properties[DURATION_FIELD]) {
     const range = rangeOf(properties[DURATION_FIELD]);
-    const value = typeof properties[DURATION_FIELD].default === 'number' ? (properties[DURATION_FIELD].default as number) : range.min;
-    controls.push({ kind: 'duration', field: DURATION_FIELD, label: DURATION_FIELD, min: range.min, max: range.max, value, auto: range.auto });
+    const value =
+      typeof properties[DURATION_FIELD].default === 'number'
+        ? (properties[DURATION_FIELD].default as number)
+        : range.min;
+    controls.push({
+      kind: 'duration',
+      field: DURATION_FIELD,
+      label: DURATION_FIELD,
+      min: range.min,
+      max: range.max,
+      value,
+      auto: range.auto,
+    });
   }
   for (const option of info.pricing.options) addChoice(option);
   for (const [field, kind] of info.referenceFields) {
@@ -76,7 +106,10 @@ export function calculatorConfig(info: ModelInfo): CalculatorConfig {
   // A rule that wants at least one of several references starts the calculator with one of the first.
   for (const rule of info.rules) {
     if (rule.kind !== 'atLeastOne' || !Array.isArray(rule.fields)) continue;
-    const counts = controls.filter((c): c is Extract<Control, { kind: 'count' }> => c.kind === 'count' && (rule.fields as string[]).includes(c.field));
+    const counts = controls.filter(
+      (c): c is Extract<Control, { kind: 'count' }> =>
+        c.kind === 'count' && (rule.fields as string[]).includes(c.field),
+    );
     if (counts.length > 0 && counts.every((c) => c.value === 0)) counts[0].value = Math.min(1, counts[0].max);
   }
 
@@ -88,14 +121,16 @@ export function calculatorConfig(info: ModelInfo): CalculatorConfig {
     if (schema?.type === 'string') {
       const kind = kindOf.get(field);
       if (field === 'prompt') required[field] = info.markerExample || 'A short scene description.';
-      else if (kind || String(schema.pattern ?? '').includes('https')) required[field] = `https://example.com/${field}.${EXTENSIONS[kind ?? ''] ?? 'bin'}`;
+      else if (kind || String(schema.pattern ?? '').includes('https'))
+        required[field] = `https://example.com/${field}.${EXTENSIONS[kind ?? ''] ?? 'bin'}`;
       else required[field] = 'example';
     } else if (schema?.type === 'array') required[field] = [];
   }
   return { model: info.id, controls, defaults, required, placeholderExtension: EXTENSIONS };
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** The calculator's markup: a form that works as soon as the script loads, and its JSON config. */
 export function calculatorHtml(config: CalculatorConfig, scriptUrl: string): string {
@@ -104,13 +139,18 @@ export function calculatorHtml(config: CalculatorConfig, scriptUrl: string): str
     switch (control.kind) {
       case 'select':
         return `<label for="${id}">${escapeHtml(control.label)}</label><select id="${id}" name="${escapeHtml(control.field)}">${control.values
-          .map((v) => `<option value="${escapeHtml(v)}"${v === control.value ? ' selected' : ''}>${escapeHtml(v)}</option>`)
+          .map(
+            (v) =>
+              `<option value="${escapeHtml(v)}"${v === control.value ? ' selected' : ''}>${escapeHtml(v)}</option>`,
+          )
           .join('')}</select>`;
       case 'checkbox':
         return `<label for="${id}">${escapeHtml(control.label)}</label><input type="checkbox" id="${id}" name="${escapeHtml(control.field)}"${control.value ? ' checked' : ''}${control.fixed ? ' disabled' : ''}>`;
       case 'duration':
         return `<label for="${id}">${escapeHtml(control.label)}</label><span class="calc-duration"><input type="number" id="${id}" name="${escapeHtml(control.field)}" min="${control.min}" max="${control.max}" step="1" value="${control.value}"> s${
-          control.auto !== null ? ` <label class="calc-inline"><input type="checkbox" id="${id}-auto" name="${escapeHtml(control.field)}__auto"> model chooses (${control.auto})</label>` : ''
+          control.auto !== null
+            ? ` <label class="calc-inline"><input type="checkbox" id="${id}-auto" name="${escapeHtml(control.field)}__auto"> model chooses (${control.auto})</label>`
+            : ''
         }</span>`;
       case 'count':
         return `<label for="${id}">${escapeHtml(control.label)} <code>${escapeHtml(control.field)}</code></label><input type="number" id="${id}" name="${escapeHtml(control.field)}" min="${control.min}" max="${control.max}" step="1" value="${control.value}">`;

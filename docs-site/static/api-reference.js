@@ -4,9 +4,13 @@
 (function () {
   var root = document.getElementById('swagger-ui');
   fetch(root.getAttribute('data-spec'))
-    .then(function (response) { return response.json(); })
+    .then(function (response) {
+      return response.json();
+    })
     .then(function (spec) {
-      spec.servers = [{ url: window.location.origin, description: 'The server of these pages' }].concat(spec.servers || []);
+      spec.servers = [{ url: window.location.origin, description: 'The server of these pages' }].concat(
+        spec.servers || [],
+      );
       window.ui = window.SwaggerUIBundle({
         spec: spec,
         domNode: root,
@@ -17,7 +21,9 @@
         tryItOutEnabled: false,
         persistAuthorization: false,
         withCredentials: false,
-        onComplete: function () { root.setAttribute('data-ready', 'true'); },
+        onComplete: function () {
+          root.setAttribute('data-ready', 'true');
+        },
       });
     })
     .catch(function (error) {

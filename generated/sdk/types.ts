@@ -115,7 +115,7 @@ export interface paths {
         };
         /**
          * Credit balance
-         * @description The balance of the credit wallet shared with the consumer website: credits
+         * @description The balance of the account's credit wallet: credits
          *     available, credits held by unfinished tasks, and their total, each also as a
          *     USD decimal string (1 credit = 0.01 USD).
          */
@@ -274,8 +274,9 @@ export interface paths {
          *     positive integer is ignored, not rejected. When the task becomes terminal
          *     within the budget the full task record is returned with 200; otherwise the
          *     ordinary 202 is returned. Disconnecting stops only the wait; the task keeps
-         *     running and is billed. The ceiling stays below the 100-second edge timeout,
-         *     past which the edge returns 524 with no task ID.
+         *     running and is billed. The ceiling keeps a held request well below the idle
+         *     timeouts of common proxies; after a lost connection, the same Idempotency-Key
+         *     returns the task.
          *
          *     Price reconciliation: send `quoteId` with `expectedCredits` or `expectedCost`
          *     from quoteTask. An expired quote, a quote from another key, for another
@@ -698,8 +699,11 @@ export interface components {
             limitBytes: number;
             /** @description Storage plan name. */
             plan: string;
+            /** @description Bytes held by uploads not committed yet (a ticket's declared size until it expires, received bytes until committed); part of `usedBytes`. */
+            reservedBytes?: number;
             /** @description Whether storage is unlocked by the account owner's lifetime purchases. */
             unlocked: boolean;
+            /** @description Bytes of the live assets plus `reservedBytes`. */
             usedBytes: number;
         };
         CommitFileRequest: {
@@ -1879,7 +1883,7 @@ export interface components {
         ImportFileRequest: {
             /** @description Asset name; defaults to the file name of the link. */
             name?: string;
-            /** @description Direct HTTPS link to a `.safetensors` file. */
+            /** @description Direct HTTPS link to a `.safetensors` file. The link's scheme, address and file are checked by the import against the service's outbound policy. */
             url: string;
         };
         /**
@@ -4378,6 +4382,16 @@ export interface components {
         };
         /** @description A callable model with its prices. */
         ModelSummary: {
+            /** @description null for a current model. While the model is being retired: the first day (UTC) on which createTask, quote and retry refuse it (410, business code 41001) and the model to use instead; before that day they accept it with the warning `model_deprecated`. */
+            deprecated?: null | {
+                /** @description Id of the model to use instead. */
+                replacement: string;
+                /**
+                 * Format: date
+                 * @example 2027-06-30
+                 */
+                sunset: string;
+            };
             /**
              * Format: uri
              * @description Documentation page of the model.
@@ -4396,6 +4410,31 @@ export interface components {
             };
             /** @enum {string} */
             mode: "text-to-video" | "image-to-video" | "reference-to-video" | "video-extend" | "video-edit";
+            /** @description The output file: the frame rate (published, or assumed where `frameRatePublished` is false), the container for each `output_format` value, the image that `return_last_frame: true` adds (null on a model without that field), the codec the model publishes per resolution, and what the built-in simulator writes: its codec, and its frame size per resolution where the model's frame shape follows the references (no `aspect_ratio`, or a value such as `adaptive`). */
+            output?: {
+                /** @description The published video codec per resolution, e.g. `{"4k": "hevc-10bit"}`; empty where none is published. */
+                codecs: {
+                    [key: string]: string;
+                };
+                /** @description By `output_format` value (the default container only, on a model without that field). */
+                containers: {
+                    [key: string]: components["schemas"]["OutputFileType"];
+                };
+                /** @example mp4 */
+                defaultContainer: string;
+                /** @description Frames per second. */
+                frameRate: number;
+                frameRatePublished: boolean;
+                lastFrame: null | components["schemas"]["OutputFileType"];
+                simulator: {
+                    /** @example h264 */
+                    codec: string;
+                    /** @description WIDTHxHEIGHT per resolution, e.g. `{"720p": "1280x720"}`. */
+                    sizesFollowingReferences: {
+                        [key: string]: string;
+                    };
+                };
+            };
             pricing: components["schemas"]["ModelPricing"];
             /** @description Display name. */
             title: string;
@@ -4418,6 +4457,17 @@ export interface components {
              * @description Signed link; expires after about 20 minutes.
              */
             url: string;
+        };
+        /** @description A kind of output file. */
+        OutputFileType: {
+            /** @description ISO base media file format brands of a video container, the major brand first. */
+            brands?: string[];
+            /** @example mov */
+            extension: string;
+            /** @example QuickTime */
+            label: string;
+            /** @example video/quicktime */
+            mime: string;
         };
         /** @description How the price was computed: the per-second rate times billable seconds, rounded up to whole credits. */
         PriceBreakdown: {
@@ -5736,7 +5786,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Model identifier `<vendor>/<family>-<version>/<mode>`, URL-encoded (slashes as `%2F`), e.g. `vendor_d%2Ffamily_d%2Freference-to-video`.
+                 * @description Model identifier `<vendor>/<family>-<version>/<mode>`, URL-encoded (slashes as `%2F`), e.g. `vendor_d%2Ffamily_d%2Freference-to-video`. The unencoded form (slashes as they are) is answered too.
                  * @example vendor_d/family_d/reference-to-video
                  */
                 model: string;

@@ -1,9 +1,21 @@
 import { fieldSchema, isObject, type FormatDef } from './field-schema.js';
 import { mergeModel, ruleList, rulePath } from './merge.js';
 import { checkModeContract, checkSourceClip } from './modes.js';
+import { expandOutput } from './output.js';
 import type { YamlSource } from './read-yaml.js';
 import type { SpecProblem } from './spec-error.js';
-import type { JsonSchema, MarkerStyle, ModeSpec, Model, ModelField, PricingOption, RawModel, Rule, Scalar } from './types.js';
+import type {
+  JsonSchema,
+  MarkerStyle,
+  ModeSpec,
+  Model,
+  ModelField,
+  OutputVocabulary,
+  PricingOption,
+  RawModel,
+  Rule,
+  Scalar,
+} from './types.js';
 
 export interface Shared {
   fields: Record<string, JsonSchema>;
@@ -12,6 +24,7 @@ export interface Shared {
   outputSizes: Record<string, Record<string, Record<string, string>>>;
   pricingOptions: PricingOption[];
   modes: Record<string, ModeSpec>;
+  output: OutputVocabulary;
 }
 
 export { mergeModel } from './merge.js';
@@ -32,7 +45,9 @@ export function expandModel(
       return undefined;
     }
     if (chain.includes(source)) {
-      problems.push(source.problem(['extends'], `extends forms a cycle: ${chain.map((s) => (s.data as RawModel).id).join(' -> ')}`));
+      problems.push(
+        source.problem(['extends'], `extends forms a cycle: ${chain.map((s) => (s.data as RawModel).id).join(' -> ')}`),
+      );
       return undefined;
     }
     chain.push(source);
@@ -67,9 +82,17 @@ export function expandModel(
     const o = override ?? {};
     const schema = fieldSchema(name, dictionary, o, shared.formats, patternMessages);
     checkDefault(name, schema, o.auto, (m) => at(['fields', name], m));
-    if (o.min !== undefined && o.max !== undefined && o.min > o.max) at(['fields', name, 'min'], `min ${o.min} is above max ${o.max}`);
+    if (o.min !== undefined && o.max !== undefined && o.min > o.max)
+      at(['fields', name, 'min'], `min ${o.min} is above max ${o.max}`);
     const format = typeof dictionary.format === 'string' ? dictionary.format : undefined;
-    fields.push({ name, required: o.required === true, schema, reference: dictionary.reference as string | undefined, format, auto: o.auto });
+    fields.push({
+      name,
+      required: o.required === true,
+      schema,
+      reference: dictionary.reference as string | undefined,
+      format,
+      auto: o.auto,
+    });
   }
   const byName = new Map(fields.map((f) => [f.name, f]));
   const modeSpec = shared.modes[mode];
@@ -90,6 +113,14 @@ export function expandModel(
     if (!table) at(['outputSizes'], `unknown output-size table "${raw.outputSizes}"`);
     else outputSizes = { name: raw.outputSizes, table };
   } else outputSizes = standardSizes(shared.outputSizes.standard, fields);
+  const output = expandOutput(
+    raw.output,
+    byName,
+    outputSizes?.table,
+    shared.outputSizes.standard ?? {},
+    shared.output,
+    at,
+  );
 
   const rules = raw.rules ?? [];
   rules.forEach((rule) => checkRule(rule, byName, (path, m) => at([...rulePath(chain, rule.id), ...path], m)));
@@ -108,7 +139,7 @@ export function expandModel(
   if (clips && byName.get(clips.field)?.reference !== 'video') {
     at(['pricing', 'referenceClips', 'field'], `referenceClips.field must name a reference video field of this model`);
   }
-  if (problems.length > before || !pricing || !markers) return undefined;
+  if (problems.length > before || !pricing || !markers || !output) return undefined;
 
   const required = fields.filter((f) => f.required).map((f) => f.name);
   const inputSchema: JsonSchema = {
@@ -135,14 +166,31 @@ export function expandModel(
     references: raw.references ?? {},
     rules,
     pricing: { ...pricing, referenceClips: clips, sourceClip: raw.pricing?.sourceClip },
+    ...(raw.deprecated ? { deprecated: raw.deprecated } : {}),
+    output,
     notes: [...(raw.notes ?? []), ...(modeSpec!.notes ?? [])],
     decisions: [...(raw.decisions ?? []), ...(modeSpec!.decisions ?? [])],
-    assumptions: [...(raw.assumptions ?? []), ...(modeSpec!.assumptions ?? [])],
+    assumptions: [
+      ...(raw.assumptions ?? []),
+      ...(modeSpec!.assumptions ?? []),
+      ...(output.frameRatePublished ? [] : [frameRateAssumption(shared.output)]),
+    ],
+  };
+}
+
+/** The assumption a model without a published frame rate carries (spec/shared/output.yaml). */
+function frameRateAssumption(vocabulary: OutputVocabulary) {
+  return {
+    what: `Frame rate: ${vocabulary.frameRate.value} frames per second (the specification publishes none for this model).`,
+    reason: vocabulary.frameRate.reason.trim(),
   };
 }
 
 /** The standard table restricted to the model's aspect ratios and resolutions (none without both enums). */
-function standardSizes(standard: Record<string, Record<string, string>> | undefined, fields: ModelField[]): Model['outputSizes'] {
+function standardSizes(
+  standard: Record<string, Record<string, string>> | undefined,
+  fields: ModelField[],
+): Model['outputSizes'] {
   const ratios = fields.find((f) => f.name === 'aspect_ratio')?.schema.enum as string[] | undefined;
   const resolutions = fields.find((f) => f.name === 'resolution')?.schema.enum as string[] | undefined;
   if (!standard || !ratios || !resolutions) return undefined;
@@ -170,11 +218,14 @@ function checkDefault(name: string, schema: JsonSchema, auto: number | undefined
   const value = schema.default;
   if (value === undefined) return;
   const allowed = schema.enum as Scalar[] | undefined;
-  if (allowed && !allowed.includes(value as Scalar)) report(`default ${JSON.stringify(value)} of ${name} is not one of its values`);
+  if (allowed && !allowed.includes(value as Scalar))
+    report(`default ${JSON.stringify(value)} of ${name} is not one of its values`);
   if (typeof value === 'number' && value !== auto) {
     const range = (schema.anyOf as JsonSchema[] | undefined)?.[1] ?? schema;
-    if (typeof range.minimum === 'number' && value < range.minimum) report(`default ${value} of ${name} is below its minimum`);
-    if (typeof range.maximum === 'number' && value > range.maximum) report(`default ${value} of ${name} is above its maximum`);
+    if (typeof range.minimum === 'number' && value < range.minimum)
+      report(`default ${value} of ${name} is below its minimum`);
+    if (typeof range.maximum === 'number' && value > range.maximum)
+      report(`default ${value} of ${name} is above its maximum`);
   }
 }
 
@@ -185,7 +236,11 @@ function valuesOf(field: ModelField | undefined): Scalar[] | undefined {
   return undefined;
 }
 
-function checkRule(rule: Rule, fields: Map<string, ModelField>, report: (path: (string | number)[], m: string) => void) {
+function checkRule(
+  rule: Rule,
+  fields: Map<string, ModelField>,
+  report: (path: (string | number)[], m: string) => void,
+) {
   const need = (name: string, path: (string | number)[]) => {
     if (!fields.has(name)) report(path, `rule "${rule.id}" names "${name}", which this model does not accept`);
   };
@@ -198,7 +253,8 @@ function checkRule(rule: Rule, fields: Map<string, ModelField>, report: (path: (
       need(rule.field, ['field']);
       const allowed = valuesOf(fields.get(rule.field));
       rule.values.forEach((v, i) => {
-        if (allowed && !allowed.includes(v)) report(['values', i], `${JSON.stringify(v)} is not a value of ${rule.field}`);
+        if (allowed && !allowed.includes(v))
+          report(['values', i], `${JSON.stringify(v)} is not a value of ${rule.field}`);
       });
       need(rule.when.field, ['when', 'field']);
       break;
@@ -213,7 +269,8 @@ function checkRule(rule: Rule, fields: Map<string, ModelField>, report: (path: (
       need(rule.equalsField, ['equalsField']);
       const items = fields.get(rule.field)?.schema.items as JsonSchema | undefined;
       const props = items?.properties as Record<string, unknown> | undefined;
-      if (fields.has(rule.field) && !props?.[rule.property]) report(['property'], `${rule.field} items have no property "${rule.property}"`);
+      if (fields.has(rule.field) && !props?.[rule.property])
+        report(['property'], `${rule.field} items have no property "${rule.property}"`);
       break;
     }
   }
@@ -280,17 +337,24 @@ function expandPricing(
   used.sort((a, b) => options.indexOf(a) - options.indexOf(b));
   const all = rows.map((row) => {
     const when: Record<string, Scalar> = {};
-    for (const option of used) if (option.name in row) when[option.name] = row[option.name as keyof typeof row] as Scalar;
+    for (const option of used)
+      if (option.name in row) when[option.name] = row[option.name as keyof typeof row] as Scalar;
     return { when, rate: row.rate, rateHundredths: rateToHundredths(row.rate) };
   });
-  const winnerOf = (combination: Record<string, Scalar>) => all.findIndex((r) => Object.entries(r.when).every(([k, v]) => combination[k] === v));
+  const winnerOf = (combination: Record<string, Scalar>) =>
+    all.findIndex((r) => Object.entries(r.when).every(([k, v]) => combination[k] === v));
   // Every combination of option values must find a row, and every row must win for some combination.
   const combos = combinations(used.map((o) => [o.name, domains.get(o.name)!] as const));
   const winners = new Set<number>();
   for (const combination of combos) {
     const index = winnerOf(combination);
     if (index < 0) {
-      at(['pricing', 'rates'], `no rate row matches ${Object.entries(combination).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+      at(
+        ['pricing', 'rates'],
+        `no rate row matches ${Object.entries(combination)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')}`,
+      );
       ok = false;
     } else winners.add(index);
   }
@@ -302,7 +366,9 @@ function expandPricing(
   });
   if (!ok) return undefined;
   // Fixed options: the rows that win at the fixed values, in order, without the fixed options.
-  const atFixed = new Set(combos.filter((c) => Object.entries(fixed).every(([k, v]) => !(k in c) || c[k] === v)).map(winnerOf));
+  const atFixed = new Set(
+    combos.filter((c) => Object.entries(fixed).every(([k, v]) => !(k in c) || c[k] === v)).map(winnerOf),
+  );
   const free = used.filter((o) => !(o.name in fixed));
   const rates = all
     .filter((_, i) => atFixed.has(i))

@@ -1,6 +1,9 @@
 import type { JsonSchema, RawField } from './types.js';
 
-export interface FormatDef { pattern: string; message: string }
+export interface FormatDef {
+  pattern: string;
+  message: string;
+}
 
 /**
  * Builds one field's JSON Schema: the dictionary entry narrowed by the model's override.

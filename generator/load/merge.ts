@@ -18,7 +18,11 @@ function ruleMap(rules: unknown): RuleMap {
  * one exception: written as a map keyed by rule id, it merges with the inherited rules rule by
  * rule (an id replaces the whole rule, null removes it); written as a list it replaces them all.
  */
-export function mergeModel(base: Record<string, unknown>, over: Record<string, unknown>, top = true): Record<string, unknown> {
+export function mergeModel(
+  base: Record<string, unknown>,
+  over: Record<string, unknown>,
+  top = true,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(base)) if (!top || !OWN_KEYS.has(key)) out[key] = value;
   for (const [key, value] of Object.entries(over)) {
@@ -30,7 +34,8 @@ export function mergeModel(base: Record<string, unknown>, over: Record<string, u
         else rules[id] = rule as RuleMap[string];
       }
       out.rules = rules;
-    } else if (isObject(value) && isObject(out[key])) out[key] = mergeModel(out[key] as Record<string, unknown>, value, false);
+    } else if (isObject(value) && isObject(out[key]))
+      out[key] = mergeModel(out[key] as Record<string, unknown>, value, false);
     else out[key] = value;
   }
   return out;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { load, YAMLException } from 'js-yaml';
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { patternProblems } from './patterns.js';
 import type { SpecProblem } from './spec-error.js';
 
 /** A parsed YAML file that can say where any path inside it was written. */
@@ -42,8 +43,14 @@ export function parseYaml(file: string, text: string): { source?: YamlSource; pr
   return { source, problems: [] };
 }
 
+/**
+ * Reads one spec file (YAML, or JSON, which is YAML too). Every regular expression in it is checked
+ * here, so that none of any spec file the generator reads can backtrack super-linearly (patterns.ts).
+ */
 export function readYaml(root: string, file: string): { source?: YamlSource; problems: SpecProblem[] } {
-  return parseYaml(file, readFileSync(`${root}/${file}`, 'utf8'));
+  const parsed = parseYaml(file, readFileSync(`${root}/${file}`, 'utf8'));
+  if (!parsed.source) return parsed;
+  return { source: parsed.source, problems: [...parsed.problems, ...patternProblems(parsed.source)] };
 }
 
 /** Offset of the deepest node along `path` that exists (the key for map entries, so messages point at the name). */
@@ -52,7 +59,9 @@ function offsetOf(doc: Document, path: readonly (string | number)[]): number {
   let offset = (doc.contents as { range?: number[] } | null)?.range?.[0] ?? 0;
   for (const segment of path) {
     if (isMap(node)) {
-      const pair = node.items.find((item) => String((item.key as { value?: unknown })?.value ?? item.key) === String(segment));
+      const pair = node.items.find(
+        (item) => String((item.key as { value?: unknown })?.value ?? item.key) === String(segment),
+      );
       if (!pair) break;
       offset = (pair.key as { range?: number[] })?.range?.[0] ?? offset;
       node = pair.value;

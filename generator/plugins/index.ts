@@ -1,12 +1,16 @@
 import type { Plugin } from '../plugin.js';
 import { cataloguePlugin } from './catalogue/emit.js';
+import { consoleTypesPlugin } from './console-types/emit.js';
 import { docsPlugin } from './docs/emit.js';
 import { errorsPlugin } from './errors/emit.js';
 import { markersPlugin } from './markers/emit.js';
 import { openapiPlugin } from './openapi/emit.js';
 import { pricesPlugin } from './prices/emit.js';
+import { requestsPlugin } from './requests/emit.js';
+import { providerMappingsPlugin } from './provider-mappings/emit.js';
 import { routesPlugin } from './routes/emit.js';
 import { sdkTypesPlugin } from './sdk-types/emit.js';
+import { statesPlugin } from './states/emit.js';
 import { storagePlansPlugin } from './storage-plans/emit.js';
 import { supportPlugin } from './support/emit.js';
 import { uiTextPlugin } from './ui-text/emit.js';
@@ -23,9 +27,13 @@ export const plugins: Plugin[] = [
   errorsPlugin,
   openapiPlugin,
   sdkTypesPlugin,
+  consoleTypesPlugin,
   routesPlugin,
+  requestsPlugin,
   docsPlugin,
   vectorsPlugin,
   storagePlansPlugin,
   uiTextPlugin,
+  statesPlugin,
+  providerMappingsPlugin,
 ];

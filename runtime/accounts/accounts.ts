@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Transaction } from 'kysely';
 import type { Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
 import { addPurchase, openWallet } from '../ledger/ledger.js';
-import type { Database } from '../storage/schema.js';
+import { recordKeyRevocation } from './key-revision.js';
+import type { Trx } from '../storage/executor.js';
+import { hasWallet } from '../ledger/wallets.js';
 
 export const KEY_PREFIX = 'sk-service-';
 
@@ -39,15 +40,38 @@ export interface NewAccountOptions {
  * The rows of a new account inside the caller's transaction: account, wallet, purchase and, unless
  * `firstKey` is false (console API accounts get their keys from the console), a first personal key.
  */
-export async function insertAccount(trx: Transaction<Database>, options: NewAccountOptions & { firstKey: boolean }): Promise<Omit<CreatedAccount, 'apiKey'> & { apiKey?: string }> {
+export async function insertAccount(
+  trx: Trx,
+  options: NewAccountOptions & { firstKey: boolean },
+): Promise<Omit<CreatedAccount, 'apiKey'> & { apiKey?: string }> {
   const accountId = newId('acct');
   const webhookSecret = newWebhookSecret();
-  await trx.insertInto('accounts').values({ id: accountId, created_at: options.now, language: options.language ?? null, webhook_secret: webhookSecret, payload_version: 2 }).execute();
+  await trx
+    .insertInto('accounts')
+    .values({
+      id: accountId,
+      created_at: options.now,
+      language: options.language ?? null,
+      webhook_secret: webhookSecret,
+      payload_version: 2,
+    })
+    .execute();
   await openWallet(trx, accountId);
   if (options.credits > 0) await addPurchase(trx, accountId, options.credits, options.now);
   if (!options.firstKey) return { accountId, webhookSecret };
   const apiKey = newApiKey();
-  await trx.insertInto('api_keys').values({ id: newId('key'), account_id: accountId, key_hash: hashKey(apiKey), key_prefix: apiKey.slice(0, 16), workspace: 'personal', created_at: options.now, revoked_at: null }).execute();
+  await trx
+    .insertInto('api_keys')
+    .values({
+      id: newId('key'),
+      account_id: accountId,
+      key_hash: hashKey(apiKey),
+      key_prefix: apiKey.slice(0, 16),
+      workspace: 'personal',
+      created_at: options.now,
+      revoked_at: null,
+    })
+    .execute();
   return { accountId, apiKey, webhookSecret };
 }
 
@@ -57,26 +81,87 @@ export async function createAccount(db: Db, options: NewAccountOptions): Promise
 }
 
 /** A sibling key of an account: personal, or for a team workspace (`team:NAME`). */
-export async function createKey(db: Db, accountId: string, workspace: string, now: number): Promise<{ apiKey: string; keyId: string }> {
+export async function createKey(
+  db: Db,
+  accountId: string,
+  workspace: string,
+  now: number,
+): Promise<{ apiKey: string; keyId: string }> {
   const account = await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
   if (!account) throw new Error(`no account ${accountId}`);
-  if (workspace !== 'personal' && !/^team:[A-Za-z0-9_.-]{1,64}$/.test(workspace)) throw new Error('workspace must be "personal" or team:NAME');
+  if (workspace !== 'personal' && !/^team:[A-Za-z0-9_.-]{1,64}$/.test(workspace))
+    throw new Error('workspace must be "personal" or team:NAME');
   const apiKey = newApiKey();
   const keyId = newId('key');
-  await db.kysely.insertInto('api_keys').values({ id: keyId, account_id: accountId, key_hash: hashKey(apiKey), key_prefix: apiKey.slice(0, 16), workspace, created_at: now, revoked_at: null }).execute();
+  await db.kysely
+    .insertInto('api_keys')
+    .values({
+      id: keyId,
+      account_id: accountId,
+      key_hash: hashKey(apiKey),
+      key_prefix: apiKey.slice(0, 16),
+      workspace,
+      created_at: now,
+      revoked_at: null,
+    })
+    .execute();
   return { apiKey, keyId };
 }
 
+/** Revokes a key; every process refuses it from its next request on (runtime/accounts/key-revision.ts). */
 export async function revokeKey(db: Db, keyId: string, now: number): Promise<boolean> {
-  const result = await db.kysely.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', keyId).where('revoked_at', 'is', null).executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return db.kysely.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('api_keys')
+      .set({ revoked_at: now })
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return false;
+    await recordKeyRevocation(trx);
+    return true;
+  });
+}
+
+/** The account's keys, oldest first (hashes stay here: the prefix identifies a key to people). */
+export async function keysOfAccount(db: Db, accountId: string) {
+  return db.kysely
+    .selectFrom('api_keys')
+    .select(['id', 'key_prefix', 'workspace', 'created_at', 'revoked_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Whether the key belongs to the account (another account's key is as an unknown one). */
+export async function isKeyOfAccount(db: Db, accountId: string, keyId: string): Promise<boolean> {
+  return (
+    (await db.kysely
+      .selectFrom('api_keys')
+      .select('id')
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()) !== undefined
+  );
+}
+
+/** The account's first key (the playground account has exactly one, never shown). */
+export async function firstKeyOfAccount(db: Db, accountId: string): Promise<string> {
+  return (
+    await db.kysely
+      .selectFrom('api_keys')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .executeTakeFirstOrThrow()
+  ).id;
 }
 
 export async function addCredits(db: Db, accountId: string, credits: number, now: number): Promise<void> {
   if (!Number.isSafeInteger(credits) || credits <= 0) throw new Error('credits must be a positive whole number');
   await db.kysely.transaction().execute(async (trx) => {
-    const wallet = await trx.selectFrom('wallets').select('account_id').where('account_id', '=', accountId).executeTakeFirst();
-    if (!wallet) throw new Error(`no account ${accountId}`);
+    if (!(await hasWallet(trx, accountId))) throw new Error(`no account ${accountId}`);
     await addPurchase(trx, accountId, credits, now);
   });
 }
@@ -92,7 +177,13 @@ export async function findCaller(db: Db, apiKey: string): Promise<Caller | undef
   const row = await db.kysely
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select(['api_keys.id as keyId', 'api_keys.account_id as accountId', 'api_keys.workspace', 'accounts.language', 'api_keys.revoked_at'])
+    .select([
+      'api_keys.id as keyId',
+      'api_keys.account_id as accountId',
+      'api_keys.workspace',
+      'accounts.language',
+      'api_keys.revoked_at',
+    ])
     .where('api_keys.key_hash', '=', hashKey(apiKey))
     .executeTakeFirst();
   if (!row || row.revoked_at !== null) return undefined;

@@ -1,10 +1,6 @@
 import type { Db } from '../storage/dialect.js';
 import { createEntity, deleteEntity, EntityError, listEntities } from './entities.js';
 
-export const ENTITIES_USAGE = `  entities create --account ID [--workspace personal|team:NAME] --name NAME --assets A1,A2[,A3,A4] [--json]
-  entities list --account ID [--workspace personal|team:NAME] [--json]
-  entities delete --account ID [--workspace personal|team:NAME] --entity ID [--json]`;
-
 export interface EntityValues {
   json?: boolean;
   account?: string;
@@ -19,7 +15,12 @@ export interface EntityValues {
  * library (the account's personal library, or a team workspace's with --workspace).
  * Returns the exit code, or undefined for an unknown subcommand.
  */
-export async function entitiesCommand(db: Db, sub: string | undefined, values: EntityValues, now: number): Promise<number | undefined> {
+export async function entitiesCommand(
+  db: Db,
+  sub: string | undefined,
+  values: EntityValues,
+  now: number,
+): Promise<number | undefined> {
   const json = values.json ?? false;
   const say = (value: Record<string, unknown>, text: string) => console.log(json ? JSON.stringify(value) : text);
   if (!values.account) {
@@ -29,14 +30,23 @@ export async function entitiesCommand(db: Db, sub: string | undefined, values: E
   const owner = { accountId: values.account, library: values.workspace ?? 'personal' };
   try {
     if (sub === 'create') {
-      const assetIds = (values.assets ?? '').split(',').map((id) => id.trim()).filter(Boolean);
+      const assetIds = (values.assets ?? '')
+        .split(',')
+        .map((id) => id.trim())
+        .filter(Boolean);
       const created = await createEntity(db, owner, values.name ?? '', assetIds, now);
-      say({ ...created, name: values.name, assetIds }, `character ${values.name} (${created.entityId}) from ${assetIds.join(', ')}`);
+      say(
+        { ...created, name: values.name, assetIds },
+        `character ${values.name} (${created.entityId}) from ${assetIds.join(', ')}`,
+      );
       return 0;
     }
     if (sub === 'list') {
       const items = await listEntities(db, owner);
-      say({ items }, items.map((e) => `${e.entityId} @${e.name} ${e.assetIds.join(',')}`).join('\n') || 'no characters');
+      say(
+        { items },
+        items.map((e) => `${e.entityId} @${e.name} ${e.assetIds.join(',')}`).join('\n') || 'no characters',
+      );
       return 0;
     }
     if (sub === 'delete') {

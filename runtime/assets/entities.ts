@@ -41,10 +41,20 @@ export async function listEntities(db: Db, owner: LibraryOwner) {
 }
 
 /** Creates a character from 2 to 4 live image assets of the owner's library; the name is unique there. */
-export async function createEntity(db: Db, owner: LibraryOwner, name: string, assetIds: string[], now: number): Promise<{ entityId: string; uri: string }> {
-  if (!ENTITY_NAME.test(name)) throw new EntityError('the name must start with a letter and have at most 32 letters, digits or _ (the prompt writes @name)');
+export async function createEntity(
+  db: Db,
+  owner: LibraryOwner,
+  name: string,
+  assetIds: string[],
+  now: number,
+): Promise<{ entityId: string; uri: string }> {
+  if (!ENTITY_NAME.test(name))
+    throw new EntityError(
+      'the name must start with a letter and have at most 32 letters, digits or _ (the prompt writes @name)',
+    );
   const unique = [...new Set(assetIds)];
-  if (unique.length !== assetIds.length || assetIds.length < 2 || assetIds.length > 4) throw new EntityError('a character is built from 2 to 4 different image assets');
+  if (unique.length !== assetIds.length || assetIds.length < 2 || assetIds.length > 4)
+    throw new EntityError('a character is built from 2 to 4 different image assets');
   const images = await db.kysely
     .selectFrom('assets')
     .select('id')
@@ -67,7 +77,18 @@ export async function createEntity(db: Db, owner: LibraryOwner, name: string, as
     .executeTakeFirst();
   if (taken) throw new EntityError(`a character named ${name} exists already`);
   const entityId = newId('e');
-  await db.kysely.insertInto('entities').values({ id: entityId, account_id: owner.accountId, library: owner.library, name, asset_ids: JSON.stringify(assetIds), created_at: now, deleted_at: null }).execute();
+  await db.kysely
+    .insertInto('entities')
+    .values({
+      id: entityId,
+      account_id: owner.accountId,
+      library: owner.library,
+      name,
+      asset_ids: JSON.stringify(assetIds),
+      created_at: now,
+      deleted_at: null,
+    })
+    .execute();
   return { entityId, uri: entityUri(entityId) };
 }
 

@@ -1,10 +1,11 @@
-import type { Selectable, Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Caller } from '../accounts/accounts.js';
 import { signMediaPath } from '../blobs/blob-store.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { decodeCursor, pageOf } from '../storage/cursor.js';
+import { decodeCursor, keysetAfter, pageOf } from '../storage/cursor.js';
 import type { AssetKind, Probed } from '../files/probe.js';
+import type { Executor } from '../storage/executor.js';
 import type { Database } from '../storage/schema.js';
 
 export type AssetRow = Selectable<Database['assets']>;
@@ -36,7 +37,9 @@ export function assetUri(assetId: string): string {
 
 /** The asset id of a `service://a/<id>` reference, or undefined for anything else. */
 export function assetIdOf(value: unknown): string | undefined {
-  return typeof value === 'string' && value.startsWith(ASSET_URI_PREFIX) ? value.slice(ASSET_URI_PREFIX.length) : undefined;
+  return typeof value === 'string' && value.startsWith(ASSET_URI_PREFIX)
+    ? value.slice(ASSET_URI_PREFIX.length)
+    : undefined;
 }
 
 /** Extension of an object key by format (the media route answers the content type from it). */
@@ -65,23 +68,35 @@ export function toAsset(ctx: Context, row: AssetRow) {
     ...(row.fps !== null ? { fps: row.fps } : {}),
     source: row.source,
     createdAt: new Date(row.created_at).toISOString(),
-    preview: PREVIEWED.has(row.kind) ? `${ctx.config.publicUrl}${signMediaPath(ctx.secret, row.blob_key, expiresAt)}` : null,
+    preview: PREVIEWED.has(row.kind)
+      ? `${ctx.config.publicUrl}${signMediaPath(ctx.secret, row.blob_key, expiresAt)}`
+      : null,
     previewExpiresAt: PREVIEWED.has(row.kind) ? new Date(expiresAt).toISOString() : null,
   };
 }
 
 /** One live asset of the owner's library; unknown, deleted and another library's are the same 404 (40402). */
-export async function assetOfOwner(ctx: Context, owner: LibraryOwner, assetId: string, param = 'assetId'): Promise<AssetRow> {
+export async function assetOfOwner(
+  ctx: Context,
+  owner: LibraryOwner,
+  assetId: string,
+  param = 'assetId',
+): Promise<AssetRow> {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(assetId)) throw new ApiError('asset_not_found', {}, [], param);
   const row = await liveAssets(ctx.db.kysely, owner).where('id', '=', assetId).executeTakeFirst();
   if (!row) throw new ApiError('asset_not_found', {}, [], param);
   return row;
 }
 
-type Db = Context['db']['kysely'] | Transaction<Database>;
+type Db = Executor;
 
 export function liveAssets(db: Db, owner: LibraryOwner) {
-  return db.selectFrom('assets').selectAll().where('account_id', '=', owner.accountId).where('library', '=', owner.library).where('deleted_at', 'is', null);
+  return db
+    .selectFrom('assets')
+    .selectAll()
+    .where('account_id', '=', owner.accountId)
+    .where('library', '=', owner.library)
+    .where('deleted_at', 'is', null);
 }
 
 export interface NewAsset {
@@ -118,18 +133,30 @@ export function assetRow(owner: LibraryOwner, asset: NewAsset, now: number): Ass
   };
 }
 
+/** Changes a live asset's display name (its uri stays). */
+export async function renameAsset(db: Db, assetId: string, name: string): Promise<void> {
+  await db.updateTable('assets').set({ name }).where('id', '=', assetId).where('deleted_at', 'is', null).execute();
+}
+
 /** The library's assets, newest first, with an opaque cursor (created_at, id). */
-export async function listLibrary(ctx: Context, owner: LibraryOwner, query: { cursor?: string; limit: number; kind?: string }) {
+export async function listLibrary(
+  ctx: Context,
+  owner: LibraryOwner,
+  query: { cursor?: string; limit: number; kind?: string },
+) {
   let q = liveAssets(ctx.db.kysely, owner);
   if (query.kind) q = q.where('kind', '=', query.kind as AssetKind);
   if (query.cursor) {
     const [createdAt, id] = decodeCursor(query.cursor);
-    q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+    q = q.where((eb) => keysetAfter(eb, { createdAt, id }));
   }
-  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
   return pageOf(rows, query.limit);
 }
-
 
 /**
  * Deletes an asset: the row is marked deleted (its `service://` URI stops resolving at once), the
@@ -140,7 +167,12 @@ export async function deleteAssetOfOwner(ctx: Context, owner: LibraryOwner, asse
   const row = await assetOfOwner(ctx, owner, assetId);
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute(async (trx) => {
-    await trx.updateTable('assets').set({ deleted_at: now }).where('id', '=', row.id).where('deleted_at', 'is', null).execute();
+    await trx
+      .updateTable('assets')
+      .set({ deleted_at: now })
+      .where('id', '=', row.id)
+      .where('deleted_at', 'is', null)
+      .execute();
     const entities = await trx
       .selectFrom('entities')
       .select(['id', 'asset_ids'])
@@ -149,7 +181,8 @@ export async function deleteAssetOfOwner(ctx: Context, owner: LibraryOwner, asse
       .where('deleted_at', 'is', null)
       .execute();
     const affected = entities.filter((e) => (JSON.parse(e.asset_ids) as string[]).includes(row.id)).map((e) => e.id);
-    if (affected.length) await trx.updateTable('entities').set({ deleted_at: now }).where('id', 'in', affected).execute();
+    if (affected.length)
+      await trx.updateTable('entities').set({ deleted_at: now }).where('id', 'in', affected).execute();
   });
   await ctx.blobs.delete(row.blob_key);
 }

@@ -37,12 +37,17 @@ export function referenceSites(info: ModelInfo, input: Record<string, unknown>):
   for (const [field, kind] of info.referenceFields) {
     const value = input[field];
     if (typeof value === 'string') add({ path: `input.${field}`, field, kind, value });
-    if (Array.isArray(value)) value.forEach((item, i) => typeof item === 'string' && add({ path: `input.${field}[${i}]`, field, kind, value: item }));
+    if (Array.isArray(value))
+      value.forEach(
+        (item, i) => typeof item === 'string' && add({ path: `input.${field}[${i}]`, field, kind, value: item }),
+      );
   }
   const walk = (value: unknown, path: string, field: string) => {
-    if (typeof value === 'string' && assetIdOf(value) !== undefined) add({ path, field, kind: nestedKind(path), value });
+    if (typeof value === 'string' && assetIdOf(value) !== undefined)
+      add({ path, field, kind: nestedKind(path), value });
     else if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${path}[${i}]`, field));
-    else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) walk(item, `${path}.${key}`, field);
+    else if (typeof value === 'object' && value !== null)
+      for (const [key, item] of Object.entries(value)) walk(item, `${path}.${key}`, field);
   };
   for (const [field, value] of Object.entries(input)) walk(value, `input.${field}`, field);
   return sites;
@@ -82,15 +87,26 @@ export function knownFromAsset(site: ReferenceSite, row: AssetRow): KnownReferen
 /**
  * The acceptance check of `service://` references, before anything is held: each must name a
  * live asset of the caller's library (else 400 40001, asset_not_found at its path), and the
- * stored metadata must meet the model's limits marked `checked: acceptance`. External URLs are
- * not fetched here; they are checked during generation. Returns the measured reference clip
+ * stored metadata must meet the model's limits marked `checked: acceptance` (every limit except
+ * those the specification says the model enforces during generation). External URLs are not
+ * fetched here: their own limits wait for generation, but a total the known lengths already
+ * exceed is refused now (an unknown length can only add to it). Returns the measured reference clip
  * lengths for the price (null where a clip is an external URL).
  */
-export async function checkAssetReferences(ctx: Context, owner: LibraryOwner, info: ModelInfo, input: Record<string, unknown>): Promise<PriceFacts> {
+export async function checkAssetReferences(
+  ctx: Context,
+  owner: LibraryOwner,
+  info: ModelInfo,
+  input: Record<string, unknown>,
+): Promise<PriceFacts> {
   const sites = referenceSites(info, input);
   const assetSites = sites.filter((s) => assetIdOf(s.value) !== undefined);
   if (assetSites.length === 0) return {};
-  const assets = await assetsById(ctx, owner, assetSites.map((s) => assetIdOf(s.value)!));
+  const assets = await assetsById(
+    ctx,
+    owner,
+    assetSites.map((s) => assetIdOf(s.value)!),
+  );
   const issues: FieldIssue[] = [];
   const known: KnownReference[] = [];
   for (const site of assetSites) {
@@ -98,14 +114,20 @@ export async function checkAssetReferences(ctx: Context, owner: LibraryOwner, in
     if (!row) issues.push(fieldIssue(site.path, 'asset', 'asset_not_found'));
     else known.push(knownFromAsset(site, row));
   }
-  // Totals are judged only when every reference is an asset (an external clip's length is unknown until it is fetched).
-  issues.push(...limitIssues(info.referenceLimits, known, 'acceptance', known.length === sites.length, input.duration_seconds));
+  // Totals are judged in full only when every reference is an asset (an external clip's length is unknown until it is fetched).
+  issues.push(
+    ...limitIssues(info.referenceLimits, known, 'acceptance', known.length === sites.length, input.duration_seconds),
+  );
   if (issues.length) throw invalidInput(issues);
   return { referenceClipSeconds: clipSeconds(info, input, assets) };
 }
 
 /** One entry per clip of the model's billed reference-clip field: the asset's measured length, or null. */
-export function clipSeconds(info: ModelInfo, input: Record<string, unknown>, assets: Map<string, AssetRow>): (number | null)[] | undefined {
+export function clipSeconds(
+  info: ModelInfo,
+  input: Record<string, unknown>,
+  assets: Map<string, AssetRow>,
+): (number | null)[] | undefined {
   const field = info.pricing.referenceClips?.field;
   const clips = field ? input[field] : undefined;
   if (!Array.isArray(clips) || clips.length === 0) return undefined;

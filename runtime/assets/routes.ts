@@ -1,23 +1,16 @@
 import type { Handlers } from '../../generated/routes.js';
-import { ApiError } from '../errors.js';
-import { NAME_RULE, readBody } from '../files/body.js';
-import { ASSET_KINDS } from '../files/probe.js';
-import type { ApiRequest } from '../http/api-request.js';
+import type { ApiRequests } from '../http/api-request.js';
 import { listEntities } from './entities.js';
-import { assetOfOwner, deleteAssetOfOwner, listLibrary, ownerOf, toAsset } from './library.js';
+import { assetOfOwner, deleteAssetOfOwner, listLibrary, ownerOf, renameAsset, toAsset } from './library.js';
 import { saveTaskOutput } from './save-output.js';
 import { usageReport } from './storage.js';
 
-type AssetHandlers = Pick<Handlers<ApiRequest>, 'listAssets' | 'saveAsset' | 'getAsset' | 'renameAsset' | 'deleteAsset' | 'listEntities' | 'getAssetUsage'>;
+type AssetHandlers = Pick<
+  Handlers<ApiRequests>,
+  'listAssets' | 'saveAsset' | 'getAsset' | 'renameAsset' | 'deleteAsset' | 'listEntities' | 'getAssetUsage'
+>;
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
-
-function parseLimit(value: string | undefined): number {
-  if (value === undefined) return 20;
-  const limit = /^\d{1,3}$/.test(value) ? Number(value) : Number.NaN;
-  if (!(limit >= 1 && limit <= 100)) throw new ApiError('invalid_parameter', { param: 'limit' }, [], 'limit');
-  return limit;
-}
 
 /**
  * The private asset library of the key's workspace: a personal key reaches the personal library,
@@ -26,34 +19,36 @@ function parseLimit(value: string | undefined): number {
  */
 export const assetHandlers: AssetHandlers = {
   async listAssets(req) {
-    const kind = req.query('kind');
-    if (kind !== undefined && !(ASSET_KINDS as readonly string[]).includes(kind)) throw new ApiError('invalid_parameter', { param: 'kind' }, [], 'kind');
-    const page = await listLibrary(req.ctx, ownerOf(req.caller), { cursor: req.query('cursor'), limit: parseLimit(req.query('limit')), kind });
-    return { status: 200, data: { items: page.rows.map((row) => toAsset(req.ctx, row)), nextCursor: page.nextCursor }, headers: NO_STORE };
+    const { cursor, limit, kind } = req.query;
+    const page = await listLibrary(req.ctx, ownerOf(req.caller), { cursor, limit, kind });
+    return {
+      status: 200,
+      data: { items: page.rows.map((row) => toAsset(req.ctx, row)), nextCursor: page.nextCursor },
+      headers: NO_STORE,
+    };
   },
 
   async saveAsset(req) {
-    const body = readBody(req.body, { taskId: { type: 'string', required: true, minLength: 1, maxLength: 100 }, name: NAME_RULE });
-    const row = await saveTaskOutput(req.ctx, req.caller, body.taskId, body.name as string | undefined);
+    const row = await saveTaskOutput(req.ctx, req.caller, req.body.taskId, req.body.name);
     return { status: 200, data: toAsset(req.ctx, row), headers: NO_STORE };
   },
 
   async getAsset(req) {
-    const row = await assetOfOwner(req.ctx, ownerOf(req.caller), req.param('assetId'));
+    const row = await assetOfOwner(req.ctx, ownerOf(req.caller), req.params.assetId);
     return { status: 200, data: toAsset(req.ctx, row), headers: NO_STORE };
   },
 
   /** Changes the display name only; the uri stays. */
   async renameAsset(req) {
     const owner = ownerOf(req.caller);
-    const row = await assetOfOwner(req.ctx, owner, req.param('assetId'));
-    const { name } = readBody(req.body, { name: { ...NAME_RULE, required: true } }) as { name: string };
-    await req.ctx.db.kysely.updateTable('assets').set({ name }).where('id', '=', row.id).where('deleted_at', 'is', null).execute();
+    const row = await assetOfOwner(req.ctx, owner, req.params.assetId);
+    const { name } = req.body;
+    await renameAsset(req.ctx.db.kysely, row.id, name);
     return { status: 200, data: toAsset(req.ctx, { ...row, name }), headers: NO_STORE };
   },
 
   async deleteAsset(req) {
-    const assetId = req.param('assetId');
+    const { assetId } = req.params;
     await deleteAssetOfOwner(req.ctx, ownerOf(req.caller), assetId);
     return { status: 200, data: { assetId, deleted: true as const } };
   },

@@ -1,8 +1,7 @@
 import type { Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { probeBytes } from '../files/probe.js';
-import { streamBytes } from '../files/uploads.js';
+import { probeStored } from '../files/probe.js';
 import { newId } from '../ids.js';
 import { taskOfCaller } from '../tasks/task-queries.js';
 import type { StoredOutput } from '../tasks/task-record.js';
@@ -16,21 +15,41 @@ import { ensureUnlocked, storeNewAsset } from './storage.js';
  * deletes them. The first output file is saved (the generated media; a returned last frame is a
  * second output).
  */
-export async function saveTaskOutput(ctx: Context, caller: Caller, taskId: unknown, name: string | undefined): Promise<AssetRow> {
+export async function saveTaskOutput(
+  ctx: Context,
+  caller: Caller,
+  taskId: unknown,
+  name: string | undefined,
+): Promise<AssetRow> {
   const task = await taskOfCaller(ctx, caller, taskId);
-  const outputs = task.state === 'succeeded' && task.output_json ? (JSON.parse(task.output_json) as StoredOutput[]) : [];
+  const outputs =
+    task.state === 'succeeded' && task.output_json ? (JSON.parse(task.output_json) as StoredOutput[]) : [];
   const output = outputs[0];
   if (!output) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
   const owner = ownerOf(caller);
   await ensureUnlocked(ctx, owner);
+  const stored = await probeStored(ctx.blobs, output.key);
+  if (!stored) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
+  const { probed } = stored;
+  if (!probed) throw new ApiError('file_type_not_allowed', {}, [], 'taskId');
   const object = await ctx.blobs.read(output.key);
   if (!object) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
-  const bytes = await streamBytes(object.stream);
-  const probed = await probeBytes(bytes);
-  if (!probed) throw new ApiError('file_type_not_allowed', {}, [], 'taskId');
   const id = newId('a');
   const blobKey = `library/${id}.${extensionOf(probed.format)}`;
-  const row = assetRow(owner, { id, name: name ?? `${task.id}.${extensionOf(probed.format)}`, probed, bytes: bytes.length, blobKey, source: 'task', sourceTaskId: task.id }, ctx.clock.now());
-  await storeNewAsset(ctx, owner, row, bytes);
+  const row = assetRow(
+    owner,
+    {
+      id,
+      name: name ?? `${task.id}.${extensionOf(probed.format)}`,
+      probed,
+      bytes: stored.size,
+      blobKey,
+      source: 'task',
+      sourceTaskId: task.id,
+    },
+    ctx.clock.now(),
+  );
+  // The copy streams from the task's object to the library's.
+  await storeNewAsset(ctx, owner, row, object.stream);
   return row;
 }

@@ -1,16 +1,32 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.js';
+import { capped, chunksOf, rechunk, type BlobSource } from './blob-source.js';
 
-/** Where media objects live. The local directory is the embedded default. */
+export { BlobTooLargeError, type BlobSource } from './blob-source.js';
+
+export interface PutOptions {
+  /** The most bytes the object may have; past it the write stops with BlobTooLargeError and nothing is kept. */
+  maxBytes?: number;
+}
+
+/**
+ * Where media objects live. The local directory is the embedded default. `put` takes the bytes
+ * whole (small buffers) or as a stream, which it writes as it reads: an object appears complete
+ * or not at all, and a source that fails (or passes `maxBytes`) leaves nothing behind.
+ */
 export interface BlobStore {
-  put(key: string, bytes: Uint8Array): Promise<void>;
+  /** Stores the object and answers its size in bytes. */
+  put(key: string, source: BlobSource, options?: PutOptions): Promise<number>;
   read(key: string): Promise<{ stream: NodeJS.ReadableStream; size: number } | undefined>;
   delete(key: string): Promise<void>;
+  /** Removes what writes cut short by a crash left (never visible as objects), once older than `olderThanMs`; answers how many. */
+  sweepAbandoned(olderThanMs: number): Promise<number>;
 }
 
 export class LocalBlobStore implements BlobStore {
@@ -22,21 +38,63 @@ export class LocalBlobStore implements BlobStore {
     return path;
   }
 
-  async put(key: string, bytes: Uint8Array): Promise<void> {
-    const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, bytes);
+  /** Temporary files of writes in progress, on the store's own file system (so the final rename is atomic). */
+  private get partial(): string {
+    return join(this.root, '.partial');
   }
 
+  /** Written to a temporary file under `.partial/`, renamed over the object once complete. */
+  async put(key: string, source: BlobSource, options: PutOptions = {}): Promise<number> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    await mkdir(this.partial, { recursive: true });
+    const temporary = join(this.partial, randomBytes(12).toString('hex'));
+    let size = 0;
+    try {
+      await pipeline(
+        Readable.from(capped(chunksOf(source), options.maxBytes, (n) => (size = n))),
+        createWriteStream(temporary, { flags: 'wx' }),
+      );
+      await rename(temporary, path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+    return size;
+  }
+
+  /**
+   * Opens the file before anything else: a purge that deletes it a moment later cannot cut the
+   * stream short or turn the answer into an error (the open handle keeps the bytes readable).
+   */
   async read(key: string) {
     const path = this.path(key);
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isFile()) return undefined;
-    return { stream: createReadStream(path), size: info.size };
+    const handle = await open(path, 'r').catch(() => undefined);
+    if (!handle) return undefined;
+    const info = await handle.stat().catch(() => undefined);
+    if (!info?.isFile()) {
+      await handle.close();
+      return undefined;
+    }
+    return { stream: handle.createReadStream(), size: info.size };
   }
 
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
+  }
+
+  async sweepAbandoned(olderThanMs: number): Promise<number> {
+    const names = await readdir(this.partial).catch(() => [] as string[]);
+    let removed = 0;
+    for (const name of names) {
+      const path = join(this.partial, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info && info.mtimeMs < Date.now() - olderThanMs) {
+        await rm(path, { force: true });
+        removed++;
+      }
+    }
+    return removed;
   }
 }
 
@@ -46,12 +104,21 @@ export function signMediaPath(secret: string, key: string, expiresAt: number): s
   return `/api/v1/media/${encodeURIComponent(key)}?expires=${expires}&sig=${mediaMac(secret, key, expires)}`;
 }
 
-export function verifyMediaLink(secret: string, key: string, expires: string | undefined, sig: string | undefined, now: number): boolean {
-  if (!expires || !sig || !/^\d{1,12}$/.test(expires)) return false;
-  if (Number(expires) * 1000 < now) return false;
+/** A link is good, or expired (its signature holds: the caller may fetch a fresh one), or not valid (altered, forged, another key). */
+export type MediaLinkCheck = 'valid' | 'expired' | 'invalid';
+
+export function verifyMediaLink(
+  secret: string,
+  key: string,
+  expires: string | undefined,
+  sig: string | undefined,
+  now: number,
+): MediaLinkCheck {
+  if (!expires || !sig || !/^\d{1,12}$/.test(expires)) return 'invalid';
   const expected = Buffer.from(mediaMac(secret, key, Number(expires)));
   const given = Buffer.from(sig);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return 'invalid';
+  return Number(expires) * 1000 < now ? 'expired' : 'valid';
 }
 
 function mediaMac(secret: string, key: string, expires: number): string {
@@ -69,22 +136,108 @@ export class DatabaseBlobStore implements BlobStore {
     private readonly now: () => number,
   ) {}
 
-  async put(key: string, bytes: Uint8Array): Promise<void> {
-    const row = { key, bytes: Buffer.from(bytes), size: bytes.byteLength, created_at: this.now() };
-    await this.db
-      .insertInto('blobs')
-      .values(row)
-      .onConflict((c) => c.column('key').doUpdateSet({ bytes: row.bytes, size: row.size, created_at: row.created_at }))
-      .execute();
+  /**
+   * The bytes go to `blob_chunks` under a fresh set id, one row of about 1 MiB at a time; then one
+   * transaction points the object's row at the set and drops the set it replaces. A failed or
+   * refused write deletes its rows; until the switch no reader can reach them.
+   */
+  async put(key: string, source: BlobSource, options: PutOptions = {}): Promise<number> {
+    // The set id starts with its write's time (base 36), so abandoned sets can be told by age.
+    const set = `${this.now().toString(36)}-${randomBytes(9).toString('base64url')}`;
+    let size = 0;
+    let seq = 0;
+    try {
+      for await (const chunk of rechunk(
+        capped(chunksOf(source), options.maxBytes, (n) => (size = n)),
+        CHUNK_BYTES,
+      )) {
+        await this.db.insertInto('blob_chunks').values({ chunk_set: set, seq: seq++, bytes: chunk }).execute();
+      }
+      await this.db.transaction().execute(async (trx) => {
+        const previous = await trx.selectFrom('blobs').select('chunk_set').where('key', '=', key).executeTakeFirst();
+        const row = { key, bytes: Buffer.alloc(0), size, created_at: this.now(), chunk_set: set };
+        await trx
+          .insertInto('blobs')
+          .values(row)
+          .onConflict((c) =>
+            c.column('key').doUpdateSet({ bytes: row.bytes, size, created_at: row.created_at, chunk_set: set }),
+          )
+          .execute();
+        if (previous?.chunk_set)
+          await trx.deleteFrom('blob_chunks').where('chunk_set', '=', previous.chunk_set).execute();
+      });
+    } catch (error) {
+      await this.db.deleteFrom('blob_chunks').where('chunk_set', '=', set).execute();
+      throw error;
+    }
+    return size;
   }
 
+  /** A stream that reads one chunk row at a time, never the whole object. */
   async read(key: string) {
-    const row = await this.db.selectFrom('blobs').select(['bytes', 'size']).where('key', '=', key).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('blobs')
+      .select(['chunk_set', 'size'])
+      .where('key', '=', key)
+      .executeTakeFirst();
     if (!row) return undefined;
-    return { stream: Readable.from([Buffer.from(row.bytes)]), size: Number(row.size) };
+    const db = this.db;
+    const set = row.chunk_set;
+    const size = Number(row.size);
+    async function* chunks(): AsyncGenerator<Buffer> {
+      if (set === null) {
+        // Written before chunks existed: the bytes are in the row itself.
+        const legacy = await db.selectFrom('blobs').select('bytes').where('key', '=', key).executeTakeFirst();
+        if (legacy) yield Buffer.from(legacy.bytes);
+        return;
+      }
+      let sent = 0;
+      for (let seq = 0; ; seq++) {
+        const chunk = await db
+          .selectFrom('blob_chunks')
+          .select('bytes')
+          .where('chunk_set', '=', set)
+          .where('seq', '=', seq)
+          .executeTakeFirst();
+        if (!chunk) break;
+        sent += chunk.bytes.byteLength;
+        yield Buffer.from(chunk.bytes);
+      }
+      // Replaced or deleted while being read: fail the stream rather than end it short.
+      if (sent !== size) throw new Error(`blob ${key} changed while it was read`);
+    }
+    return { stream: Readable.from(chunks(), { objectMode: false }), size };
   }
 
   async delete(key: string): Promise<void> {
-    await this.db.deleteFrom('blobs').where('key', '=', key).execute();
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('blobs').select('chunk_set').where('key', '=', key).executeTakeFirst();
+      await trx.deleteFrom('blobs').where('key', '=', key).execute();
+      if (row?.chunk_set) await trx.deleteFrom('blob_chunks').where('chunk_set', '=', row.chunk_set).execute();
+    });
+  }
+
+  /** Chunk sets no object points at, written more than `olderThanMs` ago (a writer that died before its switch). */
+  async sweepAbandoned(olderThanMs: number): Promise<number> {
+    const sets = await this.db
+      .selectFrom('blob_chunks as c')
+      .select('c.chunk_set')
+      .where('c.seq', '=', 0)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('blobs as b').select('b.key').whereRef('b.chunk_set', '=', 'c.chunk_set'))),
+      )
+      .execute();
+    const cutoff = this.now() - olderThanMs;
+    let removed = 0;
+    for (const { chunk_set: set } of sets) {
+      const writtenAt = parseInt(set.split('-')[0], 36);
+      if (!(writtenAt < cutoff)) continue;
+      await this.db.deleteFrom('blob_chunks').where('chunk_set', '=', set).execute();
+      removed++;
+    }
+    return removed;
   }
 }
+
+/** Rows of `blob_chunks`: large enough to keep the row count low, small enough to stay cheap in memory. */
+const CHUNK_BYTES = 1024 * 1024;

@@ -34,7 +34,8 @@ export async function contentExpiry(ctx: Context, rows: TaskRow[]): Promise<Map<
     .where('task_id', 'in', ids)
     .execute();
   const expiry = new Map<string, number>();
-  for (const item of items) if (item.task_id) expiry.set(item.task_id, Math.min(item.due_at, expiry.get(item.task_id) ?? Infinity));
+  for (const item of items)
+    if (item.task_id) expiry.set(item.task_id, Math.min(item.due_at, expiry.get(item.task_id) ?? Infinity));
   return expiry;
 }
 
@@ -45,7 +46,8 @@ export function videoObject(row: TaskRow, language: Language, expiresAtMs: numbe
   const terminal = row.finished_at !== null;
   // The length actually produced once known (a -1 "model chooses" resolves then), else the one asked for.
   const produced = outputs[0]?.durationSeconds;
-  const requested = typeof input?.duration_seconds === 'number' && input.duration_seconds > 0 ? input.duration_seconds : undefined;
+  const requested =
+    typeof input?.duration_seconds === 'number' && input.duration_seconds > 0 ? input.duration_seconds : undefined;
   const seconds = produced ?? requested;
   const code = row.error_code;
   return {

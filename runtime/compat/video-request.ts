@@ -19,6 +19,8 @@ export interface ResolvedReference {
   url: string;
   /** Replaces `url` in the idempotency fingerprint (a signed upload link changes on every request). */
   stableToken?: string;
+  /** An uploaded image to store under `key` once the request passed its checks (the URL links to it). */
+  upload?: { key: string; bytes: Uint8Array };
 }
 
 export interface MapOptions {
@@ -26,10 +28,13 @@ export interface MapOptions {
   /** The body came from a form: string values are coerced by the model's input schema. */
   fromForm: boolean;
   /** Resolves input_reference (an uploaded file, `{image_url}`, `{file_id}`) to a URL. */
-  resolveReference(reference: ReferenceSpec): Promise<ResolvedReference>;
+  resolveReference(reference: ReferenceSpec): ResolvedReference | Promise<ResolvedReference>;
 }
 
-export type ReferenceSpec = { kind: 'upload' } | { kind: 'image_url'; value: string } | { kind: 'file_id'; value: string };
+export type ReferenceSpec =
+  | { kind: 'upload' }
+  | { kind: 'image_url'; value: string }
+  | { kind: 'file_id'; value: string };
 
 export interface MappedVideoRequest {
   model: CatalogueModel;
@@ -54,7 +59,9 @@ export function imageTarget(model: CatalogueModel): { field: string; list: boole
 /** Every WIDTHxHEIGHT of a model with the aspect_ratio and resolution that produce it, in table order. */
 export function sizeTable(model: CatalogueModel): { size: string; aspectRatio: string; resolution: string }[] {
   const table = model.info.outputSizes ?? {};
-  return Object.entries(table).flatMap(([aspectRatio, byResolution]) => Object.entries(byResolution).map(([resolution, size]) => ({ size, aspectRatio, resolution })));
+  return Object.entries(table).flatMap(([aspectRatio, byResolution]) =>
+    Object.entries(byResolution).map(([resolution, size]) => ({ size, aspectRatio, resolution })),
+  );
 }
 
 /** The WIDTHxHEIGHT of a normalized input, or '' when the model's table does not say. */
@@ -78,18 +85,25 @@ function parseReference(value: unknown, issues: FieldIssue[]): ReferenceSpec | u
     return undefined;
   }
   const ref = value as Record<string, unknown>;
-  for (const key of Object.keys(ref)) if (key !== 'image_url' && key !== 'file_id') issues.push(fieldIssue(`input_reference.${key}`, 'unknown_field', 'unknown_field'));
+  for (const key of Object.keys(ref))
+    if (key !== 'image_url' && key !== 'file_id')
+      issues.push(fieldIssue(`input_reference.${key}`, 'unknown_field', 'unknown_field'));
   const { image_url: imageUrl, file_id: fileId } = ref;
   if (imageUrl !== undefined && fileId !== undefined) {
     issues.push(forbiddenWith('input_reference.file_id', 'input_reference.image_url'));
     return undefined;
   }
   if (imageUrl === undefined && fileId === undefined) {
-    issues.push({ path: 'input_reference', rule: 'required', message: { key: 'rule_at_least_one', params: { fields: 'input_reference.image_url, input_reference.file_id' } } });
+    issues.push({
+      path: 'input_reference',
+      rule: 'required',
+      message: { key: 'rule_at_least_one', params: { fields: 'input_reference.image_url, input_reference.file_id' } },
+    });
     return undefined;
   }
   if (imageUrl !== undefined) {
-    if (typeof imageUrl !== 'string' || imageUrl.length === 0) issues.push(fieldIssue('input_reference.image_url', 'type', 'type', { type: 'string' }));
+    if (typeof imageUrl !== 'string' || imageUrl.length === 0)
+      issues.push(fieldIssue('input_reference.image_url', 'type', 'type', { type: 'string' }));
     else return { kind: 'image_url', value: imageUrl };
     return undefined;
   }
@@ -101,9 +115,14 @@ function parseReference(value: unknown, issues: FieldIssue[]): ReferenceSpec | u
 }
 
 /** Maps a createVideo body onto a model's input; problems of the compat fields are reported first, as 400s. */
-export async function mapVideoRequest(raw: Record<string, unknown>, upload: boolean, options: MapOptions): Promise<MappedVideoRequest> {
+export async function mapVideoRequest(
+  raw: Record<string, unknown>,
+  upload: boolean,
+  options: MapOptions,
+): Promise<MappedVideoRequest> {
   const issues: FieldIssue[] = [];
-  if (raw.model !== undefined && (typeof raw.model !== 'string' || raw.model.length === 0)) throw invalidInput([fieldIssue('model', 'type', 'type', { type: 'string' })]);
+  if (raw.model !== undefined && (typeof raw.model !== 'string' || raw.model.length === 0))
+    throw invalidInput([fieldIssue('model', 'type', 'type', { type: 'string' })]);
   const modelId = (raw.model as string | undefined) ?? options.defaultModel;
   const model = catalogue.get(modelId);
   if (!model) throw new ApiError('unknown_model', { model: modelId.slice(0, 200) }, [], 'model');
@@ -146,14 +165,23 @@ export async function mapVideoRequest(raw: Record<string, unknown>, upload: bool
   let spec: ReferenceSpec | undefined;
   if (upload && raw.input_reference !== undefined) {
     // A file part and bracketed input_reference[...] fields in one form.
-    const sent = typeof raw.input_reference === 'object' && raw.input_reference !== null ? Object.keys(raw.input_reference)[0] : undefined;
-    issues.push(forbiddenWith(sent ? `input_reference.${sent}` : 'input_reference', 'input_reference (a file)', 'input_reference'));
-  }
-  else if (upload) spec = { kind: 'upload' };
+    const sent =
+      typeof raw.input_reference === 'object' && raw.input_reference !== null
+        ? Object.keys(raw.input_reference)[0]
+        : undefined;
+    issues.push(
+      forbiddenWith(
+        sent ? `input_reference.${sent}` : 'input_reference',
+        'input_reference (a file)',
+        'input_reference',
+      ),
+    );
+  } else if (upload) spec = { kind: 'upload' };
   else if (raw.input_reference !== undefined) spec = parseReference(raw.input_reference, issues);
   const target = spec ? imageTarget(model) : undefined;
   if (spec && !target) issues.push(fieldIssue('input_reference', 'unknown_field', 'unknown_field'));
-  if (spec && target && !target.list && target.field in input) issues.push(forbiddenWith(target.field, 'input_reference'));
+  if (spec && target && !target.list && target.field in input)
+    issues.push(forbiddenWith(target.field, 'input_reference'));
   if (issues.length) throw invalidInput(issues);
 
   let reference: ResolvedReference | undefined;
@@ -178,25 +206,41 @@ export async function mapVideoRequest(raw: Record<string, unknown>, upload: bool
       const match = /^\[(\d+)\](.*)$/.exec(path.slice(shifted.length));
       if (match) return `${shifted.slice('input.'.length)}[${Number(match[1]) - 1}]${match[2]}`;
     }
-    for (const [from, to] of Object.entries(renames)) if (path.startsWith(`${from}.`) || path.startsWith(`${from}[`)) return to + path.slice(from.length);
+    for (const [from, to] of Object.entries(renames))
+      if (path.startsWith(`${from}.`) || path.startsWith(`${from}[`)) return to + path.slice(from.length);
     return path.startsWith('input.') ? path.slice('input.'.length) : path;
   };
   // A rule over the whole input that an input_reference would satisfy ("at least one of ...") names it.
   const imageField = imageTarget(model)?.field;
   const ruleParam = (issue: FieldIssue): string | undefined => {
     const fields = issue.message.params.fields;
-    return issue.path === 'input' && imageField && typeof fields === 'string' && fields.split(', ').includes(`input.${imageField}`) ? 'input_reference' : undefined;
+    return issue.path === 'input' &&
+      imageField &&
+      typeof fields === 'string' &&
+      fields.split(', ').includes(`input.${imageField}`)
+      ? 'input_reference'
+      : undefined;
   };
   return { model, body: { model: model.info.id, input }, reference, rename, ruleParam };
 }
 
 /** `field` is not accepted when `other` is given (the compat field and its input field, both sent). */
 function forbiddenWith(field: string, other: string, path = field): FieldIssue {
-  return { path, rule: 'forbidden', message: { key: 'rule_forbidden_when', params: { field, condition: { key: 'condition_present', params: { field: other } } } } };
+  return {
+    path,
+    rule: 'forbidden',
+    message: {
+      key: 'rule_forbidden_when',
+      params: { field, condition: { key: 'condition_present', params: { field: other } } },
+    },
+  };
 }
 
 /** The validator's problems in the caller's terms: paths and the field names inside messages. */
-export function renameIssues(error: ApiError, { rename, ruleParam }: Pick<MappedVideoRequest, 'rename' | 'ruleParam'>): ApiError {
+export function renameIssues(
+  error: ApiError,
+  { rename, ruleParam }: Pick<MappedVideoRequest, 'rename' | 'ruleParam'>,
+): ApiError {
   if (!error.fieldErrors.length) return error;
   const renameRef = (ref: MessageRef): MessageRef => ({
     key: ref.key,
@@ -209,6 +253,10 @@ export function renameIssues(error: ApiError, { rename, ruleParam }: Pick<Mapped
       }),
     ),
   });
-  const issues = error.fieldErrors.map((issue) => ({ ...issue, path: ruleParam(issue) ?? rename(issue.path), message: renameRef(issue.message) }));
+  const issues = error.fieldErrors.map((issue) => ({
+    ...issue,
+    path: ruleParam(issue) ?? rename(issue.path),
+    message: renameRef(issue.message),
+  }));
   return new ApiError(error.errorName, error.params, issues, issues[0]?.path ?? error.param, error.headers);
 }

@@ -1,45 +1,17 @@
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
 import type { FastifyInstance } from 'fastify';
 import type { Language } from '../../generated/errors.js';
 import { uiText } from '../../generated/ui-text.js';
 import type { Context } from '../context.js';
+import type { RateLimits } from '../http/rate-limits.js';
+import { loadConsoleAssets } from './console-assets.js';
 import { registerConsoleApi } from './console-api.js';
 import { registerPlaygroundApi } from './playground-api.js';
 import { registerPlaygroundUploads } from './playground-uploads.js';
 import { consoleLanguage, readCookie, SESSION_COOKIE } from './session-http.js';
 import { findSession, PLAYGROUND_CREDITS } from './users.js';
 
-const WEB = join(dirname(fileURLToPath(import.meta.url)), 'web');
-
-/**
- * The two pages' scripts (web/playground.ts, web/console.ts, with uPlot and its CSS), bundled by
- * esbuild in memory once at start (about 100 ms) and served from /console/assets/: no CDN, no build
- * step to forget, and the sources stay plain TypeScript modules.
- */
-async function bundle(): Promise<Map<string, { type: string; text: string }>> {
-  const result = await esbuild.build({
-    entryPoints: { playground: join(WEB, 'playground.ts'), console: join(WEB, 'console.ts') },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2020',
-    minify: true,
-    write: false,
-    outdir: '/assets',
-    legalComments: 'none',
-    logLevel: 'silent',
-  });
-  const assets = new Map<string, { type: string; text: string }>();
-  for (const file of result.outputFiles) {
-    const name = file.path.slice(file.path.lastIndexOf('/') + 1);
-    assets.set(name, { type: name.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8', text: file.text });
-  }
-  return assets;
-}
-
-const CSP = "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
 /** A JSON data block is never run, so the CSP's script-src does not apply; `<` is escaped so no text can close the element. */
 function dataBlock(value: unknown): string {
@@ -78,8 +50,8 @@ table{border-collapse:collapse;width:100%;font-size:.9em}td,th{border-bottom:1px
 .upload{margin:.3rem 0}.upload-label{display:inline;font-weight:400;margin-right:.5rem}.upload-status{font-size:.9em;color:#2d6a3a}.thumb{vertical-align:middle;border-radius:3px}p.hint{color:#5b6570;font-size:.9em}video{max-width:100%;background:#000;border-radius:6px}`;
 
 /** /playground, /console and their assets, plus both JSON APIs. Outside the API contract. */
-export async function registerConsole(app: FastifyInstance, ctx: Context): Promise<void> {
-  const assets = await bundle();
+export async function registerConsole(app: FastifyInstance, ctx: Context, limits: RateLimits): Promise<void> {
+  const assets = await loadConsoleAssets();
   assets.set('base.css', { type: 'text/css; charset=utf-8', text: BASE_CSS });
   for (const kind of ['playground', 'console'] as const) {
     // The language of the page: the signed-in account's setting, else Accept-Language (the same rule as the JSON APIs).
@@ -87,7 +59,12 @@ export async function registerConsole(app: FastifyInstance, ctx: Context): Promi
       const cookie = readCookie(request, SESSION_COOKIE);
       const user = cookie ? await findSession(ctx.db, cookie, ctx.clock.now()) : undefined;
       const html = page(consoleLanguage(request, user), kind, assets.has(`${kind}.css`));
-      return reply.header('Content-Security-Policy', CSP).header('Cache-Control', 'no-store').header('Vary', 'Accept-Language, Cookie').type('text/html; charset=utf-8').send(html);
+      return reply
+        .header('Content-Security-Policy', CSP)
+        .header('Cache-Control', 'no-store')
+        .header('Vary', 'Accept-Language, Cookie')
+        .type('text/html; charset=utf-8')
+        .send(html);
     });
   }
   app.get('/console/assets/:name', async (request, reply) => {
@@ -95,7 +72,7 @@ export async function registerConsole(app: FastifyInstance, ctx: Context): Promi
     if (!asset) return reply.status(404).type('text/plain').send('not found');
     return reply.header('Cache-Control', 'public, max-age=300').type(asset.type).send(asset.text);
   });
-  registerConsoleApi(app, ctx);
+  registerConsoleApi(app, ctx, limits);
   registerPlaygroundApi(app, ctx);
   // The upload route reads the raw bytes of any type as a stream: its own scope has the catch-all parser.
   await app.register(async (scope) => {

@@ -34,13 +34,17 @@ function fileNameOf(header: string | string[] | undefined): string {
   } catch {
     /* keep it as sent */
   }
-  name = name.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  name = name
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 255);
   return name || 'upload';
 }
 
 function declaredSize(header: string | undefined): number {
   const size = header !== undefined && /^\d{1,15}$/.test(header) ? Number(header) : Number.NaN;
-  if (!Number.isSafeInteger(size)) throw new ApiError('invalid_parameter', { param: 'Content-Length' }, [], 'Content-Length');
+  if (!Number.isSafeInteger(size))
+    throw new ApiError('invalid_parameter', { param: 'Content-Length' }, [], 'Content-Length');
   if (size < 1) throw invalidInput([fieldIssue('size', 'minimum', 'minimum', { limit: 1 })]);
   return size;
 }
@@ -61,7 +65,8 @@ export function registerPlaygroundUploads(app: FastifyInstance, ctx: Context) {
     const fileName = fileNameOf(request.headers['x-file-name']);
     const size = declaredSize(request.headers['content-length']);
     // A file of another kind than the field takes is refused before any bytes are kept.
-    if (declaredKind(contentType, fileName) !== kind) throw new ApiError('file_type_not_allowed', {}, [], 'Content-Type');
+    if (declaredKind(contentType, fileName) !== kind)
+      throw new ApiError('file_type_not_allowed', {}, [], 'Content-Type');
     const owner = playgroundLibrary(user);
     const caller = await playgroundCaller(ctx.db, user);
     const ticket = await createTicket(ctx, owner, caller.keyId, { fileName, contentType, size });

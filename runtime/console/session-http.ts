@@ -1,23 +1,29 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Language } from '../../generated/errors.js';
-import { uiText, type UiTextKey } from '../../generated/ui-text.js';
+import { codeMessage, type Language } from '../../generated/errors.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import { pickLanguage } from '../http/language.js';
 import { errorEnvelope } from '../http/render-error.js';
-import { WebhookAdminError } from '../webhooks/admin.js';
-import { ConsoleError, findSession, SESSION_TTL_MS, type SessionUser } from './users.js';
+import { consoleRefusal, refusalOf } from './refusal.js';
+import { findSession, SESSION_TTL_MS, type SessionUser } from './users.js';
 
 export const SESSION_COOKIE = 'mf_session';
 /** Sign-up and sign-in (no session yet) must carry this header: a cross-site form cannot set it, and a cross-site fetch with it needs a CORS preflight the service never grants. */
 export const REQUESTED_WITH = 'mediaforge-console';
 
+/** A cookie's value; one that is not valid percent-encoding (`%E0%A4%A`) is treated as absent, like a missing cookie. */
 export function readCookie(request: FastifyRequest, name: string): string | undefined {
   const header = request.headers.cookie;
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const index = part.indexOf('=');
-    if (index > 0 && part.slice(0, index).trim() === name) return decodeURIComponent(part.slice(index + 1).trim());
+    if (index > 0 && part.slice(0, index).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(index + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
   }
   return undefined;
 }
@@ -29,7 +35,9 @@ export function sessionCookie(ctx: Context, value: string, maxAgeMs = SESSION_TT
 
 /** Console texts: account language first (the setting the user chose in the console), then Accept-Language. */
 export function consoleLanguage(request: FastifyRequest, user?: SessionUser): Language {
-  return user?.language ? pickLanguage(undefined, user.language) : pickLanguage(request.headers['accept-language'], null);
+  return user?.language
+    ? pickLanguage(undefined, user.language)
+    : pickLanguage(request.headers['accept-language'], null);
 }
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -46,52 +54,43 @@ export interface SessionRequest {
 
 type Handler = (r: SessionRequest) => Promise<unknown>;
 
-/** The text of each console reason (data.reason, stable) in spec/ui-text.yaml. */
-const REASON_TEXT: Record<string, UiTextKey> = {
-  no_session: 'reason.noSession',
-  csrf: 'reason.csrf',
-  wrong_credentials: 'reason.wrongCredentials',
-  email_taken: 'reason.emailTaken',
-  invalid_email: 'reason.invalidEmail',
-  weak_password: 'reason.weakPassword',
-  password_too_long: 'reason.passwordTooLong',
-  invalid_team: 'reason.invalidTeam',
-  invalid_language: 'reason.invalidLanguage',
-  not_found: 'reason.notFound',
-  invalid_request: 'reason.invalidRequest',
-  invalid_url: 'reason.invalidUrl',
-  invalid_events: 'reason.invalidEvents',
-  still_pending: 'reason.stillPending',
-};
-
-function reasonEnvelope(status: number, reason: string, detail: string, language: Language, requestId: string) {
-  const key = REASON_TEXT[reason];
-  return { code: status, msg: key ? uiText(language)[key] : detail, data: { reason, detail }, request_id: requestId };
-}
-
 /**
  * The one error shape of these pages: the API envelope (runtime errors translated by the error
- * catalogue), console reasons translated from spec/ui-text.yaml with the English detail beside them.
+ * catalogue); the console's own refusals (console_* codes of the same catalogue) with the HTTP
+ * status as `code`, the stable reason and the English detail in `data`.
  */
 export function sendConsoleError(request: FastifyRequest, reply: FastifyReply, error: unknown, language: Language) {
+  const refusal = refusalOf(error);
+  if (refusal) {
+    const status = (error as ApiError).status;
+    return reply.status(status).send({
+      code: status,
+      msg: codeMessage(refusal.name, language),
+      data: { reason: refusal.reason, detail: refusal.detail },
+      request_id: request.id,
+    });
+  }
   if (error instanceof ApiError) {
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
     return reply.status(error.status).send(errorEnvelope(error, language, request.id));
   }
-  if (error instanceof ConsoleError) return reply.status(error.status).send(reasonEnvelope(error.status, error.reason, error.message, language, request.id));
-  if (error instanceof WebhookAdminError) {
-    const status = error.reason === 'not_found' ? 404 : 400;
-    return reply.status(status).send(reasonEnvelope(status, error.reason, error.message, language, request.id));
-  }
   request.log.error({ err: error }, 'console error');
-  return reply.status(500).send({ code: 500, msg: uiText(language)['reason.internal'], data: null, request_id: request.id });
+  return reply
+    .status(500)
+    .send({ code: 500, msg: codeMessage('console_internal', language), data: null, request_id: request.id });
 }
 
 /**
  * A session-authenticated JSON route: 401 without a live session; on POST/PUT/PATCH/DELETE 403
  * unless X-CSRF-Token equals the session's token. Responses are never cached.
  */
-export function sessionRoute(app: FastifyInstance, ctx: Context, method: 'GET' | 'POST', url: string, handler: Handler) {
+export function sessionRoute(
+  app: FastifyInstance,
+  ctx: Context,
+  method: 'GET' | 'POST',
+  url: string,
+  handler: Handler,
+) {
   app.route({
     method,
     url,
@@ -101,13 +100,21 @@ export function sessionRoute(app: FastifyInstance, ctx: Context, method: 'GET' |
       try {
         const cookie = readCookie(request, SESSION_COOKIE);
         const user = cookie ? await findSession(ctx.db, cookie, ctx.clock.now()) : undefined;
-        if (!user) throw new ConsoleError(401, 'no_session', 'sign in first');
+        if (!user) throw consoleRefusal('no_session', 'sign in first');
         language = consoleLanguage(request, user);
         if (STATE_CHANGING.has(request.method) && request.headers['x-csrf-token'] !== user.csrfToken) {
-          throw new ConsoleError(403, 'csrf', 'missing or wrong X-CSRF-Token header');
+          throw consoleRefusal('csrf', 'missing or wrong X-CSRF-Token header');
         }
         const body = (request.body && typeof request.body === 'object' ? request.body : {}) as Record<string, unknown>;
-        const data = await handler({ user, language, body, params: request.params as Record<string, string>, query: request.query as Record<string, string>, request, reply });
+        const data = await handler({
+          user,
+          language,
+          body,
+          params: request.params as Record<string, string>,
+          query: request.query as Record<string, string>,
+          request,
+          reply,
+        });
         return reply.send({ code: 200, msg: 'success', data, request_id: request.id });
       } catch (error) {
         return sendConsoleError(request, reply, error, language);
@@ -118,5 +125,6 @@ export function sessionRoute(app: FastifyInstance, ctx: Context, method: 'GET' |
 
 /** Sign-up / sign-in: no session, so the custom header is the CSRF defence. */
 export function requireRequestedWith(request: FastifyRequest): void {
-  if (request.headers['x-requested-with'] !== REQUESTED_WITH) throw new ConsoleError(403, 'csrf', `missing X-Requested-With: ${REQUESTED_WITH} header`);
+  if (request.headers['x-requested-with'] !== REQUESTED_WITH)
+    throw consoleRefusal('csrf', `missing X-Requested-With: ${REQUESTED_WITH} header`);
 }

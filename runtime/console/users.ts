@@ -1,23 +1,22 @@
 import { createHash, randomBytes } from 'node:crypto';
-import bcrypt from 'bcryptjs';
-import { insertAccount, type Caller } from '../accounts/accounts.js';
+import { firstKeyOfAccount, insertAccount, type Caller } from '../accounts/accounts.js';
+import {
+  credentialsByEmail,
+  deleteSession,
+  insertSession,
+  insertUser,
+  replacePasswordHash,
+  sessionWithUser,
+  userIdByEmail,
+} from '../accounts/users.js';
 import { isUniqueViolation, type Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
+import type { PasswordHasher } from './passwords.js';
+import { consoleRefusal } from './refusal.js';
 
 /** Free credits of a new user's playground wallet (service specification, item 4). */
 export const PLAYGROUND_CREDITS = 30;
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
-const BCRYPT_ROUNDS = 10;
-
-export class ConsoleError extends Error {
-  constructor(
-    readonly status: number,
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface SessionUser {
   userId: string;
@@ -31,17 +30,20 @@ export interface SessionUser {
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
-function normalizeEmail(email: unknown): string {
-  if (typeof email !== 'string') throw new ConsoleError(400, 'invalid_email', 'an email address is required');
+export function normalizeEmail(email: unknown): string {
+  if (typeof email !== 'string') throw consoleRefusal('invalid_email', 'an email address is required');
   const value = email.trim().toLowerCase();
-  if (value.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) throw new ConsoleError(400, 'invalid_email', 'not an email address');
+  if (value.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))
+    throw consoleRefusal('invalid_email', 'not an email address');
   return value;
 }
 
-function checkPassword(password: unknown): string {
-  if (typeof password !== 'string' || password.length < 8) throw new ConsoleError(400, 'weak_password', 'the password needs at least 8 characters');
-  // bcrypt reads at most 72 bytes: longer passwords are refused rather than silently cut.
-  if (Buffer.byteLength(password, 'utf8') > 72) throw new ConsoleError(400, 'password_too_long', 'the password may have at most 72 bytes');
+export function checkPassword(password: unknown): string {
+  if (typeof password !== 'string' || password.length < 8)
+    throw consoleRefusal('weak_password', 'the password needs at least 8 characters');
+  // Older hashes were bcrypt, which reads at most 72 bytes: the limit stays so that one rule holds for every account.
+  if (Buffer.byteLength(password, 'utf8') > 72)
+    throw consoleRefusal('password_too_long', 'the password may have at most 72 bytes');
   return password;
 }
 
@@ -52,20 +54,35 @@ function checkPassword(password: unknown): string {
  * spend those credits. A failure anywhere, or a concurrent sign-up with the same email (the unique
  * index), leaves nothing behind.
  */
-export async function signUp(db: Db, email: unknown, password: unknown, now: number): Promise<string> {
+export async function signUp(
+  db: Db,
+  passwords: PasswordHasher,
+  email: unknown,
+  password: unknown,
+  now: number,
+): Promise<string> {
   const address = normalizeEmail(email);
   const secret = checkPassword(password);
-  const taken = () => new ConsoleError(409, 'email_taken', 'an account with this email exists; sign in');
-  if (await db.kysely.selectFrom('users').select('id').where('email', '=', address).executeTakeFirst()) throw taken();
-  // Hashing takes about 70 ms: done before the transaction, which then holds its locks briefly.
-  const passwordHash = await bcrypt.hash(secret, BCRYPT_ROUNDS);
+  const taken = () => consoleRefusal('email_taken', 'an account with this email exists; sign in');
+  // Hashed before anything else, also for a registered email: the 409 costs what a sign-up costs
+  // (docs/console.md: what sign-up still tells about registered emails). Done before the
+  // transaction, which then holds its locks briefly.
+  const passwordHash = await passwords.hash(secret);
+  if (await userIdByEmail(db.kysely, address)) throw taken();
   const userId = newId('user');
   try {
     await db.kysely.transaction().execute(async (trx) => {
-      if (await trx.selectFrom('users').select('id').where('email', '=', address).executeTakeFirst()) throw taken();
+      if (await userIdByEmail(trx, address)) throw taken();
       const main = await insertAccount(trx, { credits: 0, now, firstKey: false });
       const playground = await insertAccount(trx, { credits: PLAYGROUND_CREDITS, now, firstKey: true });
-      await trx.insertInto('users').values({ id: userId, email: address, password_hash: passwordHash, account_id: main.accountId, playground_account_id: playground.accountId, created_at: now }).execute();
+      await insertUser(trx, {
+        id: userId,
+        email: address,
+        password_hash: passwordHash,
+        account_id: main.accountId,
+        playground_account_id: playground.accountId,
+        created_at: now,
+      });
     });
   } catch (error) {
     // PostgreSQL: two transactions both passed the check; the second insert meets the unique index.
@@ -75,16 +92,22 @@ export async function signUp(db: Db, email: unknown, password: unknown, now: num
   return userId;
 }
 
-let dummyHash: string | undefined;
-
-/** The user of an email and password; one answer (401) for an unknown email and a wrong password. */
-export async function signIn(db: Db, email: unknown, password: unknown): Promise<string> {
+/**
+ * The user of an email and password; one answer (401) for an unknown email and a wrong password.
+ * A legacy (bcrypt) hash that matches is replaced by scrypt.
+ */
+export async function signIn(db: Db, passwords: PasswordHasher, email: unknown, password: unknown): Promise<string> {
   const address = typeof email === 'string' ? email.trim().toLowerCase() : '';
-  const user = await db.kysely.selectFrom('users').select(['id', 'password_hash']).where('email', '=', address).executeTakeFirst();
-  // An unknown email still costs one bcrypt comparison, so timing does not tell which emails exist.
-  const hash = user?.password_hash ?? (dummyHash ??= bcrypt.hashSync('not a password', BCRYPT_ROUNDS));
-  const ok = typeof password === 'string' && (await bcrypt.compare(password, hash));
-  if (!user || !ok) throw new ConsoleError(401, 'wrong_credentials', 'wrong email or password');
+  const user = await credentialsByEmail(db, address);
+  // An unknown email still costs one scrypt verification, so timing does not tell which emails exist.
+  const hash = user?.password_hash ?? (await passwords.dummyHash());
+  const ok = typeof password === 'string' && (await passwords.verify(password, hash));
+  if (!user || !ok) throw consoleRefusal('wrong_credentials', 'wrong email or password');
+  if (passwords.needsUpgrade(user.password_hash)) {
+    const upgraded = await passwords.hash(password as string);
+    // Only if the hash is still the one just verified (a concurrent sign-in may have upgraded it).
+    await replacePasswordHash(db, user.id, user.password_hash, upgraded);
+  }
   return user.id;
 }
 
@@ -92,22 +115,22 @@ export async function signIn(db: Db, email: unknown, password: unknown): Promise
 export async function openSession(db: Db, userId: string, now: number): Promise<{ cookie: string; csrfToken: string }> {
   const cookie = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
-  await db.kysely.insertInto('sessions').values({ id_hash: sha256(cookie), user_id: userId, csrf_token: csrfToken, created_at: now, expires_at: now + SESSION_TTL_MS }).execute();
+  await insertSession(db, {
+    id_hash: sha256(cookie),
+    user_id: userId,
+    csrf_token: csrfToken,
+    created_at: now,
+    expires_at: now + SESSION_TTL_MS,
+  });
   return { cookie, csrfToken };
 }
 
 export async function closeSession(db: Db, cookie: string): Promise<void> {
-  await db.kysely.deleteFrom('sessions').where('id_hash', '=', sha256(cookie)).execute();
+  await deleteSession(db, sha256(cookie));
 }
 
 export async function findSession(db: Db, cookie: string, now: number): Promise<SessionUser | undefined> {
-  const row = await db.kysely
-    .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .innerJoin('accounts', 'accounts.id', 'users.account_id')
-    .select(['users.id as userId', 'users.email', 'users.account_id', 'users.playground_account_id', 'sessions.csrf_token', 'sessions.expires_at', 'accounts.language', 'accounts.payload_version'])
-    .where('sessions.id_hash', '=', sha256(cookie))
-    .executeTakeFirst();
+  const row = await sessionWithUser(db, sha256(cookie));
   if (!row || row.expires_at <= now) return undefined;
   return {
     userId: row.userId,
@@ -122,6 +145,6 @@ export async function findSession(db: Db, cookie: string, now: number): Promise<
 
 /** The caller playground tasks are made as: the playground account and its one (never shown) key. */
 export async function playgroundCaller(db: Db, user: SessionUser): Promise<Caller> {
-  const key = await db.kysely.selectFrom('api_keys').select('id').where('account_id', '=', user.playgroundAccountId).orderBy('created_at').executeTakeFirstOrThrow();
-  return { keyId: key.id, accountId: user.playgroundAccountId, workspace: 'personal', language: user.language };
+  const keyId = await firstKeyOfAccount(db, user.playgroundAccountId);
+  return { keyId, accountId: user.playgroundAccountId, workspace: 'personal', language: user.language };
 }

@@ -1,4 +1,5 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
+import type { BlobSource } from '../blobs/blob-store.js';
 
 /** What a deployment is asked to run: one task of one model. */
 export interface DeploymentJob {
@@ -7,44 +8,94 @@ export interface DeploymentJob {
   input: Record<string, unknown>;
   /** Length of the model's source clip when the service knows it (a task of the same key); a deployment measures URLs. */
   sourceClipSeconds?: number;
+  /** The task's deadline (Unix ms): a provider that takes a time limit gets it from here. */
+  deadlineAt?: number;
+  /** The model's id at the upstream (the operator's `upstreamModel`; the catalogue id by default). */
+  upstreamModel?: string;
+  /**
+   * The input with the service's own references made reachable from outside: `service://a/<id>`
+   * assets and source clips named by task id become signed links to the service's media (valid
+   * past the deadline). What an upstream is sent; the simulator reads `input`.
+   */
+  portableInput?: Record<string, unknown>;
+  /** Where the upstream may report that the job ended (the service's inbound callback route); set only for deployments with `callbacks`. */
+  callbackUrl?: string;
 }
 
 export interface DeploymentOutput {
-  bytes: Uint8Array;
+  /** The media: whole, or a stream (a provider's download), which the worker writes to the blob store as it reads. */
+  bytes: BlobSource;
   mime: string;
   extension: string;
-  durationSeconds: number;
+  /** The length of a video or sound, when the deployment knows it; absent for an image (a returned last frame), or for the worker to measure from the stored bytes (runtime/files/probe.ts). */
+  durationSeconds?: number;
 }
 
 export type DeploymentStatus =
   | { state: 'running'; progress: number; retryAfterMs: number }
-  | { state: 'succeeded'; outputs: DeploymentOutput[]; outputSeconds: number; referenceClipSeconds?: (number | null)[]; sourceClipSeconds?: number }
-  /** `reason` is the model's own English text; the service strips identifiers before showing it. */
-  | { state: 'failed'; reason: string };
+  /**
+   * `referenceClipSeconds`: one entry per billed reference clip (the catalogue's referenceClips
+   * field), in order: the length the deployment measured, null for a clip it did not measure (a
+   * library asset, whose length the service has stored). Settlement bills measured lengths only.
+   */
+  | {
+      state: 'succeeded';
+      outputs: DeploymentOutput[];
+      /** The billed output length; absent: the measured length of the first video output. */
+      outputSeconds?: number;
+      referenceClipSeconds?: (number | null)[];
+      sourceClipSeconds?: number;
+    }
+  /**
+   * `reason` is the model's own English text; the service strips identifiers before showing it.
+   * `code` reference_invalid: a reference the deployment could not fetch or measure (the task's
+   * error is then the service's reference_invalid with the reason as detail); else generation_failed.
+   */
+  | { state: 'failed'; reason: string; code?: 'reference_invalid' };
 
 /**
- * A place that runs generations: the simulator, or an adapter for a real provider. Start returns
- * a handle that survives restarts (it is stored on the task); the worker polls it until it ends.
+ * A place that runs generations: the simulator, or an adapter for a real provider (one upstream of
+ * the operator's deployments file). Start returns a handle that survives restarts (it is stored on
+ * the task, with the deployment's name: every later poll, download, cancel and callback goes to
+ * this deployment); the worker polls it until it ends.
+ *
+ * Adapters say what went wrong by throwing UpstreamError (./upstream-error.ts): from `start`, its
+ * class decides whether another deployment may be tried; from `poll`, `lost` fails the task and
+ * anything else is tried again (after `retryAfterMs` when the upstream gave one).
  */
 export interface Deployment {
   readonly name: string;
+  /** The adapter: simulator, openai-videos, jobs, ... (status pages and metrics). */
+  readonly kind?: string;
   accepts(model: ModelInfo): boolean;
+  /** Whether this very input can go there (a model the protocol serves a subset of); true when absent. */
+  acceptsInput?(model: ModelInfo, input: Record<string, unknown>): boolean;
   isAvailable(): boolean;
   start(job: DeploymentJob): Promise<string>;
   poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus>;
   /** How long after start a first poll can learn something (a provider's typical latency); 0 or absent: poll at once. */
   firstPollAfterMs?(job: DeploymentJob): number;
-}
-
-export class Deployments {
-  constructor(private readonly all: Deployment[]) {}
-
-  /** The first available deployment that serves the model, if any. */
-  pick(model: ModelInfo): Deployment | undefined {
-    return this.all.find((d) => d.accepts(model) && d.isAvailable());
-  }
-
-  byName(name: string): Deployment | undefined {
-    return this.all.find((d) => d.name === name);
-  }
+  /** Stops the upstream job of a task that ended first (deadline); absent where the protocol cannot. */
+  cancel?(handle: string, job: DeploymentJob): Promise<void>;
+  /** Frees what the upstream keeps once the result is stored (openai-videos: DELETE the video). */
+  release?(handle: string, job: DeploymentJob): Promise<void>;
+  /**
+   * Whether a submit sent again after an unknown outcome (a timeout, a reset, a crash mid-submit)
+   * is recognised by the upstream as the same job (an idempotency key): then the same deployment is
+   * asked again; otherwise the task fails with its hold released rather than risk two jobs.
+   */
+  readonly idempotentSubmit?: boolean;
+  /** Whether the upstream is handed a callback URL (job.callbackUrl) to wake the task's poll. */
+  readonly callbacks?: boolean;
+  /**
+   * Checks the upstream's own signature on an inbound callback (asked only once the URL's token
+   * holds); absent: the token suffices. May be asynchronous: a provider's signing secret may have
+   * to be fetched first (Replicate: GET /webhooks/default/secret).
+   */
+  verifyCallback?(request: {
+    headers: Record<string, string | string[] | undefined>;
+    body: Buffer;
+  }): boolean | Promise<boolean>;
+  /** Closes its connections (service shutdown). */
+  close?(): void;
 }

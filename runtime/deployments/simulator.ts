@@ -1,35 +1,62 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { ModelInfo } from '../../generated/catalogue.js';
+import type { OutboundPolicy } from '../net/address-policy.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+import { measureReferenceClips } from './measure-clip.js';
+import { RenderCache } from './render-cache.js';
+import { simulatedOutputs } from './simulated-output.js';
 
-const MEDIA_DIR = new URL('./simulator-media/', import.meta.url);
-const MAX_CLIP_SECONDS = 60;
+/** Progress is reported at this many points of the latency (25, 50, 75 %), then the result. */
+const PROGRESS_STEPS = 4;
+/** Time allowed for measuring the reference clips of one task (all fetched together); below the worker's 30 s call limit. */
+const MEASURE_TIMEOUT_MS = 20_000;
+/** The most bytes of rendered outputs a simulator keeps for the next task of the same shape. */
+const RENDER_CACHE_BYTES = 32 * 1024 * 1024;
+/** The guard a simulator built without one uses: public https hosts only. */
+const STRICT: OutboundPolicy = { allowPrivate: false, allowInsecure: false };
 
 export interface SimulatorOptions {
   latencyMs: number;
   failWhenPromptContains?: string;
   now: () => number;
+  /** The outbound guard reference clips are fetched through (the service's, with its test switches and resolver). */
+  outbound?: OutboundPolicy;
+  /** The most bytes read of one reference clip. */
+  clipMaxBytes?: number;
 }
 
 /** Range of duration_seconds a model accepts, read from its generated input schema. */
-export function durationRange(model: ModelInfo): { min: number; max: number; auto?: number; default?: number } | undefined {
+export function durationRange(
+  model: ModelInfo,
+): { min: number; max: number; auto?: number; default?: number } | undefined {
   const schema = model.inputSchema.properties.duration_seconds;
   if (!schema) return undefined;
   const anyOf = schema.anyOf as Record<string, number>[] | undefined;
   const range = anyOf ? anyOf[1] : (schema as Record<string, number>);
-  return { min: range.minimum, max: range.maximum, auto: anyOf?.[0].const, default: schema.default as number | undefined };
+  return {
+    min: range.minimum,
+    max: range.maximum,
+    auto: anyOf?.[0].const,
+    default: schema.default as number | undefined,
+  };
 }
 
 /**
  * The built-in deployment: it runs every model and mode, takes `latencyMs`, and returns a real
- * playable MP4 of the requested length (files exist for 1 to 60 s; longer outputs report their
- * length on the 60 s file). A -1 duration is chosen from the task id within the model's range.
- * The handle carries the start time, so a restarted server picks the task up where it stood.
+ * playable video of the requested length at the model's frame size and rate, in the asked
+ * container, and the last frame when asked (see simulatedOutputs). A -1 duration is chosen from
+ * the task id within the model's range. The handle carries the start time, so a restarted server
+ * picks the task up where it stood.
  */
 export class SimulatorDeployment implements Deployment {
-  readonly name = 'simulator';
-  constructor(private readonly options: SimulatorOptions) {}
+  readonly kind = 'simulator';
+  /** Starting again only makes a new handle: nothing runs anywhere else. */
+  readonly idempotentSubmit = true;
+  private readonly rendered = new RenderCache(RENDER_CACHE_BYTES);
+  constructor(
+    private readonly options: SimulatorOptions,
+    readonly name = 'simulator',
+  ) {}
 
   accepts(): boolean {
     return true;
@@ -43,31 +70,59 @@ export class SimulatorDeployment implements Deployment {
     return `sim:${this.options.now()}`;
   }
 
+  /** A first look a step into the latency, so the task's progress moves before the result (see poll). */
   firstPollAfterMs(): number {
-    return this.options.latencyMs;
+    return Math.ceil(this.options.latencyMs / PROGRESS_STEPS);
   }
 
   async poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus> {
     const started = Number(handle.split(':')[1]);
     const elapsed = this.options.now() - started;
     if (elapsed < this.options.latencyMs) {
-      return { state: 'running', progress: Math.min(99, Math.floor((elapsed * 100) / this.options.latencyMs)), retryAfterMs: this.options.latencyMs - elapsed };
+      const step = Math.ceil(this.options.latencyMs / PROGRESS_STEPS);
+      return {
+        state: 'running',
+        progress: Math.min(99, Math.floor((elapsed * 100) / this.options.latencyMs)),
+        retryAfterMs: Math.min(step, this.options.latencyMs - elapsed),
+      };
     }
     const prompt = typeof job.input.prompt === 'string' ? job.input.prompt : '';
     const trigger = this.options.failWhenPromptContains;
     if (trigger && prompt.includes(trigger)) {
       // Shaped like a provider's reason, identifiers included, to exercise the scrubbing.
-      return { state: 'failed', reason: `Content policy violation: the prompt was rejected by the safety filter (request ${job.taskId}).` };
+      return {
+        state: 'failed',
+        reason: `Content policy violation: the prompt was rejected by the safety filter (request ${job.taskId}).`,
+      };
     }
+    const measured = await this.referenceClipSeconds(job);
+    if (measured && !Array.isArray(measured))
+      return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
     const { seconds, sourceSeconds } = this.outputSeconds(job);
-    const clip = Math.max(1, Math.min(MAX_CLIP_SECONDS, seconds));
-    const bytes = await readFile(new URL(`clip-${String(clip).padStart(2, '0')}s.mp4`, MEDIA_DIR));
     return {
       state: 'succeeded',
       outputSeconds: seconds,
+      ...(measured ? { referenceClipSeconds: measured } : {}),
       ...(sourceSeconds === undefined ? {} : { sourceClipSeconds: sourceSeconds }),
-      outputs: [{ bytes, mime: 'video/mp4', extension: 'mp4', durationSeconds: seconds }],
+      outputs: simulatedOutputs(this.rendered, job.model, job.input, seconds),
     };
+  }
+
+  /**
+   * The billed reference clips (the catalogue's referenceClips field), measured as a provider
+   * measures what it bills: each external clip fetched through the outbound guard and probed from
+   * a stream. Library assets are null (the service has their stored length). A clip that cannot be
+   * fetched or measured fails the job, as a provider refuses a reference it cannot read.
+   * The check lane's fetch (models whose YAML has limits for video references) is not reused: that
+   * is the service checking limits before the run; what is billed is what the deployment reports,
+   * as a provider adapter will, and this second read stops at the movie header.
+   */
+  private referenceClipSeconds(job: DeploymentJob): Promise<(number | null)[] | { reason: string } | undefined> {
+    return measureReferenceClips(job, {
+      policy: this.options.outbound ?? STRICT,
+      timeoutMs: MEASURE_TIMEOUT_MS,
+      maxBytes: this.options.clipMaxBytes ?? 100 * 1000 * 1000,
+    });
   }
 
   /**

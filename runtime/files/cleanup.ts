@@ -7,7 +7,8 @@ export const UPLOAD_GRACE_MS = 24 * HOUR_MS;
 
 /**
  * Recurring maintenance: tickets never used and uploads never committed are marked expired a day
- * after the ticket ran out, and their bytes are deleted. The state changes first (a commit racing
+ * after the ticket ran out, and their bytes are deleted; so are the leftovers of blob writes that
+ * a crash cut short, a day old. The state changes first (a commit racing
  * with it then finds the file not uploaded), the objects go after.
  */
 export const expireUploads: WorkHandler = async (ctx: Context) => {
@@ -20,5 +21,7 @@ export const expireUploads: WorkHandler = async (ctx: Context) => {
     .returning(['id', 'blob_key'])
     .execute();
   for (const row of stale) if (row.blob_key) await ctx.blobs.delete(row.blob_key);
+  // Writes a crash cut short (temporary files, chunk rows no object points at) go after the same grace.
+  await ctx.blobs.sweepAbandoned(UPLOAD_GRACE_MS);
   return { retryAt: now + HOUR_MS };
 };

@@ -1,7 +1,10 @@
+import { Readable } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 import { imageSize } from 'image-size';
 import { createFile, Log, type Movie, type MP4BoxBuffer } from 'mp4box';
-import { parseBuffer } from 'music-metadata';
+import { parseStream } from 'music-metadata';
+import type { BlobStore } from '../blobs/blob-store.js';
+import { ByteReader, peek } from './byte-reader.js';
 import { hasTransparency } from './transparency.js';
 
 export type AssetKind = 'image' | 'video' | 'audio' | 'lora' | 'document';
@@ -75,7 +78,8 @@ const DECLARED: Record<string, AssetKind> = {
 /** The kind an upload announces: its declared type, or a LoRA for a `.safetensors` name sent as octet-stream. */
 export function declaredKind(contentType: string, fileName: string): AssetKind | undefined {
   const type = normalizeType(contentType);
-  if (/\.safetensors$/i.test(fileName) && (type === 'application/octet-stream' || type === 'application/x-safetensors')) return 'lora';
+  if (/\.safetensors$/i.test(fileName) && (type === 'application/octet-stream' || type === 'application/x-safetensors'))
+    return 'lora';
   return DECLARED[type];
 }
 
@@ -84,37 +88,98 @@ export function normalizeType(contentType: string): string {
   return contentType.split(';')[0].trim().toLowerCase();
 }
 
-/** Only the type, cheaply (file-type reads the first bytes; LoRA and text by their own shape). */
-export async function sniff(bytes: Uint8Array): Promise<{ kind: AssetKind; format: string; mime: string } | undefined> {
-  const type = await fileTypeFromBuffer(bytes).catch(() => undefined);
+/**
+ * How much of the start of a file the probe reads: type signatures, image headers (dimensions,
+ * transparency) and text checks all sit in the first MiB; a safetensors header is as long as its
+ * own length field says, up to SAFETENSORS_HEADER_MAX.
+ */
+export const HEAD_BYTES = 1024 * 1024;
+/** The longest safetensors JSON header accepted (real LoRA headers are tens or hundreds of KiB). */
+export const SAFETENSORS_HEADER_MAX = 16 * 1024 * 1024;
+/** The longest MP4/QuickTime movie header (moov) read; a file with a longer one is not probed. */
+const MOOV_MAX = 64 * 1024 * 1024;
+
+/** The number of first bytes `sniff` needs, from the first few (see `peek`). */
+export function headWanted(prefix: Uint8Array): number {
+  if (prefix.byteLength >= 9 && prefix[8] === 0x7b) {
+    const length = Buffer.from(prefix.buffer, prefix.byteOffset, prefix.byteLength).readBigUInt64LE(0);
+    if (length <= BigInt(SAFETENSORS_HEADER_MAX)) return Math.max(HEAD_BYTES, 8 + Number(length));
+  }
+  return HEAD_BYTES;
+}
+
+/** Only the type, cheaply, from the head of a file (file-type reads the first bytes; LoRA and text by their own shape). */
+export async function sniff(head: Uint8Array): Promise<{ kind: AssetKind; format: string; mime: string } | undefined> {
+  const type = await fileTypeFromBuffer(head).catch(() => undefined);
   const known = type && DETECTED[type.ext];
   if (known) return { ...known, mime: type.mime === 'audio/vnd.wave' ? 'audio/wav' : type.mime };
   if (type) return undefined;
-  if (isSafetensors(bytes)) return { kind: 'lora', format: 'safetensors', mime: 'application/octet-stream' };
-  if (isText(bytes)) return { kind: 'document', format: 'txt', mime: 'text/plain' };
+  if (isSafetensors(head)) return { kind: 'lora', format: 'safetensors', mime: 'application/octet-stream' };
+  if (isText(head)) return { kind: 'document', format: 'txt', mime: 'text/plain' };
   return undefined;
 }
 
-/** The whole probe: type, then dimensions and transparency (images), duration and fps (video), duration (audio). */
-export async function probeBytes(bytes: Uint8Array): Promise<Probed | undefined> {
-  const type = await sniff(bytes);
+/** A file to probe without holding it: its size, its head (see `headWanted`) and its bytes again from the start. */
+export interface ProbeSource {
+  size: number;
+  head: Buffer;
+  open(): Promise<AsyncIterable<Buffer>>;
+}
+
+/** The whole probe of bytes in memory (small files: a fetched reference, a test). */
+export function probeBytes(bytes: Uint8Array): Promise<Probed | undefined> {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return probeSource({ size: buffer.length, head: buffer, open: async () => once(buffer) });
+}
+
+async function* once(buffer: Buffer): AsyncGenerator<Buffer> {
+  yield buffer;
+}
+
+/** The probe of a stored object, read as a stream (twice at most: the head, then movie or audio headers). */
+export async function probeStored(
+  blobs: BlobStore,
+  key: string,
+): Promise<{ probed: Probed | undefined; size: number } | undefined> {
+  const first = await blobs.read(key);
+  if (!first) return undefined;
+  const { head, close } = await peek(first.stream as AsyncIterable<Buffer>, headWanted);
+  await close();
+  const open = async () => {
+    const again = await blobs.read(key);
+    if (!again) throw new Error(`blob ${key} vanished while probed`);
+    return again.stream as AsyncIterable<Buffer>;
+  };
+  return { probed: await probeSource({ size: first.size, head, open }), size: first.size };
+}
+
+/**
+ * The whole probe: type, then dimensions and transparency (images, from the head), duration and
+ * fps (MP4/QuickTime: the movie header found by walking the top-level boxes), duration (other
+ * video and audio: music-metadata reading the stream as far as it needs).
+ */
+export async function probeSource(source: ProbeSource): Promise<Probed | undefined> {
+  const { head } = source;
+  const type = await sniff(head);
   if (!type) return undefined;
   if (type.kind === 'image') {
     try {
-      const size = imageSize(bytes);
+      const size = imageSize(head);
       if (!size.width || !size.height) return undefined;
-      return { ...type, width: size.width, height: size.height, hasAlpha: hasTransparency(type.format, bytes) };
+      return { ...type, width: size.width, height: size.height, hasAlpha: hasTransparency(type.format, head) };
     } catch {
       return undefined;
     }
   }
   if (type.kind === 'video' && (type.format === 'mp4' || type.format === 'mov')) {
-    const movie = readMovie(bytes);
+    const movie = await readMovie(await source.open());
     if (!movie) return undefined;
     const video = movie.videoTracks[0];
     if (!video) {
       // An MP4 container with sound only is audio (for instance an .m4a sent as .mp4).
-      return movie.audioTracks.length ? { kind: 'audio', format: 'm4a', mime: 'audio/mp4', durationSeconds: seconds(movie.duration, movie.timescale) } : undefined;
+      return movie.audioTracks.length
+        ? { kind: 'audio', format: 'm4a', mime: 'audio/mp4', durationSeconds: seconds(movie.duration, movie.timescale) }
+        : undefined;
     }
     const trackSeconds = video.timescale > 0 ? video.duration / video.timescale : 0;
     return {
@@ -126,18 +191,61 @@ export async function probeBytes(bytes: Uint8Array): Promise<Probed | undefined>
     };
   }
   if (type.kind === 'video' || type.kind === 'audio') {
-    const metadata = await parseBuffer(bytes, { mimeType: type.mime, size: bytes.byteLength }, { duration: true, skipCovers: true }).catch(() => undefined);
+    const stream = Readable.from(await source.open(), { objectMode: false });
+    const metadata = await parseStream(
+      stream,
+      { mimeType: type.mime, size: source.size },
+      { duration: true, skipCovers: true },
+    ).catch(() => undefined);
+    stream.destroy();
     if (!metadata && type.kind === 'audio') return undefined;
     const duration = metadata?.format.duration;
-    return { ...type, durationSeconds: duration !== undefined && Number.isFinite(duration) ? round(duration, 3) : undefined };
+    return {
+      ...type,
+      durationSeconds: duration !== undefined && Number.isFinite(duration) ? round(duration, 3) : undefined,
+    };
   }
   return type;
 }
 
-Log.setLogLevel(Log.error);
-
-/** The movie header of an MP4 or QuickTime file, with mp4box.js; undefined when it cannot be read. */
-function readMovie(bytes: Uint8Array): Movie | undefined {
+/**
+ * The movie header of an MP4 or QuickTime file, with mp4box.js; undefined when it cannot be read.
+ * The top-level boxes are walked as the bytes stream by: `ftyp` and `moov` are kept, media data
+ * (`mdat`, most of the file) is skipped, so only the headers are ever in memory.
+ */
+async function readMovie(chunks: AsyncIterable<Buffer>): Promise<Movie | undefined> {
+  // mp4box.js logs every box it reads at its default level; set here, not when this module loads (imports have no side effects).
+  Log.setLogLevel(Log.error);
+  const iterator = chunks[Symbol.asyncIterator]();
+  const reader = new ByteReader(iterator);
+  const kept: Buffer[] = [];
+  try {
+    for (;;) {
+      const header = await reader.read(8);
+      if (header.length < 8) break;
+      let size = header.readUInt32BE(0);
+      const type = header.toString('latin1', 4, 8);
+      let headerBytes = header;
+      if (size === 1) {
+        const large = await reader.read(8);
+        if (large.length < 8) break;
+        size = Number(large.readBigUInt64BE(0));
+        headerBytes = Buffer.concat([header, large]);
+      }
+      const bodyBytes = size === 0 ? Infinity : size - headerBytes.length;
+      if (bodyBytes < 0) return undefined;
+      if (type === 'ftyp' || type === 'moov') {
+        if (bodyBytes > MOOV_MAX) return undefined;
+        const body = await reader.read(bodyBytes);
+        if (body.length < bodyBytes) return undefined;
+        kept.push(headerBytes, body);
+        if (type === 'moov') break;
+      } else if (size === 0 || !(await reader.skip(bodyBytes))) break;
+    }
+  } finally {
+    await iterator.return?.();
+  }
+  if (!kept.length) return undefined;
   const file = createFile();
   let movie: Movie | undefined;
   file.onReady = (info) => {
@@ -145,7 +253,8 @@ function readMovie(bytes: Uint8Array): Movie | undefined {
   };
   file.onError = () => {};
   try {
-    const copy = new Uint8Array(bytes).buffer as MP4BoxBuffer;
+    const headers = Buffer.concat(kept);
+    const copy = new Uint8Array(headers).buffer as MP4BoxBuffer;
     copy.fileStart = 0;
     file.appendBuffer(copy);
     file.flush();
@@ -169,7 +278,7 @@ function isSafetensors(bytes: Uint8Array): boolean {
   if (bytes.byteLength < 10) return false;
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const length = b.readBigUInt64LE(0);
-  if (length < 2n || length > BigInt(Math.min(b.length - 8, 100 * 1024 * 1024))) return false;
+  if (length < 2n || length > BigInt(Math.min(b.length - 8, SAFETENSORS_HEADER_MAX))) return false;
   if (b[8] !== 0x7b) return false;
   try {
     const header = JSON.parse(b.toString('utf8', 8, 8 + Number(length))) as unknown;

@@ -10,30 +10,64 @@ export interface FetchOptions {
   maxBytes: number;
 }
 
+export type FailureReason = 'url' | 'blocked' | 'status' | 'redirect' | 'too_large' | 'timeout' | 'network';
+
 export type FetchResult =
   | { ok: true; bytes: Buffer; contentType: string | undefined }
-  | { ok: false; reason: 'url' | 'blocked' | 'status' | 'redirect' | 'too_large' | 'timeout' | 'network'; detail: string };
+  | { ok: false; reason: FailureReason; detail: string };
+
+/** A fetch that failed while its body streamed (too large, timed out, connection lost). */
+export class FetchFailure extends Error {
+  constructor(
+    readonly reason: FailureReason,
+    readonly detail: string,
+  ) {
+    super(detail);
+    this.name = 'FetchFailure';
+  }
+}
+
+export type OpenResult =
+  | {
+      ok: true;
+      /** The body's chunks; throws FetchFailure when it passes maxBytes, the time runs out or the connection fails. */
+      body: AsyncIterable<Buffer>;
+      contentType: string | undefined;
+      /** Ends the exchange (after the body was read, or to give it up). */
+      close(): void;
+    }
+  | { ok: false; reason: FailureReason; detail: string };
 
 /**
  * GETs a file once through the SSRF-guarded agent of the webhooks (every connection checks the
  * address it is about to reach, so DNS rebinding and literal private addresses are refused).
  * URL rules as for callbacks: https on 443 (the test-only allow switches relax them). Redirects are
- * never followed; the answer is capped at `maxBytes`; the whole exchange at `timeoutMs`.
+ * never followed; the answer is capped at `maxBytes`; the whole exchange, body included, at
+ * `timeoutMs`. Answers once the status and headers are in: the body is read as a stream, so a
+ * large file is never whole in memory.
  */
-export function fetchCapped(url: string, options: FetchOptions): Promise<FetchResult> {
+export function openCapped(url: string, options: FetchOptions): Promise<OpenResult> {
   const shape = checkUrlShape(url, options.policy);
   if (typeof shape === 'string') return Promise.resolve({ ok: false, reason: 'url', detail: `invalid URL (${shape})` });
   const secure = shape.protocol === 'https:';
   const agent = guardedAgent(secure, options.policy);
-  return new Promise<FetchResult>((resolve) => {
-    let settled = false;
-    const finish = (result: FetchResult) => {
-      if (settled) return;
-      settled = true;
+  return new Promise<OpenResult>((resolve) => {
+    let answered = false;
+    let failure: FetchFailure | undefined;
+    const close = () => {
       clearTimeout(timer);
       request.destroy();
       agent.destroy();
-      resolve(result);
+    };
+    /** Before the answer: resolve with the failure; after it: end the body with it. */
+    const fail = (reason: FailureReason, detail: string) => {
+      if (failure) return;
+      failure = new FetchFailure(reason, detail);
+      if (!answered) {
+        answered = true;
+        close();
+        resolve({ ok: false, reason, detail });
+      } else request.destroy(failure);
     };
     const request = (secure ? https : http).request({
       protocol: shape.protocol,
@@ -44,26 +78,60 @@ export function fetchCapped(url: string, options: FetchOptions): Promise<FetchRe
       agent,
       headers: { 'User-Agent': 'Service-Fetch/1', Accept: '*/*' },
     });
-    const timer = setTimeout(() => finish({ ok: false, reason: 'timeout', detail: `timeout after ${options.timeoutMs} ms` }), options.timeoutMs);
+    const timer = setTimeout(() => fail('timeout', `timeout after ${options.timeoutMs} ms`), options.timeoutMs);
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
-      if (status >= 300 && status < 400) return finish({ ok: false, reason: 'redirect', detail: `redirect (${status}) not followed` });
-      if (status < 200 || status >= 300) return finish({ ok: false, reason: 'status', detail: `status ${status}` });
+      if (status >= 300 && status < 400) return fail('redirect', `redirect (${status}) not followed`);
+      if (status < 200 || status >= 300) return fail('status', `status ${status}`);
       const declared = Number(response.headers['content-length']);
-      if (Number.isFinite(declared) && declared > options.maxBytes) return finish({ ok: false, reason: 'too_large', detail: `${declared} bytes; the limit is ${options.maxBytes}` });
-      const chunks: Buffer[] = [];
-      let received = 0;
-      response.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > options.maxBytes) return finish({ ok: false, reason: 'too_large', detail: `more than ${options.maxBytes} bytes` });
-        chunks.push(chunk);
-      });
-      response.on('end', () => finish({ ok: true, bytes: Buffer.concat(chunks), contentType: response.headers['content-type'] }));
-      response.on('error', (error) => finish({ ok: false, reason: 'network', detail: error.message }));
+      if (Number.isFinite(declared) && declared > options.maxBytes)
+        return fail('too_large', `${declared} bytes; the limit is ${options.maxBytes}`);
+      answered = true;
+      // Errors reach the body's reader through its iterator; this keeps one unread from crashing the process.
+      response.on('error', () => {});
+      async function* body(): AsyncGenerator<Buffer> {
+        let received = 0;
+        try {
+          for await (const chunk of response as AsyncIterable<Buffer>) {
+            received += chunk.length;
+            if (received > options.maxBytes) fail('too_large', `more than ${options.maxBytes} bytes`);
+            if (failure) throw failure;
+            yield chunk;
+          }
+          // An answer cut short by a failure (timeout) may end without an error event.
+          if (failure) throw failure;
+          if (!response.complete) throw new FetchFailure('network', 'connection closed before the end of the answer');
+        } catch (error) {
+          if (failure) throw failure;
+          if (error instanceof FetchFailure) throw error;
+          throw new FetchFailure('network', (error as Error).message);
+        } finally {
+          close();
+        }
+      }
+      resolve({ ok: true, body: body(), contentType: response.headers['content-type'], close });
     });
-    request.on('error', (error: NodeJS.ErrnoException) =>
-      finish(error instanceof BlockedDestinationError ? { ok: false, reason: 'blocked', detail: error.message } : { ok: false, reason: 'network', detail: `${error.code ?? 'error'}: ${error.message}` }),
-    );
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (answered) return; // the body's reader hears it
+      if (error instanceof BlockedDestinationError) fail('blocked', error.message);
+      else fail('network', `${error.code ?? 'error'}: ${error.message}`);
+    });
     request.end();
   });
+}
+
+/** `openCapped` with the body read into memory: for small files (a reference checked before a run). */
+export async function fetchCapped(url: string, options: FetchOptions): Promise<FetchResult> {
+  const opened = await openCapped(url, options);
+  if (!opened.ok) return opened;
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of opened.body) chunks.push(chunk);
+  } catch (error) {
+    const failure = error as FetchFailure;
+    return { ok: false, reason: failure.reason ?? 'network', detail: failure.detail ?? failure.message };
+  } finally {
+    opened.close();
+  }
+  return { ok: true, bytes: Buffer.concat(chunks), contentType: opened.contentType };
 }

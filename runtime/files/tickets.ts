@@ -10,7 +10,13 @@ export function signUploadPath(secret: string, fileId: string, expiresAt: number
   return `/api/v1/uploads/${encodeURIComponent(fileId)}?expires=${expires}&sig=${uploadMac(secret, fileId, expires)}`;
 }
 
-export function verifyUploadSignature(secret: string, fileId: string, expires: string | undefined, sig: string | undefined, now: number): boolean {
+export function verifyUploadSignature(
+  secret: string,
+  fileId: string,
+  expires: string | undefined,
+  sig: string | undefined,
+  now: number,
+): boolean {
   if (!expires || !sig || !/^\d{1,12}$/.test(expires)) return false;
   if (Number(expires) * 1000 < now) return false;
   const expected = Buffer.from(uploadMac(secret, fileId, Number(expires)));

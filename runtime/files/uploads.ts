@@ -1,11 +1,14 @@
 import type { Selectable } from 'kysely';
+import { Readable } from 'node:stream';
 import { assetRow, extensionOf, liveAssets, type AssetRow, type LibraryOwner } from '../assets/library.js';
-import { ensureUnlocked, insertWithRoom } from '../assets/storage.js';
+import { insertWithRoom } from '../assets/storage.js';
+import { BlobTooLargeError } from '../blobs/blob-store.js';
 import type { Context } from '../context.js';
 import { ApiError, fieldIssue, invalidInput } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Database } from '../storage/schema.js';
-import { declaredKind, normalizeType, probeBytes, sniff } from './probe.js';
+import { peek } from './byte-reader.js';
+import { declaredKind, headWanted, normalizeType, probeStored, sniff } from './probe.js';
 import { signUploadPath, verifyUploadSignature } from './tickets.js';
 
 type UploadRow = Selectable<Database['uploads']>;
@@ -20,37 +23,42 @@ export interface TicketRequest {
  * POST /common/upload-url: a single-use ticket for one file of a declared type and size. The type
  * must announce an accepted kind and the size fit both the service's cap and the library's plan;
  * the ticket's `maxBytes` is the declared size, so the upload cannot grow past what was checked.
+ * The declared size is reserved against the plan with the ticket, in one transaction (see
+ * `insertWithRoom`), until the file is committed or the ticket expires.
  */
 export async function createTicket(ctx: Context, owner: LibraryOwner, keyId: string, request: TicketRequest) {
   const kind = declaredKind(request.contentType, request.fileName);
-  if (!kind || !ctx.config.uploadKinds.includes(kind)) throw new ApiError('file_type_not_allowed', {}, [], 'contentType');
-  if (request.size > ctx.config.uploadMaxBytes) throw invalidInput([fieldIssue('size', 'maximum', 'maximum', { limit: ctx.config.uploadMaxBytes })]);
-  await ensureUnlocked(ctx, owner, request.size);
+  if (!kind || !ctx.config.uploadKinds.includes(kind))
+    throw new ApiError('file_type_not_allowed', {}, [], 'contentType');
+  if (request.size > ctx.config.uploadMaxBytes)
+    throw invalidInput([fieldIssue('size', 'maximum', 'maximum', { limit: ctx.config.uploadMaxBytes })]);
   const now = ctx.clock.now();
   const fileId = newId('f');
   const expiresAt = now + ctx.config.uploadTicketTtlSeconds * 1000;
   const contentType = normalizeType(request.contentType);
-  await ctx.db.kysely
-    .insertInto('uploads')
-    .values({
-      id: fileId,
-      account_id: owner.accountId,
-      library: owner.library,
-      api_key_id: keyId,
-      file_name: request.fileName,
-      content_type: contentType,
-      kind,
-      declared_size: request.size,
-      max_bytes: request.size,
-      state: 'pending',
-      received_bytes: null,
-      blob_key: null,
-      asset_id: null,
-      created_at: now,
-      expires_at: expiresAt,
-      uploaded_at: null,
-    })
-    .execute();
+  await insertWithRoom(ctx, owner, request.size, async (trx) => {
+    await trx
+      .insertInto('uploads')
+      .values({
+        id: fileId,
+        account_id: owner.accountId,
+        library: owner.library,
+        api_key_id: keyId,
+        file_name: request.fileName,
+        content_type: contentType,
+        kind,
+        declared_size: request.size,
+        max_bytes: request.size,
+        state: 'pending',
+        received_bytes: null,
+        blob_key: null,
+        asset_id: null,
+        created_at: now,
+        expires_at: expiresAt,
+        uploaded_at: null,
+      })
+      .execute();
+  });
   return {
     fileId,
     uploadUrl: `${ctx.config.publicUrl}${signUploadPath(ctx.secret, fileId, expiresAt)}`,
@@ -78,64 +86,80 @@ export interface IncomingUpload {
  */
 export async function receiveUpload(ctx: Context, upload: IncomingUpload): Promise<{ fileId: string; size: number }> {
   const now = ctx.clock.now();
-  if (!verifyUploadSignature(ctx.secret, upload.fileId, upload.expires, upload.sig, now)) throw new ApiError('upload_ticket_invalid', {}, [], 'sig');
+  if (!verifyUploadSignature(ctx.secret, upload.fileId, upload.expires, upload.sig, now))
+    throw new ApiError('upload_ticket_invalid', {}, [], 'sig');
   const row = await ctx.db.kysely.selectFrom('uploads').selectAll().where('id', '=', upload.fileId).executeTakeFirst();
-  if (!row || row.state !== 'pending' || row.expires_at < now) throw new ApiError('upload_ticket_invalid', {}, [], 'sig');
-  if (normalizeType(upload.contentType ?? '') !== row.content_type) throw new ApiError('file_type_not_allowed', {}, [], 'Content-Type');
-  if (upload.contentLength !== undefined && Number(upload.contentLength) > row.max_bytes) throw new ApiError('payload_too_large', {}, [], 'Content-Length');
-  const claimed = await ctx.db.kysely.updateTable('uploads').set({ state: 'receiving' }).where('id', '=', row.id).where('state', '=', 'pending').executeTakeFirst();
+  if (!row || row.state !== 'pending' || row.expires_at < now)
+    throw new ApiError('upload_ticket_invalid', {}, [], 'sig');
+  if (normalizeType(upload.contentType ?? '') !== row.content_type)
+    throw new ApiError('file_type_not_allowed', {}, [], 'Content-Type');
+  if (upload.contentLength !== undefined && Number(upload.contentLength) > row.max_bytes)
+    throw new ApiError('payload_too_large', {}, [], 'Content-Length');
+  const claimed = await ctx.db.kysely
+    .updateTable('uploads')
+    .set({ state: 'receiving' })
+    .where('id', '=', row.id)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
   if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError('upload_ticket_invalid', {}, [], 'sig');
   const fail = () => ctx.db.kysely.updateTable('uploads').set({ state: 'failed' }).where('id', '=', row.id).execute();
-  let bytes: Buffer;
+  const body = requestChunks(upload.body);
+  let size: number;
+  let key: string;
   try {
-    bytes = await readCapped(upload.body, row.max_bytes);
+    // The head tells the type before anything is stored; the rest streams to the blob store.
+    const { head, rest } = await peek(body.chunks, (prefix) => Math.min(headWanted(prefix), row.max_bytes + 1));
+    if (head.length > row.max_bytes) throw new BlobTooLargeError(row.max_bytes);
+    const type = head.length ? await sniff(head) : undefined;
+    if (!type || type.kind !== row.kind)
+      throw new ApiError('file_type_not_allowed', {}, [], 'body', { Connection: 'close' });
+    key = `library/${row.id}.${extensionOf(type.format)}`;
+    size = await ctx.blobs.put(key, rest, { maxBytes: row.max_bytes });
   } catch (error) {
+    body.drain();
     await fail();
+    if (error instanceof BlobTooLargeError)
+      throw new ApiError('payload_too_large', {}, [], 'body', { Connection: 'close' });
     throw error;
   }
-  const type = bytes.length ? await sniff(bytes) : undefined;
-  if (!type || type.kind !== row.kind) {
-    await fail();
-    throw new ApiError('file_type_not_allowed', {}, [], 'body');
-  }
-  const key = `library/${row.id}.${extensionOf(type.format)}`;
-  await ctx.blobs.put(key, bytes);
-  await ctx.db.kysely.updateTable('uploads').set({ state: 'uploaded', received_bytes: bytes.length, blob_key: key, uploaded_at: ctx.clock.now() }).where('id', '=', row.id).execute();
-  return { fileId: row.id, size: bytes.length };
+  await ctx.db.kysely
+    .updateTable('uploads')
+    .set({ state: 'uploaded', received_bytes: size, blob_key: key, uploaded_at: ctx.clock.now() })
+    .where('id', '=', row.id)
+    .execute();
+  return { fileId: row.id, size };
 }
 
 /**
- * Reads a request body up to `max` bytes. Past the cap nothing more is kept: the rest is drained
- * and the answer is 413 with `Connection: close`, so the client hears why before the socket goes.
+ * The chunks of a request body. Leaving the loop early (a refused upload) does not destroy the
+ * request: `drain` then reads and drops the rest, so the client hears the answer (413, 400 with
+ * `Connection: close`) before the socket goes.
  */
-function readCapped(body: unknown, max: number): Promise<Buffer> {
-  const stream = body as NodeJS.ReadableStream | undefined;
-  if (!stream || typeof (stream as NodeJS.ReadableStream).on !== 'function') return Promise.resolve(Buffer.alloc(0));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > max) {
-        stream.removeListener('data', onData);
-        stream.removeListener('end', onEnd);
-        stream.resume();
-        reject(new ApiError('payload_too_large', {}, [], 'body', { Connection: 'close' }));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => resolve(Buffer.concat(chunks));
-    stream.on('data', onData);
-    stream.once('end', onEnd);
-    stream.once('error', reject);
-  });
+function requestChunks(body: unknown): { chunks: AsyncIterable<Buffer>; drain(): void } {
+  const stream = body as Readable | undefined;
+  if (!stream || typeof stream.on !== 'function') return { chunks: (async function* () {})(), drain: () => {} };
+  const chunks =
+    typeof stream.iterator === 'function'
+      ? stream.iterator({ destroyOnReturn: false })
+      : (stream as AsyncIterable<Buffer>);
+  return {
+    chunks: chunks as AsyncIterable<Buffer>,
+    drain: () => {
+      if (!stream.readableEnded && !stream.destroyed) stream.resume();
+    },
+  };
 }
 
 /** An upload of the owner's library; unknown and another library's are the same 404 (40403). */
 async function uploadOfOwner(ctx: Context, owner: LibraryOwner, fileId: string): Promise<UploadRow> {
   const row = /^[A-Za-z0-9_-]{1,64}$/.test(fileId)
-    ? await ctx.db.kysely.selectFrom('uploads').selectAll().where('id', '=', fileId).where('account_id', '=', owner.accountId).where('library', '=', owner.library).executeTakeFirst()
+    ? await ctx.db.kysely
+        .selectFrom('uploads')
+        .selectAll()
+        .where('id', '=', fileId)
+        .where('account_id', '=', owner.accountId)
+        .where('library', '=', owner.library)
+        .executeTakeFirst()
     : undefined;
   if (!row) throw new ApiError('file_not_found', {}, [], 'fileId');
   return row;
@@ -146,7 +170,12 @@ async function uploadOfOwner(ctx: Context, owner: LibraryOwner, fileId: string):
  * transparency, duration, fps) and stores the asset, if the plan has room. Committing again
  * returns the same asset.
  */
-export async function commitUpload(ctx: Context, owner: LibraryOwner, fileId: string, name: string | undefined): Promise<AssetRow> {
+export async function commitUpload(
+  ctx: Context,
+  owner: LibraryOwner,
+  fileId: string,
+  name: string | undefined,
+): Promise<AssetRow> {
   const upload = await uploadOfOwner(ctx, owner, fileId);
   if (upload.state === 'committed' && upload.asset_id) {
     const existing = await liveAssets(ctx.db.kysely, owner).where('id', '=', upload.asset_id).executeTakeFirst();
@@ -154,25 +183,34 @@ export async function commitUpload(ctx: Context, owner: LibraryOwner, fileId: st
     throw new ApiError('file_not_found', {}, [], 'fileId');
   }
   if (upload.state !== 'uploaded' || !upload.blob_key) throw new ApiError('file_not_uploaded', {}, [], 'fileId');
-  const object = await ctx.blobs.read(upload.blob_key);
-  if (!object) throw new ApiError('file_not_uploaded', {}, [], 'fileId');
-  const bytes = await streamBytes(object.stream);
-  const probed = await probeBytes(bytes);
+  const stored = await probeStored(ctx.blobs, upload.blob_key);
+  if (!stored) throw new ApiError('file_not_uploaded', {}, [], 'fileId');
+  const { probed, size } = stored;
   if (!probed || probed.kind !== upload.kind) throw new ApiError('file_type_not_allowed', {}, [], 'fileId');
-  const row = assetRow(owner, { id: newId('a'), name: name ?? upload.file_name, probed, bytes: bytes.length, blobKey: upload.blob_key, source: 'upload' }, ctx.clock.now());
+  const row = assetRow(
+    owner,
+    { id: newId('a'), name: name ?? upload.file_name, probed, bytes: size, blobKey: upload.blob_key, source: 'upload' },
+    ctx.clock.now(),
+  );
   let committed = false;
-  await insertWithRoom(ctx, owner, bytes.length, async (trx) => {
-    const claimed = await trx.updateTable('uploads').set({ state: 'committed', asset_id: row.id }).where('id', '=', upload.id).where('state', '=', 'uploaded').executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) !== 1) return;
-    await trx.insertInto('assets').values(row).execute();
-    committed = true;
-  });
+  // The upload's own reservation becomes the asset: it is not counted twice.
+  await insertWithRoom(
+    ctx,
+    owner,
+    size,
+    async (trx) => {
+      const claimed = await trx
+        .updateTable('uploads')
+        .set({ state: 'committed', asset_id: row.id })
+        .where('id', '=', upload.id)
+        .where('state', '=', 'uploaded')
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) !== 1) return;
+      await trx.insertInto('assets').values(row).execute();
+      committed = true;
+    },
+    upload.id,
+  );
   // A concurrent commit of the same file won: answer with its asset.
   return committed ? row : commitUpload(ctx, owner, fileId, name);
-}
-
-export async function streamBytes(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream as AsyncIterable<Buffer | string>) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks);
 }

@@ -3,7 +3,16 @@ import { findCaller, KEY_PREFIX, type Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 
-const KEY_LIKE_PARAMS = new Set(['api_key', 'apikey', 'api-key', 'key', 'token', 'access_token', 'authorization', 'bearer']);
+const KEY_LIKE_PARAMS = new Set([
+  'api_key',
+  'apikey',
+  'api-key',
+  'key',
+  'token',
+  'access_token',
+  'authorization',
+  'bearer',
+]);
 const CACHE_MS = 5_000;
 
 /** Keys are never taken from the URL: a key-like query parameter is refused even if the key is valid. */
@@ -11,22 +20,36 @@ export function refuseKeyInQuery(request: FastifyRequest): void {
   const query = request.query as Record<string, unknown>;
   for (const [name, value] of Object.entries(query ?? {})) {
     const values = Array.isArray(value) ? value : [value];
-    if (KEY_LIKE_PARAMS.has(name.toLowerCase()) || values.some((v) => typeof v === 'string' && v.includes(KEY_PREFIX))) {
+    if (
+      KEY_LIKE_PARAMS.has(name.toLowerCase()) ||
+      values.some((v) => typeof v === 'string' && v.includes(KEY_PREFIX))
+    ) {
       throw new ApiError('key_in_query');
     }
   }
 }
 
-/** Bearer keys, looked up by hash; a short cache keeps the lookup off the hot path. */
+/**
+ * Bearer keys, looked up by hash; a short cache keeps the lookup off the hot path. The cache is
+ * dropped whenever the key revision moves (a revocation in any process), so a revoked key is
+ * refused from the next request on; its lifetime only bounds other changes (an account's language).
+ */
 export class Authenticator {
   private readonly cache = new Map<string, { caller: Caller | undefined; until: number }>();
+  private revision = '';
   constructor(private readonly ctx: Context) {}
 
   async authenticate(request: FastifyRequest): Promise<Caller> {
     const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer ([^\s]+)$/.exec(header.trim()) : null;
+    // The scheme is case-insensitive and followed by one or more spaces (RFC 9110, section 11).
+    const match = typeof header === 'string' ? /^bearer +(\S+)$/i.exec(header.trim()) : null;
     if (!match || !match[1].startsWith(KEY_PREFIX) || match[1].length > 200) throw new ApiError('unauthorized');
     const key = match[1];
+    const revision = await this.ctx.keyRevision.current();
+    if (revision !== this.revision) {
+      this.cache.clear();
+      this.revision = revision;
+    }
     const now = Date.now();
     const cached = this.cache.get(key);
     let caller = cached && cached.until > now ? cached.caller : undefined;
@@ -37,10 +60,5 @@ export class Authenticator {
     }
     if (!caller) throw new ApiError('unauthorized');
     return caller;
-  }
-
-  /** Forget cached lookups (after a key is revoked in this process). */
-  forget(): void {
-    this.cache.clear();
   }
 }

@@ -8,10 +8,21 @@ const TYPES: Record<number, string> = {
   402: 'insufficient_quota',
   403: 'permission_error',
   404: 'invalid_request_error',
+  405: 'invalid_request_error',
   409: 'invalid_request_error',
   413: 'invalid_request_error',
   429: 'rate_limit_error',
 };
+
+/**
+ * Whether a request belongs to the compatible layer (/v1), from the raw request target alone: it
+ * may be one that did not parse (a bad percent-encoding) or absolute-form (`http://host/v1/...`).
+ */
+export function isCompatUrl(url: unknown): boolean {
+  if (typeof url !== 'string') return false;
+  const path = url.replace(/^[a-z][a-z0-9+.-]{0,20}:\/\/[^/?#]*/i, '');
+  return path === '/v1' || path.startsWith('/v1/') || path.startsWith('/v1?');
+}
 
 /** The compatible layer's error object: {error: {message, type, param, code}} with x-request-id. */
 export function compatErrorBody(error: ApiError, language: Language) {

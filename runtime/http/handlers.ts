@@ -1,15 +1,22 @@
 import type { Handlers } from '../../generated/routes.js';
 import { assetHandlers } from '../assets/routes.js';
 import { fileHandlers } from '../files/routes.js';
-import type { ApiRequest } from './api-request.js';
+import type { ApiRequests } from './api-request.js';
 import { accountHandlers } from './routes/account.js';
 import { compatHandlers } from './routes/compat.js';
 import { jobHandlers } from './routes/jobs.js';
 import { mediaHandlers } from './routes/media.js';
 import { modelHandlers } from './routes/models.js';
-import { pendingHandlers } from './routes/pending.js';
 
 /** Every operation of the contract; the generated Handlers type makes a missing one a compile error. */
-export function createHandlers(): Handlers<ApiRequest> {
-  return { ...jobHandlers, ...modelHandlers, ...accountHandlers, ...mediaHandlers, ...compatHandlers, ...fileHandlers, ...assetHandlers, ...pendingHandlers };
+export function createHandlers(): Handlers<ApiRequests> {
+  return {
+    ...jobHandlers,
+    ...modelHandlers,
+    ...accountHandlers,
+    ...mediaHandlers,
+    ...compatHandlers,
+    ...fileHandlers,
+    ...assetHandlers,
+  };
 }

@@ -3,7 +3,13 @@ import { LANGUAGES, type Language } from '../../generated/errors.js';
 const BY_LOWER = new Map(LANGUAGES.map((l) => [l.toLowerCase(), l]));
 /** Bare or script tags that name one of the supported variants. */
 const ALIASES: Record<string, Language> = {
-  zh: 'zh-CN', 'zh-hans': 'zh-CN', 'zh-sg': 'zh-CN', 'zh-hant': 'zh-TW', 'zh-hk': 'zh-TW', 'zh-mo': 'zh-TW', pt: 'pt-BR',
+  zh: 'zh-CN',
+  'zh-hans': 'zh-CN',
+  'zh-sg': 'zh-CN',
+  'zh-hant': 'zh-TW',
+  'zh-hk': 'zh-TW',
+  'zh-mo': 'zh-TW',
+  pt: 'pt-BR',
 };
 
 /** One language tag to a supported language: exact, alias, or by its primary subtag (de-DE -> de). */

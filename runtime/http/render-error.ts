@@ -16,21 +16,50 @@ export function toApiError(error: unknown): ApiError {
       return new ApiError('malformed_json');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('invalid_parameter', { param: 'Content-Length' }, [], 'Content-Length');
+    // The path could not be decoded (`%E0%A4%A`) or one of its parameters is longer than the router
+    // takes (maxParamLength): the path is what the caller got wrong.
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_INVALID_URL':
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError('invalid_parameter', { param: 'path' }, [], 'path');
+    // @fastify/multipart: more parts, files or fields than the form may have, a file past its size.
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FILES_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new ApiError('payload_too_large', {}, [], 'body');
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return new ApiError('payload_too_large', {}, [], 'input_reference');
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new ApiError('unsupported_media_type');
+    case 'FST_PROTO_VIOLATION':
+    case 'FST_INVALID_JSON_FIELD_ERROR':
+    case 'FST_MP_PREMATURE_CLOSE':
+      return new ApiError('invalid_parameter', { param: 'body' }, [], 'body');
   }
-  if (error instanceof SyntaxError || (e.statusCode === 400 && /JSON|prototype|constructor/i.test(String((error as Error).message)))) {
+  if (
+    error instanceof SyntaxError ||
+    (e.statusCode === 400 && /JSON|prototype|constructor/i.test(String((error as Error).message)))
+  ) {
     return new ApiError('malformed_json');
   }
   if (e.statusCode === 413) return new ApiError('payload_too_large');
   if (e.statusCode === 415) return new ApiError('unsupported_media_type');
   if (e.statusCode === 429) return new ApiError('rate_limited', { retryAfter: 60 });
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return new ApiError('invalid_parameter', { param: 'request' });
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
+    return new ApiError('invalid_parameter', { param: 'request' });
   return new ApiError('internal_error');
 }
 
 /** The envelope of an error: the business code, the message in the caller's language, the field problems. */
 export function errorEnvelope(error: ApiError, language: Language, requestId: string) {
   const data = error.fieldErrors.length
-    ? { errors: error.fieldErrors.map((f) => ({ path: f.path, rule: f.rule, message: formatMessage(f.message, language) })) }
+    ? {
+        errors: error.fieldErrors.map((f) => ({
+          path: f.path,
+          rule: f.rule,
+          message: formatMessage(f.message, language),
+        })),
+      }
     : error.param
       ? { param: error.param }
       : null;
@@ -39,5 +68,8 @@ export function errorEnvelope(error: ApiError, language: Language, requestId: st
 
 export function sendEnvelopeError(request: FastifyRequest, reply: FastifyReply, error: ApiError, language: Language) {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.status(error.status).type('application/json').send(errorEnvelope(error, language, request.id));
+  return reply
+    .status(error.status)
+    .type('application/json')
+    .send(errorEnvelope(error, language, request.id));
 }

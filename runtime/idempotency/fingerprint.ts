@@ -14,5 +14,7 @@ export function canonicalJson(value: unknown): string {
 
 /** The request semantics an Idempotency-Key or a quote is bound to: normalized model, input, callback URL. */
 export function requestFingerprint(model: string, normalizedInput: unknown, callbackUrl: string | null): string {
-  return createHash('sha256').update(canonicalJson({ model, input: normalizedInput, callBackUrl: callbackUrl })).digest('base64url');
+  return createHash('sha256')
+    .update(canonicalJson({ model, input: normalizedInput, callBackUrl: callbackUrl }))
+    .digest('base64url');
 }

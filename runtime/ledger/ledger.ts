@@ -1,15 +1,16 @@
-import { sql, type Transaction } from 'kysely';
-import type { Database } from '../storage/schema.js';
+import { sql } from 'kysely';
+import type { Trx } from '../storage/executor.js';
 
 /**
  * The credit wallet. Every change is a ledger row written in the same transaction as the
  * balance update, so balances can be recomputed from rows. Credits are whole numbers.
  * Invariants: available >= 0, held >= 0, purchased = available + held + spent.
  */
-type Trx = Transaction<Database>;
-
 export async function openWallet(trx: Trx, accountId: string): Promise<void> {
-  await trx.insertInto('wallets').values({ account_id: accountId, available: 0, held: 0, spent: 0, purchased: 0 }).execute();
+  await trx
+    .insertInto('wallets')
+    .values({ account_id: accountId, available: 0, held: 0, spent: 0, purchased: 0 })
+    .execute();
 }
 
 export async function addPurchase(trx: Trx, accountId: string, credits: number, now: number): Promise<void> {
@@ -18,11 +19,20 @@ export async function addPurchase(trx: Trx, accountId: string, credits: number, 
     .set({ available: sql`available + ${credits}`, purchased: sql`purchased + ${credits}` })
     .where('account_id', '=', accountId)
     .execute();
-  await trx.insertInto('ledger_entries').values({ account_id: accountId, task_id: null, kind: 'purchase', amount: credits, created_at: now }).execute();
+  await trx
+    .insertInto('ledger_entries')
+    .values({ account_id: accountId, task_id: null, kind: 'purchase', amount: credits, created_at: now })
+    .execute();
 }
 
 /** Moves `amount` from available to held; false (nothing changed) when available is short. */
-export async function holdCredits(trx: Trx, accountId: string, taskId: string, amount: number, now: number): Promise<boolean> {
+export async function holdCredits(
+  trx: Trx,
+  accountId: string,
+  taskId: string,
+  amount: number,
+  now: number,
+): Promise<boolean> {
   const result = await trx
     .updateTable('wallets')
     .set({ available: sql`available - ${amount}`, held: sql`held + ${amount}` })
@@ -30,8 +40,22 @@ export async function holdCredits(trx: Trx, accountId: string, taskId: string, a
     .where('available', '>=', amount)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) return false;
-  await trx.insertInto('holds').values({ task_id: taskId, account_id: accountId, amount, state: 'held', charged: null, created_at: now, resolved_at: null }).execute();
-  await trx.insertInto('ledger_entries').values({ account_id: accountId, task_id: taskId, kind: 'hold', amount, created_at: now }).execute();
+  await trx
+    .insertInto('holds')
+    .values({
+      task_id: taskId,
+      account_id: accountId,
+      amount,
+      state: 'held',
+      charged: null,
+      created_at: now,
+      resolved_at: null,
+    })
+    .execute();
+  await trx
+    .insertInto('ledger_entries')
+    .values({ account_id: accountId, task_id: taskId, kind: 'hold', amount, created_at: now })
+    .execute();
   return true;
 }
 
@@ -52,10 +76,17 @@ export async function settleHold(trx: Trx, taskId: string, charge: number, now: 
   if (Number(claimed.numUpdatedRows) !== 1) return undefined;
   await trx
     .updateTable('wallets')
-    .set({ held: sql`held - ${hold.amount}`, spent: sql`spent + ${charged}`, available: sql`available + ${hold.amount - charged}` })
+    .set({
+      held: sql`held - ${hold.amount}`,
+      spent: sql`spent + ${charged}`,
+      available: sql`available + ${hold.amount - charged}`,
+    })
     .where('account_id', '=', hold.account_id)
     .execute();
-  await trx.insertInto('ledger_entries').values({ account_id: hold.account_id, task_id: taskId, kind: 'settle', amount: charged, created_at: now }).execute();
+  await trx
+    .insertInto('ledger_entries')
+    .values({ account_id: hold.account_id, task_id: taskId, kind: 'settle', amount: charged, created_at: now })
+    .execute();
   return charged;
 }
 
@@ -75,7 +106,10 @@ export async function releaseHold(trx: Trx, taskId: string, now: number): Promis
     .set({ held: sql`held - ${hold.amount}`, available: sql`available + ${hold.amount}` })
     .where('account_id', '=', hold.account_id)
     .execute();
-  await trx.insertInto('ledger_entries').values({ account_id: hold.account_id, task_id: taskId, kind: 'release', amount: hold.amount, created_at: now }).execute();
+  await trx
+    .insertInto('ledger_entries')
+    .values({ account_id: hold.account_id, task_id: taskId, kind: 'release', amount: hold.amount, created_at: now })
+    .execute();
   return true;
 }
 

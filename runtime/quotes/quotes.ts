@@ -14,7 +14,16 @@ export interface QuoteClaims {
 
 /** A quote id is its own signed claims (HMAC-SHA256), so quoting writes nothing to the database. */
 export function signQuote(secret: string, claims: QuoteClaims): string {
-  const body = Buffer.from(JSON.stringify([claims.accountId, claims.keyId, claims.fingerprint, claims.estimatedCredits, claims.maxCredits, claims.expiresAt])).toString('base64url');
+  const body = Buffer.from(
+    JSON.stringify([
+      claims.accountId,
+      claims.keyId,
+      claims.fingerprint,
+      claims.estimatedCredits,
+      claims.maxCredits,
+      claims.expiresAt,
+    ]),
+  ).toString('base64url');
   return `q1.${body}.${mac(secret, body)}`;
 }
 
@@ -25,7 +34,9 @@ export function verifyQuote(secret: string, quoteId: string): QuoteClaims | unde
   const given = Buffer.from(signature);
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
   try {
-    const [accountId, keyId, fingerprint, estimatedCredits, maxCredits, expiresAt] = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    const [accountId, keyId, fingerprint, estimatedCredits, maxCredits, expiresAt] = JSON.parse(
+      Buffer.from(body, 'base64url').toString('utf8'),
+    );
     return { accountId, keyId, fingerprint, estimatedCredits, maxCredits, expiresAt };
   } catch {
     return undefined;

@@ -1,4 +1,14 @@
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type ColumnDefinitionBuilder, type DatabaseConnection, type Driver } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  sql,
+  type ColumnDefinitionBuilder,
+  type DatabaseConnection,
+  type Driver,
+} from 'kysely';
 import type { Database } from './schema.js';
 
 /** The only place that knows which database engine is behind Kysely. */
@@ -8,8 +18,15 @@ export interface Db {
   kysely: Kysely<Database>;
   engine: Engine;
   url: string;
+  /**
+   * The SQLite connection itself, for the few reads on every request that must cost microseconds
+   * (runtime/accounts/key-revision.ts); the same connection Kysely uses, so it sees the same data.
+   */
+  sqlite?: BetterSqliteDatabase;
   close(): Promise<void>;
 }
+
+export type BetterSqliteDatabase = import('better-sqlite3').Database;
 
 /** Opens sqlite:PATH (embedded, WAL) or postgres://... ; sqlite::memory: for throwaway databases. */
 export async function openDb(url: string): Promise<Db> {
@@ -21,7 +38,8 @@ export async function openDb(url: string): Promise<Db> {
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { kysely, engine: 'postgres', url, close: () => kysely.destroy() };
   }
-  if (!url.startsWith('sqlite:')) throw new Error(`unsupported database URL "${url}": use sqlite:PATH or postgres://...`);
+  if (!url.startsWith('sqlite:'))
+    throw new Error(`unsupported database URL "${url}": use sqlite:PATH or postgres://...`);
   const path = url.slice('sqlite:'.length);
   const Sqlite = (await import('better-sqlite3')).default;
   const database = new Sqlite(path === ':memory:' ? ':memory:' : path);
@@ -31,7 +49,7 @@ export async function openDb(url: string): Promise<Db> {
   database.pragma('foreign_keys = ON');
   cacheStatements(database);
   const kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
-  return { kysely, engine: 'sqlite', url, close: () => kysely.destroy() };
+  return { kysely, engine: 'sqlite', url, sqlite: database, close: () => kysely.destroy() };
 }
 
 /**

@@ -5,10 +5,24 @@ import { webhooks } from './migrations/0002-webhooks.js';
 import { blobs } from './migrations/0003-blobs.js';
 import { assets } from './migrations/0004-assets.js';
 import { consoleUsers } from './migrations/0005-console.js';
+import { blobChunks } from './migrations/0006-blob-chunks.js';
+import { uploadReservations } from './migrations/0007-upload-reservations.js';
+import { workerLanes } from './migrations/0008-worker-lanes.js';
+import { upstreams } from './migrations/0009-upstreams.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
-  return { '0001-initial': initial(db.engine), '0002-webhooks': webhooks(db.engine), '0003-blobs': blobs(db.engine), '0004-assets': assets(db.engine), '0005-console': consoleUsers(db.engine) };
+  return {
+    '0001-initial': initial(db.engine),
+    '0002-webhooks': webhooks(db.engine),
+    '0003-blobs': blobs(db.engine),
+    '0004-assets': assets(db.engine),
+    '0005-console': consoleUsers(db.engine),
+    '0006-blob-chunks': blobChunks(db.engine),
+    '0007-upload-reservations': uploadReservations(),
+    '0008-worker-lanes': workerLanes(),
+    '0009-upstreams': upstreams(db.engine),
+  };
 }
 
 /**
@@ -16,22 +30,33 @@ function migrations(db: Db): Record<string, Migration> {
  * left open, Kysely would find another schema's tables of the same name and look in the wrong one.
  */
 async function migrator(db: Db): Promise<Migrator> {
-  const schema = db.engine === 'postgres' ? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db.kysely)).rows[0].schema : undefined;
-  return new Migrator({ db: db.kysely, migrationTableSchema: schema, provider: { getMigrations: async () => migrations(db) } });
+  const schema =
+    db.engine === 'postgres'
+      ? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db.kysely)).rows[0].schema
+      : undefined;
+  return new Migrator({
+    db: db.kysely,
+    migrationTableSchema: schema,
+    provider: { getMigrations: async () => migrations(db) },
+  });
 }
 
 /**
  * Kysely looks for its migration tables by reading the whole PostgreSQL catalog, every schema of
- * the database; a schema dropped by someone else at that moment fails the read ("schema ... does
- * not exist", code 3F000, or a relation gone: 42P01). Nothing was migrated yet, so read again.
+ * the database; a schema dropped or altered by someone else at that moment fails the read ("schema
+ * ... does not exist", code 3F000; a relation gone, 42P01; a column gone, 42703, seen in CI while
+ * another suite's schema was dropped). Nothing was migrated yet, so read again (at most 3 times:
+ * a failure of our own migration, which rolls back, fails the same way each time and is thrown).
  */
+const CATALOG_CHURN = new Set(['3F000', '42P01', '42703']);
+
 async function withCatalogRetry<T>(db: Db, run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (db.engine !== 'postgres' || attempt >= 3 || (code !== '3F000' && code !== '42P01')) throw error;
+      if (db.engine !== 'postgres' || attempt >= 3 || !CATALOG_CHURN.has(code ?? '')) throw error;
     }
   }
 }

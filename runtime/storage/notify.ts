@@ -8,11 +8,14 @@ const TASK_CHANNEL = 'mediaforge_task';
  * Wake-ups across processes. On PostgreSQL: NOTIFY when work is due now or a task resolved, and
  * one LISTEN connection per process that wakes its worker and its held waits. On SQLite (one
  * process) there is nobody else to tell, and the in-process calls already happened.
+ *
+ * Telling (`notifier`) and listening (`listenForNotifications`) are apart: what tells others is
+ * built first and handed to the parts that resolve tasks (TaskEvents), what listens is started
+ * once those parts exist, so nothing is patched in after construction.
  */
 export interface Notifier {
   workDue(): Promise<void>;
   taskResolved(taskId: string): Promise<void>;
-  close(): Promise<void>;
 }
 
 export interface NotifyHandlers {
@@ -21,10 +24,26 @@ export interface NotifyHandlers {
   onError(error: unknown): void;
 }
 
-export async function startNotifier(db: Db, handlers: NotifyHandlers): Promise<Notifier> {
-  if (db.engine !== 'postgres') {
-    return { workDue: async () => {}, taskResolved: async () => {}, close: async () => {} };
-  }
+export interface Listener {
+  close(): Promise<void>;
+}
+
+/** Tells the other processes (PostgreSQL NOTIFY over the service's own pool); on SQLite, nothing. */
+export function notifier(db: Db): Notifier {
+  if (db.engine !== 'postgres') return { workDue: async () => {}, taskResolved: async () => {} };
+  return {
+    async workDue() {
+      await sql`SELECT pg_notify(${WORK_CHANNEL}, '')`.execute(db.kysely);
+    },
+    async taskResolved(taskId: string) {
+      await sql`SELECT pg_notify(${TASK_CHANNEL}, ${taskId})`.execute(db.kysely);
+    },
+  };
+}
+
+/** Listens to the other processes on a connection of its own (PostgreSQL LISTEN); on SQLite, nothing. */
+export async function listenForNotifications(db: Db, handlers: NotifyHandlers): Promise<Listener> {
+  if (db.engine !== 'postgres') return { close: async () => {} };
   const pg = (await import('pg')).default;
   let client: InstanceType<typeof pg.Client> | undefined;
   let closed = false;
@@ -45,12 +64,6 @@ export async function startNotifier(db: Db, handlers: NotifyHandlers): Promise<N
   };
   await listen();
   return {
-    async workDue() {
-      await sql`SELECT pg_notify(${WORK_CHANNEL}, '')`.execute(db.kysely);
-    },
-    async taskResolved(taskId: string) {
-      await sql`SELECT pg_notify(${TASK_CHANNEL}, ${taskId})`.execute(db.kysely);
-    },
     async close() {
       closed = true;
       await client?.end().catch(() => {});

@@ -63,8 +63,12 @@ export interface Database {
     error_message: string | null;
     output_json: string | null;
     warnings_json: string;
+    /** The deployment the task was submitted to (null until then); with the handle, where every later call goes. */
     deployment: string | null;
+    /** The upstream's id of the job (an adapter may keep JSON here: the URLs it needs to find the job again). */
     deployment_handle: string | null;
+    /** What the operator pays the upstream for this task, in millionths of a USD (null: not declared, or not ended). */
+    upstream_cost_micros: number | null;
     retry_of: string | null;
     retention_seconds: number | null;
     created_at: number;
@@ -87,9 +91,18 @@ export interface Database {
   /** Media objects, when the blob store is the database (MEDIAFORGE_BLOB_STORE=database). */
   blobs: {
     key: string;
+    /** The whole object for rows written before 0006; empty when the bytes are in `blob_chunks`. */
     bytes: Uint8Array;
     size: number;
     created_at: number;
+    /** The `blob_chunks` set holding the bytes (null: the bytes are in `bytes`). */
+    chunk_set: string | null;
+  };
+  /** The bytes of database media objects, in order, about 1 MiB a row. */
+  blob_chunks: {
+    chunk_set: string;
+    seq: number;
+    bytes: Uint8Array;
   };
   /** Upload tickets: pending until the signed PUT arrives, then uploaded, then committed (one use each); expired a day after an unused ticket ran out. */
   uploads: {
@@ -143,6 +156,17 @@ export interface Database {
     created_at: number;
     deleted_at: number | null;
   };
+  /** Per deployment, shared by all processes: consecutive failed submits and the cool-down they caused. */
+  upstream_health: {
+    name: string;
+    consecutive_failures: number;
+    cooldown_until: number | null;
+    last_failure: string | null;
+    last_failure_at: number | null;
+    updated_at: number;
+  };
+  /** Per deployment: running totals (submits, failures by class, poll latency buckets) added to by every process. */
+  upstream_counters: { name: string; counter: string; value: number };
   /** Work that outlives a request, claimed by workers with a lease. */
   work_items: {
     id: Generated<number>;
@@ -194,7 +218,14 @@ export interface Database {
     delivered_at: number | null;
   };
   /** Console users: email + bcrypt hash; `playground_account_id` holds the free playground credits (no usable API key). */
-  users: { id: string; email: string; password_hash: string; account_id: string; playground_account_id: string; created_at: number };
+  users: {
+    id: string;
+    email: string;
+    password_hash: string;
+    account_id: string;
+    playground_account_id: string;
+    created_at: number;
+  };
   /** Console sessions, by SHA-256 of the cookie value; `csrf_token` must come back in X-CSRF-Token on state changes. */
   sessions: { id_hash: string; user_id: string; csrf_token: string; created_at: number; expires_at: number };
 }

@@ -1,16 +1,16 @@
-import type { Transaction } from 'kysely';
 import type { Caller } from '../accounts/accounts.js';
 import { ownerOf } from '../assets/library.js';
 import { applyAssetReferences } from '../assets/references.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { faultPoint } from '../faults.js';
 import { newId } from '../ids.js';
 import { holdCredits } from '../ledger/ledger.js';
+import { walletOf } from '../ledger/wallets.js';
 import { isUniqueViolation } from '../storage/dialect.js';
-import type { Database } from '../storage/schema.js';
+import type { Trx } from '../storage/executor.js';
 import type { PreparedRequest } from './prepare-request.js';
 import type { TaskRow } from './task-record.js';
+import { scheduleWork } from '../worker/schedule-work.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
@@ -21,6 +21,8 @@ export interface CreateOptions {
   idempotencyScope: string;
   retentionSeconds?: number;
   retryOf?: string;
+  /** The new task's id, chosen beforehand (the compatible layer stores the task's upload under it); a fresh one otherwise. */
+  taskId?: string;
   /** Checks that apply to a new task only, not to a replay (a quote sent with the request). */
   beforeHold?: () => void;
 }
@@ -34,27 +36,32 @@ export interface Created {
  * Accepts a prepared request: in one transaction the Idempotency-Key row (or a replay), the hold
  * of maxCredits, the task in `queued` and its first work items. Nothing is written on any error.
  */
-export async function acceptTask(ctx: Context, caller: Caller, request: PreparedRequest, options: CreateOptions): Promise<Created> {
+export async function acceptTask(
+  ctx: Context,
+  caller: Caller,
+  request: PreparedRequest,
+  options: CreateOptions,
+): Promise<Created> {
   // service://a/<id> references: assets of the caller's library meeting the acceptance limits; measured clip lengths reprice the hold.
   await applyAssetReferences(ctx, ownerOf(caller), request);
-  const deployment = ctx.deployments.pick(request.model.info);
-  if (!deployment) throw new ApiError('no_deployment');
+  // Routed at submission (runtime/worker/submit.ts): here only whether any deployment serves the model and this input.
+  if (!ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
   const now = ctx.clock.now();
-  const taskId = newId('task');
+  const taskId = options.taskId ?? newId('task');
   const attempt = () =>
     ctx.db.kysely.transaction().execute(async (trx): Promise<Created> => {
       if (options.idempotencyKey !== undefined) {
         const replay = await claimIdempotencyKey(trx, caller, request.fingerprint, options, taskId, now);
         if (replay) return { task: replay, replayed: true };
-        faultPoint('create.idempotency-row');
+        ctx.faults.reach('create.idempotency-row');
       }
       options.beforeHold?.();
       const held = await holdCredits(trx, caller.accountId, taskId, request.price.maxCredits, now);
       if (!held) {
-        const wallet = await trx.selectFrom('wallets').select('available').where('account_id', '=', caller.accountId).executeTakeFirstOrThrow();
+        const wallet = await walletOf(trx, caller.accountId);
         throw new ApiError('insufficient_credits', { required: request.price.maxCredits, available: wallet.available });
       }
-      faultPoint('create.hold');
+      ctx.faults.reach('create.hold');
       const task: TaskRow = {
         id: taskId,
         account_id: caller.accountId,
@@ -73,8 +80,9 @@ export async function acceptTask(ctx: Context, caller: Caller, request: Prepared
         error_message: null,
         output_json: null,
         warnings_json: JSON.stringify(request.warnings),
-        deployment: deployment.name,
+        deployment: null,
         deployment_handle: null,
+        upstream_cost_micros: null,
         retry_of: options.retryOf ?? null,
         retention_seconds: options.retentionSeconds ?? null,
         created_at: now,
@@ -85,21 +93,20 @@ export async function acceptTask(ctx: Context, caller: Caller, request: Prepared
         purged_at: null,
       };
       await trx.insertInto('tasks').values(task).execute();
-      faultPoint('create.task-row');
-      await trx
-        .insertInto('work_items')
-        .values([
-          { kind: 'run', task_id: taskId, ref_id: null, due_at: now, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now },
-          { kind: 'expire', task_id: taskId, ref_id: null, due_at: task.deadline_at, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now },
-        ])
-        .execute();
-      faultPoint('create.work-items'); // the last statement before COMMIT: everything above rolls back
+      ctx.faults.reach('create.task-row');
+      await scheduleWork(
+        trx,
+        now,
+        { kind: 'run', taskId, dueAt: now },
+        { kind: 'expire', taskId, dueAt: task.deadline_at },
+      );
+      ctx.faults.reach('create.work-items'); // the last statement before COMMIT: everything above rolls back
       return { task, replayed: false };
     });
   try {
     const created = await attempt();
     if (!created.replayed) {
-      faultPoint('create.committed'); // committed, the client not yet answered
+      ctx.faults.reach('create.committed'); // committed, the client not yet answered
       ctx.wakeWorkers();
     }
     return created;
@@ -115,7 +122,7 @@ export async function acceptTask(ctx: Context, caller: Caller, request: Prepared
  * API key: 409 40903 with no task id; same key, different request: 409 40902.
  */
 async function claimIdempotencyKey(
-  trx: Transaction<Database>,
+  trx: Trx,
   caller: Caller,
   fingerprint: string,
   options: CreateOptions,
@@ -136,11 +143,23 @@ async function claimIdempotencyKey(
     return trx.selectFrom('tasks').selectAll().where('id', '=', existing.task_id).executeTakeFirstOrThrow();
   }
   if (existing) {
-    await trx.deleteFrom('idempotency_keys').where('account_id', '=', key.account_id).where('scope', '=', key.scope).where('key', '=', key.key).execute();
+    await trx
+      .deleteFrom('idempotency_keys')
+      .where('account_id', '=', key.account_id)
+      .where('scope', '=', key.scope)
+      .where('key', '=', key.key)
+      .execute();
   }
   await trx
     .insertInto('idempotency_keys')
-    .values({ ...key, api_key_id: caller.keyId, fingerprint, task_id: taskId, created_at: now, expires_at: now + IDEMPOTENCY_WINDOW_MS })
+    .values({
+      ...key,
+      api_key_id: caller.keyId,
+      fingerprint,
+      task_id: taskId,
+      created_at: now,
+      expires_at: now + IDEMPOTENCY_WINDOW_MS,
+    })
     .execute();
   return undefined;
 }

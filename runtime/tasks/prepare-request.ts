@@ -1,5 +1,11 @@
 import { catalogue, type CatalogueModel } from '../../generated/catalogue.js';
-import { usdToCredits, type FieldIssue, type PriceFacts, type PriceResult, type Warning } from '../../generated/support.js';
+import {
+  usdToCredits,
+  type FieldIssue,
+  type PriceFacts,
+  type PriceResult,
+  type Warning,
+} from '../../generated/support.js';
 import type { Caller } from '../accounts/accounts.js';
 import { ApiError, fieldIssue, invalidInput } from '../errors.js';
 import { requestFingerprint } from '../idempotency/fingerprint.js';
@@ -28,21 +34,39 @@ export interface PreparedRequest {
  * validator. `sourceClips` looks up a task named as a model's source clip (same API key only);
  * without it such a task id is refused as unknown.
  */
-export async function prepareRequest(body: unknown, policy: OutboundPolicy, sourceClips?: SourceClipLookup): Promise<PreparedRequest> {
+export async function prepareRequest(
+  body: unknown,
+  policy: OutboundPolicy,
+  sourceClips?: SourceClipLookup,
+): Promise<PreparedRequest> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalidInput([fieldIssue('body', 'type', 'type', { type: 'object' })]);
   }
   const b = body as Record<string, unknown>;
   const issues: FieldIssue[] = [];
-  for (const key of Object.keys(b)) if (!BODY_FIELDS.has(key)) issues.push(fieldIssue(key, 'unknown_field', 'unknown_field'));
-  if (typeof b.model !== 'string' || b.model.length === 0) issues.push(fieldIssue('model', b.model === undefined ? 'required' : 'type', b.model === undefined ? 'required' : 'type', { type: 'string' }));
+  for (const key of Object.keys(b))
+    if (!BODY_FIELDS.has(key)) issues.push(fieldIssue(key, 'unknown_field', 'unknown_field'));
+  if (typeof b.model !== 'string' || b.model.length === 0)
+    issues.push(
+      fieldIssue('model', b.model === undefined ? 'required' : 'type', b.model === undefined ? 'required' : 'type', {
+        type: 'string',
+      }),
+    );
   if (b.input === undefined) issues.push(fieldIssue('input', 'required', 'required'));
-  if (b.callBackUrl !== undefined && typeof b.callBackUrl !== 'string') issues.push(fieldIssue('callBackUrl', 'type', 'type', { type: 'string' }));
-  if (b.quoteId !== undefined && typeof b.quoteId !== 'string') issues.push(fieldIssue('quoteId', 'type', 'type', { type: 'string' }));
-  if (b.expectedCredits !== undefined && !(Number.isSafeInteger(b.expectedCredits) && (b.expectedCredits as number) >= 0)) {
+  if (b.callBackUrl !== undefined && typeof b.callBackUrl !== 'string')
+    issues.push(fieldIssue('callBackUrl', 'type', 'type', { type: 'string' }));
+  if (b.quoteId !== undefined && typeof b.quoteId !== 'string')
+    issues.push(fieldIssue('quoteId', 'type', 'type', { type: 'string' }));
+  if (
+    b.expectedCredits !== undefined &&
+    !(Number.isSafeInteger(b.expectedCredits) && (b.expectedCredits as number) >= 0)
+  ) {
     issues.push(fieldIssue('expectedCredits', 'type', 'quote_expected'));
   }
-  if (b.expectedCost !== undefined && (typeof b.expectedCost !== 'string' || usdToCredits(b.expectedCost) === undefined)) {
+  if (
+    b.expectedCost !== undefined &&
+    (typeof b.expectedCost !== 'string' || usdToCredits(b.expectedCost) === undefined)
+  ) {
     issues.push(fieldIssue('expectedCost', 'pattern', 'quote_expected'));
   }
   if (issues.length) throw invalidInput(issues);
@@ -56,8 +80,14 @@ export async function prepareRequest(body: unknown, policy: OutboundPolicy, sour
   const facts = await sourceClipFacts(model, validated.value, sourceClips);
 
   const quoteFields = [b.quoteId, b.expectedCredits ?? b.expectedCost].filter((v) => v !== undefined).length;
-  if (quoteFields === 1) throw new ApiError('quote_incomplete', {}, [], b.quoteId === undefined ? 'quoteId' : 'expectedCredits');
-  const expectedCredits = b.expectedCredits !== undefined ? (b.expectedCredits as number) : b.expectedCost !== undefined ? usdToCredits(b.expectedCost as string)! : undefined;
+  if (quoteFields === 1)
+    throw new ApiError('quote_incomplete', {}, [], b.quoteId === undefined ? 'quoteId' : 'expectedCredits');
+  const expectedCredits =
+    b.expectedCredits !== undefined
+      ? (b.expectedCredits as number)
+      : b.expectedCost !== undefined
+        ? usdToCredits(b.expectedCost as string)!
+        : undefined;
   return {
     model,
     input: validated.value,

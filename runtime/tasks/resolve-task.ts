@@ -1,25 +1,23 @@
-import type { Transaction } from 'kysely';
 import { catalogue } from '../../generated/catalogue.js';
 import type { TaskErrorCode } from '../../generated/errors.js';
 import type { Context } from '../context.js';
-import { faultPoint } from '../faults.js';
 import { releaseHold, settleHold } from '../ledger/ledger.js';
-import type { Database } from '../storage/schema.js';
+import type { Trx } from '../storage/executor.js';
+import { scheduleWork } from '../worker/schedule-work.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
 
-type Trx = Transaction<Database>;
-
 /**
- * Work done in the resolving transaction by other parts (webhook deliveries), so that a crash
- * between the terminal state and its announcements loses nothing.
+ * Work done in the resolving transaction by other parts (webhook deliveries, upstream cancels), so
+ * that a crash between the terminal state and its announcements loses nothing. A service's hooks
+ * are given to `createService` and run in the order given (`ctx.resolutionHooks`).
  */
 export type ResolutionHook = (trx: Trx, task: TaskRow, now: number, ctx: Context) => Promise<void>;
-const hooks: ResolutionHook[] = [];
-export function onTaskResolved(hook: ResolutionHook): void {
-  hooks.push(hook);
-}
 
-async function resolveOnce(ctx: Context, taskId: string, apply: (trx: Trx, task: TaskRow, now: number) => Promise<Partial<TaskRow>>): Promise<boolean> {
+async function resolveOnce(
+  ctx: Context,
+  taskId: string,
+  apply: (trx: Trx, task: TaskRow, now: number) => Promise<Partial<TaskRow>>,
+): Promise<boolean> {
   const now = ctx.clock.now();
   const resolved = await ctx.db.kysely.transaction().execute(async (trx) => {
     // PostgreSQL: lock the row first, so a concurrent resolution waits here and then reads the
@@ -41,18 +39,27 @@ async function resolveOnce(ctx: Context, taskId: string, apply: (trx: Trx, task:
       .where('state', 'in', ['queued', 'running'])
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw new Error(`task ${taskId} resolved concurrently`);
-    await trx.updateTable('work_items').set({ done_at: now }).where('task_id', '=', taskId).where('kind', 'in', ['run', 'poll', 'expire']).where('done_at', 'is', null).execute();
+    await trx
+      .updateTable('work_items')
+      .set({ done_at: now })
+      .where('task_id', '=', taskId)
+      .where('kind', 'in', ['run', 'poll', 'expire'])
+      .where('done_at', 'is', null)
+      .execute();
     if (task.retention_seconds !== null || ctx.config.retentionSeconds > 0) {
       // A service retention of 0 means no service-wide limit: then the task's own retention alone applies.
-      const seconds = Math.min(task.retention_seconds ?? Number.MAX_SAFE_INTEGER, ctx.config.retentionSeconds > 0 ? ctx.config.retentionSeconds : Number.MAX_SAFE_INTEGER);
-      await trx.insertInto('work_items').values({ kind: 'purge', task_id: taskId, ref_id: null, due_at: now + seconds * 1000, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
+      const seconds = Math.min(
+        task.retention_seconds ?? Number.MAX_SAFE_INTEGER,
+        ctx.config.retentionSeconds > 0 ? ctx.config.retentionSeconds : Number.MAX_SAFE_INTEGER,
+      );
+      await scheduleWork(trx, now, { kind: 'purge', taskId, dueAt: now + seconds * 1000 });
     }
     const final = await trx.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
-    faultPoint('resolve.state-written'); // hold resolved and state written, deliveries not yet: all of it rolls back
-    for (const hook of hooks) await hook(trx, final, now, ctx);
+    ctx.faults.reach('resolve.state-written'); // hold resolved and state written, deliveries not yet: all of it rolls back
+    for (const hook of ctx.resolutionHooks) await hook(trx, final, now, ctx);
     return true;
   });
-  if (resolved) faultPoint('resolve.committed'); // terminal state and deliveries committed, nobody told yet
+  if (resolved) ctx.faults.reach('resolve.committed'); // terminal state and deliveries committed, nobody told yet
   if (resolved) ctx.events.resolved(taskId);
   return resolved;
 }
@@ -63,6 +70,8 @@ export interface SuccessFacts {
   referenceClipSeconds?: (number | null)[];
   /** Measured length of the model's source clip, if it works on one. */
   sourceClipSeconds?: number;
+  /** What the operator pays the upstream for the task (millionths of a USD), when its deployment declares a cost. */
+  upstreamCostMicros?: number | null;
 }
 
 /** running -> succeeded: the hold is settled to the actual charge, never above the hold. */
@@ -70,9 +79,19 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
   return resolveOnce(ctx, taskId, async (trx, task, now) => {
     const model = catalogue.get(task.model);
     const input = JSON.parse(task.input_json ?? '{}') as Record<string, unknown>;
-    const price = model!.price(input, { outputSeconds: facts.outputSeconds, referenceClipSeconds: facts.referenceClipSeconds, sourceClipSeconds: facts.sourceClipSeconds });
+    const price = model!.price(input, {
+      outputSeconds: facts.outputSeconds,
+      referenceClipSeconds: facts.referenceClipSeconds,
+      sourceClipSeconds: facts.sourceClipSeconds,
+    });
     const charged = (await settleHold(trx, taskId, price.estimatedCredits, now)) ?? 0;
-    return { state: 'succeeded', progress: 100, charged_credits: charged, output_json: JSON.stringify(facts.outputs) };
+    return {
+      state: 'succeeded',
+      progress: 100,
+      charged_credits: charged,
+      output_json: JSON.stringify(facts.outputs),
+      upstream_cost_micros: facts.upstreamCostMicros ?? null,
+    };
   });
 }
 
@@ -92,12 +111,24 @@ export function expireTask(ctx: Context, taskId: string): Promise<boolean> {
   });
 }
 
+const REASON_SCAN_CHARS = 2048;
+
+/** The first `max` characters, cut back to the last whitespace so that no id is cut in half and half kept. */
+function boundedHead(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = text.slice(0, max);
+  const cut = Math.max(head.lastIndexOf(' '), head.lastIndexOf('\n'), head.lastIndexOf('\t'));
+  return cut > 0 ? head.slice(0, cut) : '';
+}
+
 /**
  * Strips what a provider's reason may carry beyond the reason itself: task, account and key ids,
  * request and trace ids, UUIDs, emails, long hex and URLs with credentials or queries.
+ * Only the head of the text is read: some of these patterns take time quadratic in the length of
+ * a run they fail on, and a provider's text can be of any length (the answer keeps 500 characters).
  */
 export function scrubReason(reason: string): string {
-  return reason
+  return boundedHead(reason, REASON_SCAN_CHARS)
     .replace(/\b(?:task|acct|key|req|dlv|a)_[A-Za-z0-9_-]{6,}\b/g, '')
     .replace(/\bsk-service-[A-Za-z0-9_-]+/g, '')
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '')

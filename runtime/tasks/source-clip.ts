@@ -21,7 +21,11 @@ export type SourceClipLookup = (taskId: string) => Promise<number | undefined>;
  * The output length of a succeeded task of the API key whose content still exists. Unknown ids,
  * another key's or account's tasks, unfinished, failed, expired and purged ones all give undefined.
  */
-export async function succeededClipSeconds(ctx: Context, apiKeyId: string, taskId: string): Promise<number | undefined> {
+export async function succeededClipSeconds(
+  ctx: Context,
+  apiKeyId: string,
+  taskId: string,
+): Promise<number | undefined> {
   const row = await ctx.db.kysely
     .selectFrom('tasks')
     .select(['state', 'output_json', 'purged_at'])
@@ -53,10 +57,15 @@ export function sourceTaskId(model: ModelInfo, input: Record<string, unknown>): 
  * fact (the price no longer assumes one). URLs and assets are measured later. Without a lookup
  * (a caller that cannot vouch for the key) a task id is refused the same way.
  */
-export async function sourceClipFacts(model: CatalogueModel, input: Record<string, unknown>, lookup?: SourceClipLookup): Promise<PriceFacts> {
+export async function sourceClipFacts(
+  model: CatalogueModel,
+  input: Record<string, unknown>,
+  lookup?: SourceClipLookup,
+): Promise<PriceFacts> {
   const taskId = sourceTaskId(model.info, input);
   if (taskId === undefined) return {};
   const seconds = lookup ? await lookup(taskId) : undefined;
-  if (seconds === undefined) throw new ApiError('task_not_found', {}, [], `input.${model.info.pricing.sourceClip!.field}`);
+  if (seconds === undefined)
+    throw new ApiError('task_not_found', {}, [], `input.${model.info.pricing.sourceClip!.field}`);
   return { sourceClipSeconds: seconds };
 }

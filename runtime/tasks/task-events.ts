@@ -6,10 +6,9 @@ import { EventEmitter } from 'node:events';
  */
 export class TaskEvents {
   private readonly emitter = new EventEmitter();
-  /** Called after a local resolution commits, to tell other processes. */
-  publish: (taskId: string) => void = () => {};
 
-  constructor() {
+  /** `publish` is called after a local resolution commits, to tell other processes (runtime/storage/notify.ts). */
+  constructor(private readonly publish: (taskId: string) => void = () => {}) {
     this.emitter.setMaxListeners(0);
   }
 

@@ -1,14 +1,21 @@
 import type { Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { decodeCursor, pageOf } from '../storage/cursor.js';
+import { decodeCursor, keysetAfter, pageOf } from '../storage/cursor.js';
+import { inputUploadKeysOf } from './input-uploads.js';
 import { isTerminal } from './states.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
 
 /** A task of the calling key. Unknown, another account's and a sibling key's tasks are the same 404. */
 export async function taskOfCaller(ctx: Context, caller: Caller, taskId: unknown): Promise<TaskRow> {
-  if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > 100) throw new ApiError('task_not_found', {}, [], 'taskId');
-  const row = await ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', taskId).where('api_key_id', '=', caller.keyId).executeTakeFirst();
+  if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > 100)
+    throw new ApiError('task_not_found', {}, [], 'taskId');
+  const row = await ctx.db.kysely
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', '=', taskId)
+    .where('api_key_id', '=', caller.keyId)
+    .executeTakeFirst();
   if (!row) throw new ApiError('task_not_found', {}, [], 'taskId');
   return row;
 }
@@ -21,48 +28,81 @@ export interface ListQuery {
 }
 
 /** The key's tasks, newest first, with an opaque cursor (created_at, id) for the next page. */
-export async function listTasksOfCaller(ctx: Context, caller: Caller, query: ListQuery): Promise<{ rows: TaskRow[]; nextCursor: string | null }> {
+export async function listTasksOfCaller(
+  ctx: Context,
+  caller: Caller,
+  query: ListQuery,
+): Promise<{ rows: TaskRow[]; nextCursor: string | null }> {
   let q = ctx.db.kysely.selectFrom('tasks').selectAll().where('api_key_id', '=', caller.keyId);
   if (query.state) q = q.where('state', '=', query.state);
   if (query.model) q = q.where('model', '=', query.model);
   if (query.cursor) {
     const [createdAt, id] = decodeCursor(query.cursor);
-    q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+    q = q.where((eb) => keysetAfter(eb, { createdAt, id }));
   }
-  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
   return pageOf(rows, query.limit);
 }
 
-
 /**
- * Destroys a finished task's content (media objects, result payload, request text with the
- * prompt, warnings quoting it) and keeps the billing evidence. Idempotent: the original purgedAt.
+ * Destroys a finished task's content (media objects, its uploaded input reference, result
+ * payload, request text with the prompt, warnings quoting it) and keeps the billing evidence. Idempotent: the original purgedAt.
  */
 export async function purgeTaskContent(ctx: Context, task: TaskRow): Promise<number> {
   if (!isTerminal(task.state)) throw new ApiError('task_not_finished', {}, [], 'taskId');
   if (task.purged_at !== null) return task.purged_at;
   const now = ctx.clock.now();
   const outputs = task.output_json ? (JSON.parse(task.output_json) as StoredOutput[]) : [];
+  // The objects go first: once purgedAt is visible, no link to them answers any more. A failure or a
+  // crash in between leaves the task unpurged with some objects gone, and the purge (idempotent:
+  // deleting a missing object is no error) is retried by its work item or by the caller.
+  for (const output of outputs) await ctx.blobs.delete(output.key);
+  // The uploaded reference of a /v1/videos request goes with the task (its signed link then 404s).
+  for (const key of inputUploadKeysOf(task)) await ctx.blobs.delete(key);
   const purgedAt = await ctx.db.kysely.transaction().execute(async (trx) => {
     const result = await trx
       .updateTable('tasks')
-      .set({ input_json: null, output_json: null, callback_url: null, warnings_json: '[]', purged_at: now, updated_at: now })
+      .set({
+        input_json: null,
+        output_json: null,
+        callback_url: null,
+        warnings_json: '[]',
+        purged_at: now,
+        updated_at: now,
+      })
       .where('id', '=', task.id)
       .where('purged_at', 'is', null)
       .executeTakeFirst();
-    await trx.updateTable('work_items').set({ done_at: now }).where('task_id', '=', task.id).where('kind', '=', 'purge').where('done_at', 'is', null).execute();
+    await trx
+      .updateTable('work_items')
+      .set({ done_at: now })
+      .where('task_id', '=', task.id)
+      .where('kind', '=', 'purge')
+      .where('done_at', 'is', null)
+      .execute();
     if (Number(result.numUpdatedRows) !== 1) {
       const row = await trx.selectFrom('tasks').select('purged_at').where('id', '=', task.id).executeTakeFirstOrThrow();
       return row.purged_at!;
     }
     // Stored webhook bodies quote the task record: its request text and output go too.
-    const deliveries = await trx.selectFrom('webhook_deliveries').select(['id', 'body']).where('task_id', '=', task.id).execute();
+    const deliveries = await trx
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'body'])
+      .where('task_id', '=', task.id)
+      .execute();
     for (const delivery of deliveries) {
-      await trx.updateTable('webhook_deliveries').set({ body: scrubDeliveryBody(delivery.body, now) }).where('id', '=', delivery.id).execute();
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ body: scrubDeliveryBody(delivery.body, now) })
+        .where('id', '=', delivery.id)
+        .execute();
     }
     return now;
   });
-  for (const output of outputs) await ctx.blobs.delete(output.key);
   return purgedAt;
 }
 

@@ -11,7 +11,8 @@ export type TaskRow = Selectable<Database['tasks']>;
 export interface StoredOutput {
   key: string;
   mime: string;
-  durationSeconds: number;
+  /** Videos and sound; absent for an image (a returned last frame). */
+  durationSeconds?: number;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -33,7 +34,10 @@ export function errorMessage(row: TaskRow, language: Language): string | undefin
   if (!row.error_code) return undefined;
   if (row.error_code === 'generation_failed' && row.error_message) return row.error_message;
   if (row.error_code in TASK_ERRORS) {
-    return formatMessage({ key: row.error_code as TaskErrorCode, params: { detail: row.error_message ?? '' } }, language);
+    return formatMessage(
+      { key: row.error_code as TaskErrorCode, params: { detail: row.error_message ?? '' } },
+      language,
+    );
   }
   return row.error_message ?? row.error_code;
 }
@@ -62,7 +66,11 @@ export function taskRecord(ctx: Context, row: TaskRow, language: Language) {
     maxCredits: row.max_credits,
     maxCharge: creditsToUsd(row.max_credits),
     ...(row.error_code ? { errorCode: row.error_code, errorMessage: message } : {}),
-    warnings: (JSON.parse(row.warnings_json) as Warning[]).map((w) => ({ code: w.code, path: w.path, message: formatMessage(w.message, language) })),
+    warnings: (JSON.parse(row.warnings_json) as Warning[]).map((w) => ({
+      code: w.code,
+      path: w.path,
+      message: formatMessage(w.message, language),
+    })),
     retryOf: row.retry_of,
     requestId: row.request_id,
     createdAt: iso(row.created_at)!,

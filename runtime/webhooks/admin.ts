@@ -6,61 +6,104 @@ import type { Db } from '../storage/dialect.js';
 import { DELIVER_WORK } from './enqueue.js';
 import { parseEvents } from './events.js';
 import { newEndpointSecret } from './signing.js';
+import { consoleRefusal } from '../console/refusal.js';
+import { scheduleWork } from '../worker/schedule-work.js';
 
 /**
- * What the console (the CLI and the console pages) does with webhooks. Errors are WebhookAdminError:
- * a message for the operator (English) and a stable reason the pages translate.
+ * What the console (the CLI and the console pages) does with webhooks. Refusals are console
+ * refusals (runtime/console/refusal.ts): an English detail for the operator and a business code of
+ * spec/errors.yaml the pages answer in the user's language.
  */
-export class WebhookAdminError extends Error {
-  constructor(
-    message: string,
-    readonly reason: 'invalid_request' | 'invalid_url' | 'invalid_events' | 'not_found' | 'still_pending' = 'invalid_request',
-  ) {
-    super(message);
-  }
-}
 
 /** After an endpoint's secret is rotated, the previous one is still signed with for this long. */
 export const ENDPOINT_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 async function requireAccount(db: Db, accountId: string): Promise<void> {
   const account = await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
-  if (!account) throw new WebhookAdminError(`no account ${accountId}`, 'not_found');
+  if (!account) throw consoleRefusal('not_found', `no account ${accountId}`);
 }
 
 /** The callback URL rules apply to endpoints too: shape, then every address the host resolves to. */
 export async function checkEndpointUrl(url: string, policy: OutboundPolicy): Promise<void> {
   const shape = checkUrlShape(url, policy);
-  if (typeof shape === 'string') throw new WebhookAdminError(`invalid endpoint URL (${shape}): public https on port 443, no user or password`, 'invalid_url');
-  if (url.length > 2048) throw new WebhookAdminError('invalid endpoint URL (longer than 2048 characters)', 'invalid_url');
-  if (!(await hostIsAllowed(shape.hostname, policy))) throw new WebhookAdminError('invalid endpoint URL (the host does not resolve only to public addresses)', 'invalid_url');
+  if (typeof shape === 'string')
+    throw consoleRefusal(
+      'invalid_url',
+      `invalid endpoint URL (${shape}): public https on port 443, no user or password`,
+    );
+  if (url.length > 2048) throw consoleRefusal('invalid_url', 'invalid endpoint URL (longer than 2048 characters)');
+  if (!(await hostIsAllowed(shape.hostname, policy)))
+    throw consoleRefusal('invalid_url', 'invalid endpoint URL (the host does not resolve only to public addresses)');
 }
 
 /** Registers an endpoint; its `whsec_` secret is returned here once. */
-export async function addEndpoint(db: Db, input: { accountId: string; url: string; events: string; policy: OutboundPolicy; now: number }): Promise<{ endpointId: string; secret: string; events: string[] }> {
+export async function addEndpoint(
+  db: Db,
+  input: { accountId: string; url: string; events: string; policy: OutboundPolicy; now: number },
+): Promise<{ endpointId: string; secret: string; events: string[] }> {
   await requireAccount(db, input.accountId);
   let events: string[];
   try {
     events = parseEvents(input.events);
   } catch (error) {
-    throw new WebhookAdminError((error as Error).message, 'invalid_events');
+    throw consoleRefusal('invalid_events', (error as Error).message);
   }
   await checkEndpointUrl(input.url, input.policy);
   const endpointId = newId('whe');
   const secret = newEndpointSecret();
   await db.kysely
     .insertInto('webhook_endpoints')
-    .values({ id: endpointId, account_id: input.accountId, url: input.url, events: events.join(','), secret, previous_secret: null, previous_until: null, created_at: input.now, disabled_at: null })
+    .values({
+      id: endpointId,
+      account_id: input.accountId,
+      url: input.url,
+      events: events.join(','),
+      secret,
+      previous_secret: null,
+      previous_until: null,
+      created_at: input.now,
+      disabled_at: null,
+    })
     .execute();
   return { endpointId, secret, events };
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** Whether the endpoint belongs to the account (another account's is as an unknown one). */
+export async function isEndpointOfAccount(db: Db, accountId: string, endpointId: string): Promise<boolean> {
+  return (
+    (await db.kysely
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('id', '=', endpointId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()) !== undefined
+  );
+}
+
+/** Whether the delivery belongs to the account. */
+export async function isDeliveryOfAccount(db: Db, accountId: string, deliveryId: string): Promise<boolean> {
+  return (
+    (await db.kysely
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('id', '=', deliveryId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()) !== undefined
+  );
+}
+
 /** The account's endpoints, oldest first, without their secrets. */
 export async function listEndpoints(db: Db, accountId: string, now: number) {
   await requireAccount(db, accountId);
-  const rows = await db.kysely.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db.kysely
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map((row) => ({
     endpointId: row.id,
     url: row.url,
@@ -73,13 +116,25 @@ export async function listEndpoints(db: Db, accountId: string, now: number) {
 }
 
 export async function disableEndpoint(db: Db, accountId: string, endpointId: string, now: number): Promise<boolean> {
-  const result = await db.kysely.updateTable('webhook_endpoints').set({ disabled_at: now }).where('id', '=', endpointId).where('account_id', '=', accountId).where('disabled_at', 'is', null).executeTakeFirst();
+  const result = await db.kysely
+    .updateTable('webhook_endpoints')
+    .set({ disabled_at: now })
+    .where('id', '=', endpointId)
+    .where('account_id', '=', accountId)
+    .where('disabled_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
 /** Sends to a disabled endpoint again, for events of tasks that end from now on (nothing missed meanwhile is sent). */
 export async function enableEndpoint(db: Db, accountId: string, endpointId: string): Promise<boolean> {
-  const result = await db.kysely.updateTable('webhook_endpoints').set({ disabled_at: null }).where('id', '=', endpointId).where('account_id', '=', accountId).where('disabled_at', 'is not', null).executeTakeFirst();
+  const result = await db.kysely
+    .updateTable('webhook_endpoints')
+    .set({ disabled_at: null })
+    .where('id', '=', endpointId)
+    .where('account_id', '=', accountId)
+    .where('disabled_at', 'is not', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
@@ -88,7 +143,11 @@ export async function enableEndpoint(db: Db, accountId: string, endpointId: stri
  * one still pending fails at its next attempt, as for a disabled endpoint.
  */
 export async function deleteEndpoint(db: Db, accountId: string, endpointId: string): Promise<boolean> {
-  const result = await db.kysely.deleteFrom('webhook_endpoints').where('id', '=', endpointId).where('account_id', '=', accountId).executeTakeFirst();
+  const result = await db.kysely
+    .deleteFrom('webhook_endpoints')
+    .where('id', '=', endpointId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
 
@@ -104,12 +163,26 @@ export async function rotateAccountSecret(db: Db, accountId: string): Promise<st
  * A new secret for one endpoint. It signs from now on; the one it replaces keeps signing beside it
  * (a second signature in `webhook-signature`) for 24 hours, so receivers can switch without a gap.
  */
-export async function rotateEndpointSecret(db: Db, accountId: string, endpointId: string, now: number): Promise<{ endpointId: string; secret: string; previousValidUntil: string }> {
-  const endpoint = await db.kysely.selectFrom('webhook_endpoints').select(['id', 'secret']).where('id', '=', endpointId).where('account_id', '=', accountId).executeTakeFirst();
-  if (!endpoint) throw new WebhookAdminError(`no endpoint ${endpointId} on account ${accountId}`, 'not_found');
+export async function rotateEndpointSecret(
+  db: Db,
+  accountId: string,
+  endpointId: string,
+  now: number,
+): Promise<{ endpointId: string; secret: string; previousValidUntil: string }> {
+  const endpoint = await db.kysely
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'secret'])
+    .where('id', '=', endpointId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  if (!endpoint) throw consoleRefusal('not_found', `no endpoint ${endpointId} on account ${accountId}`);
   const secret = newEndpointSecret();
   const previousUntil = now + ENDPOINT_ROTATION_OVERLAP_MS;
-  await db.kysely.updateTable('webhook_endpoints').set({ secret, previous_secret: endpoint.secret, previous_until: previousUntil }).where('id', '=', endpointId).execute();
+  await db.kysely
+    .updateTable('webhook_endpoints')
+    .set({ secret, previous_secret: endpoint.secret, previous_until: previousUntil })
+    .where('id', '=', endpointId)
+    .execute();
   return { endpointId, secret, previousValidUntil: new Date(previousUntil).toISOString() };
 }
 
@@ -118,7 +191,21 @@ export async function listDeliveries(db: Db, accountId: string, limit = 50) {
   await requireAccount(db, accountId);
   const rows = await db.kysely
     .selectFrom('webhook_deliveries')
-    .select(['id', 'task_id', 'kind', 'endpoint_id', 'event_type', 'url', 'state', 'attempts', 'last_status', 'last_error', 'next_attempt_at', 'created_at', 'delivered_at'])
+    .select([
+      'id',
+      'task_id',
+      'kind',
+      'endpoint_id',
+      'event_type',
+      'url',
+      'state',
+      'attempts',
+      'last_status',
+      'last_error',
+      'next_attempt_at',
+      'created_at',
+      'delivered_at',
+    ])
     .where('account_id', '=', accountId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -145,31 +232,48 @@ export async function listDeliveries(db: Db, accountId: string, limit = 50) {
  * Sends a finished (failed or delivered) delivery again, by hand: same delivery id and body, signed
  * afresh at each attempt, with a new retry schedule of eight attempts.
  */
-export async function resendDelivery(db: Db, deliveryId: string, now: number): Promise<{ deliveryId: string; state: 'pending' }> {
+export async function resendDelivery(
+  db: Db,
+  deliveryId: string,
+  now: number,
+): Promise<{ deliveryId: string; state: 'pending' }> {
   await db.kysely.transaction().execute(async (trx) => {
-    const delivery = await trx.selectFrom('webhook_deliveries').select(['id', 'state', 'task_id']).where('id', '=', deliveryId).executeTakeFirst();
-    if (!delivery) throw new WebhookAdminError(`no delivery ${deliveryId}`, 'not_found');
-    if (delivery.state === 'pending') throw new WebhookAdminError(`delivery ${deliveryId} is still pending; it is attempted on its schedule`, 'still_pending');
+    const delivery = await trx
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'state', 'task_id'])
+      .where('id', '=', deliveryId)
+      .executeTakeFirst();
+    if (!delivery) throw consoleRefusal('not_found', `no delivery ${deliveryId}`);
+    if (delivery.state === 'pending')
+      throw consoleRefusal('still_pending', `delivery ${deliveryId} is still pending; it is attempted on its schedule`);
     const result = await trx
       .updateTable('webhook_deliveries')
       .set({ state: 'pending', round_attempts: 0, next_attempt_at: now, delivered_at: null })
       .where('id', '=', deliveryId)
       .where('state', '=', delivery.state)
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw new WebhookAdminError(`delivery ${deliveryId} changed meanwhile; try again`);
-    await trx.insertInto('work_items').values({ kind: DELIVER_WORK, task_id: delivery.task_id, ref_id: deliveryId, due_at: now, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
+    if (Number(result.numUpdatedRows) !== 1)
+      throw consoleRefusal('invalid_request', `delivery ${deliveryId} changed meanwhile; try again`);
+    await scheduleWork(trx, now, { kind: DELIVER_WORK, taskId: delivery.task_id, refId: deliveryId, dueAt: now });
   });
   return { deliveryId, state: 'pending' };
 }
 
 /** The account settings webhooks read: the language of their texts and the task callback payload version. */
-export async function setAccountWebhookSettings(db: Db, accountId: string, settings: { language?: string | null; payloadVersion?: number }): Promise<void> {
+export async function setAccountWebhookSettings(
+  db: Db,
+  accountId: string,
+  settings: { language?: string | null; payloadVersion?: number },
+): Promise<void> {
   await requireAccount(db, accountId);
-  if (settings.language && !matchLanguage(settings.language)) throw new WebhookAdminError(`unsupported language ${settings.language}`);
-  if (settings.payloadVersion !== undefined && settings.payloadVersion !== 1 && settings.payloadVersion !== 2) throw new WebhookAdminError('--payload-version must be 1 or 2');
+  if (settings.language && !matchLanguage(settings.language))
+    throw consoleRefusal('invalid_request', `unsupported language ${settings.language}`);
+  if (settings.payloadVersion !== undefined && settings.payloadVersion !== 1 && settings.payloadVersion !== 2)
+    throw consoleRefusal('invalid_request', '--payload-version must be 1 or 2');
   const changes: { language?: string | null; payload_version?: number } = {};
   if (settings.language !== undefined) changes.language = settings.language;
   if (settings.payloadVersion !== undefined) changes.payload_version = settings.payloadVersion;
-  if (Object.keys(changes).length === 0) throw new WebhookAdminError('nothing to set: give --language and/or --payload-version');
+  if (Object.keys(changes).length === 0)
+    throw consoleRefusal('invalid_request', 'nothing to set: give --language and/or --payload-version');
   await db.kysely.updateTable('accounts').set(changes).where('id', '=', accountId).execute();
 }

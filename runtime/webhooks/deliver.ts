@@ -1,7 +1,6 @@
 import type { Selectable } from 'kysely';
 import { outboundPolicy } from '../config.js';
 import type { Context } from '../context.js';
-import { faultPoint } from '../faults.js';
 import type { Database } from '../storage/schema.js';
 import type { WorkHandler, WorkOutcome } from '../worker/worker.js';
 import { postOnce, type PostResult } from './outbound.js';
@@ -21,22 +20,35 @@ export const USER_AGENT = 'Service-Webhook/1';
  * once, for retries too). Returns the reason instead when there is nobody to deliver to any more
  * (account gone, endpoint disabled).
  */
-export async function signedHeaders(ctx: Context, delivery: Delivery, now: number): Promise<Record<string, string> | string> {
+export async function signedHeaders(
+  ctx: Context,
+  delivery: Delivery,
+  now: number,
+): Promise<Record<string, string> | string> {
   const timestamp = unixSeconds(now);
   const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT };
   const db = ctx.db.kysely;
   if (delivery.kind === 'callback') {
-    const account = await db.selectFrom('accounts').select('webhook_secret').where('id', '=', delivery.account_id).executeTakeFirst();
+    const account = await db
+      .selectFrom('accounts')
+      .select('webhook_secret')
+      .where('id', '=', delivery.account_id)
+      .executeTakeFirst();
     if (!account) return 'account no longer exists';
     headers['X-Webhook-Timestamp'] = String(timestamp);
     headers['X-Webhook-Signature'] = signCallback(account.webhook_secret, delivery.task_id, timestamp, delivery.body);
     headers['X-Webhook-Payload-Version'] = String(delivery.payload_version);
     return headers;
   }
-  const endpoint = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', delivery.endpoint_id!).executeTakeFirst();
+  const endpoint = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', delivery.endpoint_id!)
+    .executeTakeFirst();
   if (!endpoint || endpoint.disabled_at !== null) return 'endpoint disabled';
   const secrets = [endpoint.secret];
-  if (endpoint.previous_secret && endpoint.previous_until !== null && endpoint.previous_until > now) secrets.push(endpoint.previous_secret);
+  if (endpoint.previous_secret && endpoint.previous_until !== null && endpoint.previous_until > now)
+    secrets.push(endpoint.previous_secret);
   headers['webhook-id'] = delivery.id;
   headers['webhook-timestamp'] = String(timestamp);
   headers['webhook-signature'] = endpointSignatureHeader(secrets, delivery.id, timestamp, delivery.body);
@@ -59,16 +71,23 @@ function describe(result: PostResult): string | null {
  */
 export async function attemptDelivery(ctx: Context, deliveryId: string): Promise<WorkOutcome> {
   const db = ctx.db.kysely;
-  const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst();
+  const delivery = await db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', deliveryId)
+    .executeTakeFirst();
   if (!delivery || delivery.state !== 'pending') return { done: true };
-  faultPoint('deliver.claimed'); // the work item is leased, nothing sent
+  ctx.faults.reach('deliver.claimed'); // the work item is leased, nothing sent
   const startedAt = ctx.clock.now();
   const headers = await signedHeaders(ctx, delivery, startedAt);
   const result: PostResult =
     typeof headers === 'string'
       ? { status: null, error: headers, responseExcerpt: '' }
-      : await postOnce(delivery.url, delivery.body, headers, { policy: outboundPolicy(ctx.config), timeoutMs: ctx.config.webhookTimeoutMs });
-  faultPoint('deliver.sent'); // the receiver has the request (and answered); the attempt is not recorded
+      : await postOnce(delivery.url, delivery.body, headers, {
+          policy: outboundPolicy(ctx.config),
+          timeoutMs: ctx.config.webhookTimeoutMs,
+        });
+  ctx.faults.reach('deliver.sent'); // the receiver has the request (and answered); the attempt is not recorded
   const finishedAt = ctx.clock.now();
   const ok = result.status !== null && result.status >= 200 && result.status < 300;
   const attempt = delivery.round_attempts + 1;
@@ -92,9 +111,13 @@ export async function attemptDelivery(ctx: Context, deliveryId: string): Promise
     .where('state', '=', 'pending')
     .where('attempts', '=', delivery.attempts)
     .executeTakeFirst();
-  faultPoint('deliver.recorded'); // the outcome is recorded; the work item not yet done
+  ctx.faults.reach('deliver.recorded'); // the outcome is recorded; the work item not yet done
   if (Number(recorded.numUpdatedRows) !== 1) return { done: true };
-  if (state !== 'pending') ctx.log.info({ delivery: delivery.id, task: delivery.task_id, state, attempts: delivery.attempts + 1 }, 'webhook delivery finished');
+  if (state !== 'pending')
+    ctx.log.info(
+      { delivery: delivery.id, task: delivery.task_id, state, attempts: delivery.attempts + 1 },
+      'webhook delivery finished',
+    );
   return nextAttemptAt === null ? { done: true } : { retryAt: nextAttemptAt };
 }
 

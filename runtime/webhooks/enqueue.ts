@@ -1,13 +1,13 @@
-import type { Insertable, Transaction } from 'kysely';
+import type { Insertable } from 'kysely';
 import type { Context } from '../context.js';
 import { pickLanguage } from '../http/language.js';
 import { newId } from '../ids.js';
+import type { Trx } from '../storage/executor.js';
 import type { Database } from '../storage/schema.js';
-import { onTaskResolved } from '../tasks/resolve-task.js';
 import { taskRecord, type TaskRecord, type TaskRow } from '../tasks/task-record.js';
+import { scheduleWork } from '../worker/schedule-work.js';
 import { eventFor } from './events.js';
 
-type Trx = Transaction<Database>;
 type DeliveryRow = Insertable<Database['webhook_deliveries']>;
 
 /** The work kind that attempts one delivery; its ref_id is the delivery id. */
@@ -36,41 +36,76 @@ export function endpointBody(type: string, now: number, record: TaskRecord) {
 }
 
 /**
+ * The webhooks' resolution hook (one of the service's default hooks: runtime/service.ts).
  * Runs in the transaction that writes the task's terminal state: one row per delivery (the body
  * built once, in the account's language) and one `deliver` work item each, due now. Either all of
  * it commits with the terminal state or none of it does.
  */
 export async function enqueueDeliveries(trx: Trx, task: TaskRow, now: number, ctx: Context): Promise<void> {
-  const account = await trx.selectFrom('accounts').select(['language', 'payload_version']).where('id', '=', task.account_id).executeTakeFirst();
+  const account = await trx
+    .selectFrom('accounts')
+    .select(['language', 'payload_version'])
+    .where('id', '=', task.account_id)
+    .executeTakeFirst();
   if (!account) return;
-  const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'url', 'events']).where('account_id', '=', task.account_id).where('disabled_at', 'is', null).orderBy('created_at').orderBy('id').execute();
+  const endpoints = await trx
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'url', 'events'])
+    .where('account_id', '=', task.account_id)
+    .where('disabled_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   if (!task.callback_url && endpoints.length === 0) return;
   const record = taskRecord(ctx, task, pickLanguage(undefined, account.language));
-  const base = { account_id: task.account_id, task_id: task.id, state: 'pending' as const, attempts: 0, round_attempts: 0, next_attempt_at: now, last_attempt_at: null, last_status: null, last_error: null, created_at: now, delivered_at: null };
+  const base = {
+    account_id: task.account_id,
+    task_id: task.id,
+    state: 'pending' as const,
+    attempts: 0,
+    round_attempts: 0,
+    next_attempt_at: now,
+    last_attempt_at: null,
+    last_status: null,
+    last_error: null,
+    created_at: now,
+    delivered_at: null,
+  };
   const rows: DeliveryRow[] = [];
   if (task.callback_url) {
     const id = newId('dlv');
     const version = account.payload_version === 1 ? 1 : 2;
     const body = version === 1 ? callbackBodyV1(record, id) : callbackBodyV2(record, id);
-    rows.push({ ...base, id, kind: 'callback', endpoint_id: null, event_type: `task.${task.state}`, url: task.callback_url, payload_version: version, body: JSON.stringify(body) });
+    rows.push({
+      ...base,
+      id,
+      kind: 'callback',
+      endpoint_id: null,
+      event_type: `task.${task.state}`,
+      url: task.callback_url,
+      payload_version: version,
+      body: JSON.stringify(body),
+    });
   }
   for (const endpoint of endpoints) {
     const type = eventFor(endpoint.events.split(','), task.state);
     if (!type) continue;
-    rows.push({ ...base, id: newId('dlv'), kind: 'endpoint', endpoint_id: endpoint.id, event_type: type, url: endpoint.url, payload_version: 1, body: JSON.stringify(endpointBody(type, now, record)) });
+    rows.push({
+      ...base,
+      id: newId('dlv'),
+      kind: 'endpoint',
+      endpoint_id: endpoint.id,
+      event_type: type,
+      url: endpoint.url,
+      payload_version: 1,
+      body: JSON.stringify(endpointBody(type, now, record)),
+    });
   }
   if (rows.length === 0) return;
   await trx.insertInto('webhook_deliveries').values(rows).execute();
-  await trx
-    .insertInto('work_items')
-    .values(rows.map((row) => ({ kind: DELIVER_WORK, task_id: task.id, ref_id: row.id, due_at: now, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now })))
-    .execute();
-}
-
-let registered = false;
-/** Registers the resolution hook once per process (every service of the process shares it; the hook is handed each service's context). */
-export function registerWebhookHooks(): void {
-  if (registered) return;
-  registered = true;
-  onTaskResolved(enqueueDeliveries);
+  await scheduleWork(
+    trx,
+    now,
+    ...rows.map((row) => ({ kind: DELIVER_WORK, taskId: task.id, refId: row.id, dueAt: now })),
+  );
 }

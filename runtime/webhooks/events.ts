@@ -1,5 +1,11 @@
 /** Account endpoint events of the specification; task.canceled is accepted for old records only. */
-export const EVENT_TYPES = ['task.completed', 'task.succeeded', 'task.failed', 'task.expired', 'task.canceled'] as const;
+export const EVENT_TYPES = [
+  'task.completed',
+  'task.succeeded',
+  'task.failed',
+  'task.expired',
+  'task.canceled',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The terminal states task.completed stands for. */

@@ -3,7 +3,13 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { checkUrlShape, isPublicAddress, systemResolver, type OutboundPolicy, type Resolver } from '../net/address-policy.js';
+import {
+  checkUrlShape,
+  isPublicAddress,
+  systemResolver,
+  type OutboundPolicy,
+  type Resolver,
+} from '../net/address-policy.js';
 
 /**
  * The SSRF-guarded way out: every outbound webhook request goes through an agent whose
@@ -20,7 +26,9 @@ export { systemResolver, type Resolver };
 export class BlockedDestinationError extends Error {
   readonly code = 'EBLOCKEDDESTINATION';
   constructor(host: string, addresses: string[]) {
-    super(`destination ${host} refused: ${addresses.length ? `non-public address ${addresses.join(', ')}` : 'no address'}`);
+    super(
+      `destination ${host} refused: ${addresses.length ? `non-public address ${addresses.join(', ')}` : 'no address'}`,
+    );
   }
 }
 
@@ -42,7 +50,11 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
         if (answers.length === 0 || bad.length) return callback(new BlockedDestinationError(hostname, bad), []);
         const family = options.family === 4 || options.family === 6 ? options.family : undefined;
         const usable = family ? answers.filter((a) => a.family === family) : answers;
-        if (usable.length === 0) return callback(Object.assign(new Error(`no IPv${family} address for ${hostname}`), { code: 'ENOTFOUND' }), []);
+        if (usable.length === 0)
+          return callback(
+            Object.assign(new Error(`no IPv${family} address for ${hostname}`), { code: 'ENOTFOUND' }),
+            [],
+          );
         if (options.all) return callback(null, usable);
         return callback(null, usable[0].address, usable[0].family);
       },
@@ -54,7 +66,12 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
 type ConnectionCallback = (err: Error | null, stream: Duplex) => void;
 
 /** Checks a literal address (Node skips the lookup for those) and adds the guarded lookup. */
-function guardConnection(options: http.ClientRequestArgs, policy: OutboundPolicy, lookup: LookupFunction, callback?: ConnectionCallback): http.ClientRequestArgs | undefined {
+function guardConnection(
+  options: http.ClientRequestArgs,
+  policy: OutboundPolicy,
+  lookup: LookupFunction,
+  callback?: ConnectionCallback,
+): http.ClientRequestArgs | undefined {
   const host = String(options.host ?? options.hostname ?? '').replace(/^\[|\]$/g, '');
   if (isIP(host) && refused([host], policy).length) {
     const error = new BlockedDestinationError(host, [host]);
@@ -107,9 +124,15 @@ export const MAX_RESPONSE_BYTES = 64 * 1024;
  * POSTs `body` once. Never follows redirects (the 3xx is returned as is), never throws: a refused
  * destination, a connection error or the timeout come back as `error`.
  */
-export function postOnce(url: string, body: string, headers: Record<string, string>, options: PostOptions): Promise<PostResult> {
+export function postOnce(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: PostOptions,
+): Promise<PostResult> {
   const shape = checkUrlShape(url, options.policy);
-  if (typeof shape === 'string') return Promise.resolve({ status: null, error: `invalid URL (${shape})`, responseExcerpt: '' });
+  if (typeof shape === 'string')
+    return Promise.resolve({ status: null, error: `invalid URL (${shape})`, responseExcerpt: '' });
   const secure = shape.protocol === 'https:';
   const agent = guardedAgent(secure, options.policy);
   const cap = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
@@ -125,7 +148,11 @@ export function postOnce(url: string, body: string, headers: Record<string, stri
       clearTimeout(timer);
       request.destroy();
       agent.destroy();
-      resolve({ status, error: status === null ? error : null, responseExcerpt: Buffer.concat(chunks).toString('utf8') });
+      resolve({
+        status,
+        error: status === null ? error : null,
+        responseExcerpt: Buffer.concat(chunks).toString('utf8'),
+      });
     };
     const request = (secure ? https : http).request({
       protocol: shape.protocol,
@@ -147,7 +174,9 @@ export function postOnce(url: string, body: string, headers: Record<string, stri
       response.on('end', () => finish(null));
       response.on('error', () => finish(null));
     });
-    request.on('error', (error: NodeJS.ErrnoException) => finish(error instanceof BlockedDestinationError ? error.message : `${error.code ?? 'error'}: ${error.message}`));
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      finish(error instanceof BlockedDestinationError ? error.message : `${error.code ?? 'error'}: ${error.message}`),
+    );
     request.end(payload);
   });
 }

@@ -13,7 +13,9 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
  */
 export function signCallback(secret: string, taskId: string, timestamp: number, body: string): string {
   const bodyHash = createHash('sha256').update(body, 'utf8').digest('hex');
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${taskId}.${timestamp}.${bodyHash}`, 'utf8').digest('base64');
+  return createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(`${taskId}.${timestamp}.${bodyHash}`, 'utf8')
+    .digest('base64');
 }
 
 /** The HMAC key of a Standard Webhooks secret: the Base64-decoded part after `whsec_`. */

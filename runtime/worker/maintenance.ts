@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import { expireUploads } from '../files/cleanup.js';
+import { scheduleWork } from './schedule-work.js';
 import type { WorkHandler } from './worker.js';
 
 const HOUR_MS = 3600 * 1000;
@@ -11,15 +12,23 @@ const expireIdempotencyKeys: WorkHandler = async (ctx) => {
   return { retryAt: now + HOUR_MS };
 };
 
-export const maintenanceWorkHandlers: Record<string, WorkHandler> = { 'expire-idempotency-keys': expireIdempotencyKeys, 'expire-uploads': expireUploads };
+export const maintenanceWorkHandlers: Record<string, WorkHandler> = {
+  'expire-idempotency-keys': expireIdempotencyKeys,
+  'expire-uploads': expireUploads,
+};
 
 /** Makes sure each recurring maintenance job has one pending work item (any worker may run it). */
 export async function scheduleMaintenance(ctx: Context): Promise<void> {
   const now = ctx.clock.now();
   for (const kind of Object.keys(maintenanceWorkHandlers)) {
-    const pending = await ctx.db.kysely.selectFrom('work_items').select('id').where('kind', '=', kind).where('done_at', 'is', null).executeTakeFirst();
+    const pending = await ctx.db.kysely
+      .selectFrom('work_items')
+      .select('id')
+      .where('kind', '=', kind)
+      .where('done_at', 'is', null)
+      .executeTakeFirst();
     if (!pending) {
-      await ctx.db.kysely.insertInto('work_items').values({ kind, task_id: null, ref_id: null, due_at: now, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
+      await scheduleWork(ctx.db.kysely, now, { kind, dueAt: now });
     }
   }
 }

@@ -1,114 +1,222 @@
-import { catalogue } from '../../generated/catalogue.js';
-import { assetClipSeconds, checkReferencesBeforeRun } from '../assets/run-check.js';
+import { checkReferencesBeforeRun, fetchesReferences, settledClipSeconds } from '../assets/run-check.js';
 import type { Context } from '../context.js';
-import { faultPoint } from '../faults.js';
-import type { DeploymentJob } from '../deployments/deployment.js';
-import { expireTask, failTask, scrubReason, succeedTask } from '../tasks/resolve-task.js';
+import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
+import { UpstreamError } from '../deployments/upstream-error.js';
+import { expireTask, failTask, succeedTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
-import type { StoredOutput, TaskRow } from '../tasks/task-record.js';
+import type { TaskRow } from '../tasks/task-record.js';
+import { taskById } from '../tasks/task-rows.js';
 import { purgeTaskContent } from '../tasks/task-queries.js';
-import { sourceTaskId, succeededClipSeconds } from '../tasks/source-clip.js';
+import { checkedBefore, checkWorkHandlers, sendToCheck } from './check-work.js';
+import { storeOutputs, upstreamCostMicros } from './store-outputs.js';
+import { submitTask } from './submit.js';
+import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
+import { scheduleWork } from './schedule-work.js';
+import { UPSTREAM_CANCEL_WORK, upstreamCancelWorkHandlers } from './upstream-cancel.js';
 import type { WorkHandler, WorkItem, WorkOutcome } from './worker.js';
 
-/** A deployment that keeps failing to answer is given up after this many polls; the task fails and the hold is released. */
+/** A deployment that keeps failing to answer is given up after this many polls in a row; the task fails and the hold is released. */
 const MAX_POLL_FAILURES = 8;
-/** Longest wait for one deployment call: a deployment that never answers must not stall the worker (its other items, expiries). */
-const DEPLOYMENT_CALL_TIMEOUT_MS = 30_000;
 /** Longest wait before the first poll of a started task (later polls follow the deployment's retryAfterMs, also capped at 30 s). */
 const FIRST_POLL_CAP_MS = 30_000;
-
-/** The call, or an error once `ms` passed (at most the call timeout, at least 50 ms: the task's deadline bounds it). */
-function timeBoxed<T>(call: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = Math.max(50, Math.min(DEPLOYMENT_CALL_TIMEOUT_MS, ms));
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`deployment ${what} did not answer within ${limit} ms`)), limit);
-  });
-  return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
-}
+/** Longest wait for the upstream to free what it kept of a stored result (best effort). */
+const RELEASE_TIMEOUT_MS = 10_000;
 
 async function loadTask(ctx: Context, item: WorkItem): Promise<TaskRow | undefined> {
-  return ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', item.task_id!).executeTakeFirst();
+  return taskById(ctx.db.kysely, item.task_id!);
 }
 
-/** The job of a task; a source clip named by task id (checked at acceptance) has that task's output length. */
-async function jobOf(ctx: Context, task: TaskRow): Promise<DeploymentJob> {
-  const model = catalogue.get(task.model)!.info;
-  const input = JSON.parse(task.input_json ?? '{}') as Record<string, unknown>;
-  const sourceTask = sourceTaskId(model, input);
-  const sourceClipSeconds = sourceTask === undefined ? undefined : await succeededClipSeconds(ctx, task.api_key_id, sourceTask);
-  return { taskId: task.id, model, input, ...(sourceClipSeconds === undefined ? {} : { sourceClipSeconds }) };
-}
-
-/** queued -> running: start the task on its deployment, then poll it. */
+/**
+ * queued -> running: the task is routed and submitted to a deployment (runtime/worker/submit.ts),
+ * then polled. The upstream's handle is stored even when the task ended meanwhile (its deadline):
+ * then the job is cancelled where the protocol allows, so nothing runs on for an ended task.
+ */
 const runTask: WorkHandler = async (ctx, item) => {
   const task = await loadTask(ctx, item);
   if (!task || isTerminal(task.state)) return { done: true };
-  const deployment = ctx.deployments.byName(task.deployment ?? '');
-  if (!deployment) {
-    await failTask(ctx, task.id, 'internal_error', null);
-    return { done: true };
-  }
-  if (!task.deployment_handle) {
-    // Reference limits checked during generation (external files fetched through the SSRF guard): a problem fails the task, hold released.
+  if (!task.deployment && !checkedBefore(item)) {
+    // External files are fetched in the check lane (runtime/worker/check-work.ts), which writes a checked run item back.
+    if (fetchesReferences(task)) {
+      await sendToCheck(ctx, item);
+      return { done: true };
+    }
+    // Reference limits checked during generation (assets only: no network): a problem fails the task, hold released.
     const problem = await checkReferencesBeforeRun(ctx, task);
     if (problem) {
       await failTask(ctx, task.id, problem.code, problem.detail);
       return { done: true };
     }
   }
+  let deployment: Deployment;
+  let handle: string;
+  let job: DeploymentJob;
+  if (task.deployment_handle) {
+    // Submitted and its handle stored before a crash: only the running state and the poll item are missing.
+    const pinned = ctx.deployments.byName(task.deployment ?? '');
+    if (!pinned) return failUnknownDeployment(ctx, task);
+    [deployment, handle, job] = [pinned, task.deployment_handle, await jobOf(ctx, task)];
+  } else {
+    const outcome = await submitTask(ctx, task);
+    if ('waitUntil' in outcome) return { retryAt: outcome.waitUntil };
+    if ('ended' in outcome) return { done: true };
+    ({ deployment, handle, job } = outcome.submitted);
+  }
+  ctx.faults.reach('run.started'); // the deployment has the job; the handle is not yet stored
   const now = ctx.clock.now();
-  const job = await jobOf(ctx, task);
-  const handle = task.deployment_handle ?? (await timeBoxed(deployment.start(job), task.deadline_at - now, 'start'));
-  faultPoint('run.started'); // the deployment has the job; the handle is not yet stored
   // Polling before the deployment can have finished only costs statements; the cap keeps progress moving.
   const firstPollAt = now + Math.max(0, Math.min(FIRST_POLL_CAP_MS, deployment.firstPollAfterMs?.(job) ?? 0));
-  await ctx.db.kysely.transaction().execute(async (trx) => {
-    const started = await trx.updateTable('tasks').set({ state: 'running', started_at: now, updated_at: now, deployment_handle: handle }).where('id', '=', task.id).where('state', '=', 'queued').executeTakeFirst();
+  const cancelAfter = await ctx.db.kysely.transaction().execute(async (trx) => {
+    const started = await trx
+      .updateTable('tasks')
+      .set({ state: 'running', started_at: now, updated_at: now, deployment_handle: handle })
+      .where('id', '=', task.id)
+      .where('state', '=', 'queued')
+      .executeTakeFirst();
     // One poll chain per task: a run item taken over after a crash finds the task running, its poll item already written.
-    if (Number(started.numUpdatedRows) === 1) await trx.insertInto('work_items').values({ kind: 'poll', task_id: task.id, ref_id: null, due_at: firstPollAt, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: now }).execute();
+    if (Number(started.numUpdatedRows) === 1) {
+      await scheduleWork(trx, now, { kind: 'poll', taskId: task.id, dueAt: firstPollAt });
+      return false;
+    }
+    // The task ended while the submit was on its way: keep the handle, so the job can be found and stopped.
+    const kept = await trx
+      .updateTable('tasks')
+      .set({ deployment_handle: handle, updated_at: now })
+      .where('id', '=', task.id)
+      .where('deployment_handle', 'is', null)
+      .where('state', 'in', ['expired', 'canceled', 'failed'])
+      .executeTakeFirst();
+    if (Number(kept.numUpdatedRows) === 1 && deployment.cancel) {
+      await scheduleWork(trx, now, { kind: UPSTREAM_CANCEL_WORK, taskId: task.id, dueAt: now });
+      return true;
+    }
+    return false;
   });
-  faultPoint('run.running'); // running and its poll item committed; the run item not yet done
+  if (cancelAfter) ctx.wakeWorkers();
+  ctx.faults.reach('run.running'); // running and its poll item committed; the run item not yet done
   return { done: true };
 };
+
+async function failUnknownDeployment(ctx: Context, task: TaskRow): Promise<WorkOutcome> {
+  ctx.log.error(
+    { task: task.id, deployment: task.deployment },
+    'the task is pinned to a deployment the deployments file no longer has',
+  );
+  await failTask(ctx, task.id, 'internal_error', null);
+  return { done: true };
+}
+
+/**
+ * A poll that failed: tried again after the upstream's Retry-After or a growing pause; after
+ * MAX_POLL_FAILURES in a row (or a job the upstream lost) the task fails, hold released. A 429 is
+ * the upstream pacing its callers, not the job failing: it does not count (the deadline bounds it).
+ */
+async function pollFailed(
+  ctx: Context,
+  task: TaskRow,
+  item: WorkItem,
+  deployment: Deployment,
+  error: unknown,
+): Promise<WorkOutcome> {
+  const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', (error as Error).message);
+  ctx.upstreamStats.failed(deployment.name, failure.failure);
+  // Lost (404) and refused (a result link the outbound guard will not fetch) do not get better by asking again.
+  const final = failure.failure === 'lost' || failure.failure === 'rejected';
+  if (final || (item.attempts >= MAX_POLL_FAILURES && failure.failure !== 'busy')) {
+    ctx.log.warn(
+      { task: task.id, deployment: deployment.name, err: failure },
+      final
+        ? `the upstream's answer cannot be used (${failure.failure}); the task fails`
+        : 'the deployment kept failing to answer; the task fails',
+    );
+    await failTask(ctx, task.id, 'internal_error', null);
+    return { done: true };
+  }
+  ctx.log.warn(
+    { task: task.id, deployment: deployment.name, err: failure, attempt: item.attempts },
+    'poll failed; trying again',
+  );
+  const retryAt =
+    ctx.clock.now() + (failure.details.retryAfterMs ?? Math.min(60_000, 1000 * 2 ** Math.min(item.attempts, 6)));
+  return failure.failure === 'busy' ? { retryAt, attempts: Math.max(0, item.attempts - 1) } : { retryAt };
+}
 
 /** Asks the deployment how the task stands; records progress or resolves it once. */
 const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   const task = await loadTask(ctx, item);
   if (!task || isTerminal(task.state) || !task.deployment_handle) return { done: true };
-  const deployment = ctx.deployments.byName(task.deployment ?? '')!;
+  const deployment = ctx.deployments.byName(task.deployment ?? '');
+  if (!deployment) return failUnknownDeployment(ctx, task);
+  const job = await jobOf(ctx, task);
+  const asked = performance.now();
   let status;
   try {
-    status = await timeBoxed(deployment.poll(task.deployment_handle, await jobOf(ctx, task)), task.deadline_at - ctx.clock.now(), 'poll');
+    status = await timeBoxed(deployment.poll(task.deployment_handle, job), task.deadline_at - ctx.clock.now(), 'poll');
   } catch (error) {
-    if (item.attempts >= MAX_POLL_FAILURES) {
-      await failTask(ctx, task.id, 'internal_error', null);
-      return { done: true };
-    }
-    throw error;
+    return pollFailed(ctx, task, item, deployment, error);
   }
+  ctx.upstreamStats.polled(deployment.name, performance.now() - asked);
   const now = ctx.clock.now();
   if (status.state === 'running') {
-    await ctx.db.kysely.updateTable('tasks').set({ progress: status.progress, updated_at: now }).where('id', '=', task.id).where('state', '=', 'running').execute();
-    return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)) };
+    await ctx.db.kysely
+      .updateTable('tasks')
+      .set({ progress: status.progress, updated_at: now })
+      .where('id', '=', task.id)
+      .where('state', '=', 'running')
+      .execute();
+    return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)), attempts: 0 };
   }
-  faultPoint('poll.answered'); // the deployment's final answer (succeeded or failed), nothing recorded
+  ctx.faults.reach('poll.answered'); // the deployment's final answer (succeeded or failed), nothing recorded
   if (status.state === 'failed') {
-    await failTask(ctx, task.id, 'generation_failed', scrubReason(status.reason) || null);
+    await failTask(
+      ctx,
+      task.id,
+      status.code ?? 'generation_failed',
+      upstreamReason(status.reason, task.deployment_handle) || null,
+    );
     return { done: true };
   }
-  const outputs: StoredOutput[] = [];
-  for (const [index, output] of status.outputs.entries()) {
-    const key = `outputs/${task.id}/${index}.${output.extension}`;
-    await ctx.blobs.put(key, output.bytes);
-    outputs.push({ key, mime: output.mime, durationSeconds: output.durationSeconds });
+  // Reference clips are billed at measured lengths only: one nobody measured fails the task (hold released).
+  const clips = await settledClipSeconds(ctx, task, status.referenceClipSeconds);
+  if ('unmeasured' in clips) {
+    await failTask(ctx, task.id, 'reference_invalid', `${clips.unmeasured}: the clip's length was not measured.`);
+    return { done: true };
   }
-  faultPoint('poll.stored'); // media stored, the hold not yet settled
-  const referenceClipSeconds = status.referenceClipSeconds ?? (await assetClipSeconds(ctx, task));
-  const resolved = await succeedTask(ctx, task.id, { outputs, outputSeconds: status.outputSeconds, referenceClipSeconds, sourceClipSeconds: status.sourceClipSeconds });
+  let stored;
+  try {
+    stored = await storeOutputs(ctx, task, status.outputs);
+  } catch (error) {
+    // A download cut short: nothing of it was kept; the next poll hands out fresh links.
+    return pollFailed(ctx, task, item, deployment, error);
+  }
+  if (!stored.ok) {
+    await failTask(ctx, task.id, 'generation_failed', stored.reason);
+    return { done: true };
+  }
+  const { outputs } = stored;
+  const outputSeconds = status.outputSeconds ?? stored.firstVideoSeconds ?? 0;
+  ctx.faults.reach('poll.stored'); // media stored, the hold not yet settled
+  const cost = upstreamCostMicros(ctx.deployments.routeOf(job.model, deployment.name)?.cost, outputSeconds);
+  const resolved = await succeedTask(ctx, task.id, {
+    outputs,
+    outputSeconds,
+    referenceClipSeconds: clips.seconds,
+    sourceClipSeconds: status.sourceClipSeconds,
+    upstreamCostMicros: cost,
+  });
   // A result after expiry settles nothing and keeps nothing. After a success (a second poll of the same job, e.g. a lease
   // taken over mid-poll) the keys hold the winner's media: they stay.
-  if (!resolved && (await loadTask(ctx, item))?.state !== 'succeeded') for (const output of outputs) await ctx.blobs.delete(output.key);
+  if (!resolved && (await loadTask(ctx, item))?.state !== 'succeeded')
+    for (const output of outputs) await ctx.blobs.delete(output.key);
+  // The bytes are ours now: the upstream may let go of them (best effort; its own retention covers a failure).
+  if (deployment.release) {
+    await timeBoxed(deployment.release(task.deployment_handle, job), RELEASE_TIMEOUT_MS, 'release').catch(
+      (error: unknown) =>
+        ctx.log.warn(
+          { err: error, task: task.id, deployment: deployment.name },
+          'the upstream did not release the result',
+        ),
+    );
+  }
   return { done: true };
 };
 
@@ -129,4 +237,6 @@ export const taskWorkHandlers: Record<string, WorkHandler> = {
   poll: pollTask,
   expire: expireDueTask,
   purge: purgeExpiredContent,
+  ...checkWorkHandlers,
+  ...upstreamCancelWorkHandlers,
 };

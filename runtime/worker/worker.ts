@@ -1,23 +1,120 @@
-import { sql, type Selectable } from 'kysely';
 import type { Context } from '../context.js';
-import { faultPoint } from '../faults.js';
 import { newId } from '../ids.js';
-import type { Database } from '../storage/schema.js';
+import { claimItems, nextDueAt, NO_CAP, type ClaimScope, type WorkItem } from './claim.js';
+import { kindFilter, workLanes, type KindFilter, type Lane } from './lanes.js';
 
 /** Pause after a partial batch: a few milliseconds of latency for far fewer claim statements. */
 const GATHER_MS = 10;
 
-export type WorkItem = Selectable<Database['work_items']>;
-/** What a handler wants done with its item: finished, or tried again at a later time. */
-export type WorkOutcome = { done: true } | { retryAt: number };
+export type { WorkItem } from './claim.js';
+/**
+ * What a handler wants done with its item: finished, or tried again at a later time. `attempts`
+ * counts the claims of an item; a handler may set it (a poll that got an answer starts again from
+ * 0: only failures in a row count against a deployment; a 429 does not count at all).
+ */
+export type WorkOutcome = { done: true } | { retryAt: number; attempts?: number };
 export type WorkHandler = (ctx: Context, item: WorkItem) => Promise<WorkOutcome>;
 
 /**
  * Claims due work items with a lease and runs them. Work lives in the database, so a worker that
  * dies loses its lease and another takes the item over; handlers make their effect happen once.
+ * Each lane (runtime/worker/lanes.ts) has its own slots and its own claims, and in each lane one
+ * account holds at most workerAccountCap leases at a time.
  */
 export class Worker {
   readonly owner = newId('worker', 6);
+  private readonly lanes: LaneLoop[];
+  private wakeTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly handlers: Record<string, WorkHandler>,
+  ) {
+    const lanes = workLanes(ctx.config);
+    this.lanes = lanes.map((lane) => new LaneLoop(this, lane, kindFilter(lane, lanes)));
+  }
+
+  start(): void {
+    for (const lane of this.lanes) lane.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.lanes.map((lane) => lane.stop()));
+    clearTimeout(this.wakeTimer); // set by the items that ended while the lanes stopped
+    this.wakeTimer = undefined;
+  }
+
+  /** New work is due or a slot is free: every lane stops sleeping (or skips its next sleep). */
+  wake(): void {
+    for (const lane of this.lanes) lane.wake();
+  }
+
+  /**
+   * An item ended: it may have made work due in another lane (a resolved task's deliveries). The
+   * other lanes are woken once per GATHER_MS however many items end meanwhile, so a lane with
+   * nothing to do costs a claim per gather, not one per item of the busy lanes.
+   */
+  wakeSoon(): void {
+    this.wakeTimer ??= setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.wake();
+    }, GATHER_MS);
+  }
+
+  /**
+   * Claims and runs every item due now in every lane (up to each lane's concurrency, without the
+   * account cap), waiting for them; returns how many ran. Tests drive the worker with it.
+   */
+  async runOnce(): Promise<number> {
+    const claimed = await Promise.all(
+      this.lanes.map((lane) => this.claimNow(lane.scope(NO_CAP), lane.lane.concurrency)),
+    );
+    const items = claimed.flat();
+    await Promise.all(items.map((item) => this.process(item)));
+    return items.length;
+  }
+
+  /** @internal the lanes' claim: one statement, then the fault point tests crash at. */
+  async claimNow(scope: ClaimScope, limit: number): Promise<WorkItem[]> {
+    const items = await claimItems(this.ctx.db, scope, this.owner, scope.now + this.ctx.config.leaseMs, limit);
+    if (items.length > 0) this.ctx.faults.reach('worker.claimed'); // leases taken, nothing run: they must run out and be taken again
+    return items;
+  }
+
+  /** @internal */
+  get context(): Context {
+    return this.ctx;
+  }
+
+  /** @internal runs one claimed item and records its outcome (done, or due again later). */
+  async process(item: WorkItem): Promise<void> {
+    const handler = this.handlers[item.kind];
+    let outcome: WorkOutcome;
+    try {
+      if (!handler) throw new Error(`no handler for work kind ${item.kind}`);
+      outcome = await handler(this.ctx, item);
+    } catch (error) {
+      this.ctx.log.error({ err: error, item: item.id, kind: item.kind }, 'work item failed; retrying');
+      outcome = { retryAt: this.ctx.clock.now() + Math.min(60_000, 1000 * 2 ** Math.min(item.attempts, 6)) };
+    }
+    this.ctx.faults.reach('worker.handled'); // the handler's effect is done, the item not yet marked: it runs again
+    const db = this.ctx.db.kysely;
+    const owned = db.updateTable('work_items').where('id', '=', item.id).where('lease_owner', '=', this.owner);
+    if ('done' in outcome) await owned.set({ done_at: this.ctx.clock.now(), lease_until: null }).execute();
+    else
+      await owned
+        .set({
+          due_at: outcome.retryAt,
+          lease_owner: null,
+          lease_until: null,
+          ...(outcome.attempts !== undefined ? { attempts: outcome.attempts } : {}),
+        })
+        .execute();
+  }
+}
+
+/** The loop of one lane: its slots, its claims, its sleep. */
+class LaneLoop {
   private stopped = true;
   private timer?: NodeJS.Timeout;
   private wakeUp?: () => void;
@@ -26,9 +123,19 @@ export class Worker {
   private wokenEarly = false;
 
   constructor(
-    private readonly ctx: Context,
-    private readonly handlers: Record<string, WorkHandler>,
+    private readonly worker: Worker,
+    readonly lane: Lane,
+    private readonly kinds: KindFilter,
   ) {}
+
+  scope(accountCap: number): ClaimScope {
+    return { kinds: this.kinds, accountCap, now: this.worker.context.clock.now() };
+  }
+
+  private get accountCap(): number {
+    const cap = this.worker.context.config.workerAccountCap;
+    return cap > 0 ? cap : NO_CAP;
+  }
 
   start(): void {
     if (!this.stopped) return;
@@ -42,45 +149,50 @@ export class Worker {
     await this.loop;
   }
 
-  /** New work is due or a slot is free: stop sleeping (or skip the next sleep, if not asleep now). */
   wake(): void {
     if (this.wakeUp) this.wakeUp();
     else this.wokenEarly = true;
   }
 
   /**
-   * Keeps up to workerConcurrency items in flight: a free slot is filled by the next claim, so one
+   * Keeps up to the lane's concurrency in flight: a free slot is filled by the next claim, so one
    * slow item (a receiver that drips, a deployment call that hangs until its time box) holds one
    * slot, not the whole pass.
    */
   private async run(): Promise<void> {
+    const ctx = this.worker.context;
     while (!this.stopped) {
-      const free = this.ctx.config.workerConcurrency - this.running.size;
+      const free = this.lane.concurrency - this.running.size;
       let claimed = 0;
       if (free > 0) {
         try {
-          claimed = this.startAll(await this.claimNow(free)).length;
+          claimed = this.startAll(await this.worker.claimNow(this.scope(this.accountCap), free)).length;
         } catch (error) {
-          this.ctx.log.error({ err: error }, 'worker pass failed');
+          ctx.log.error({ err: error, lane: this.lane.name }, 'worker pass failed');
         }
       }
       if (this.stopped) break;
       // A partial batch under a stream of new work: let the next few arrive, so that one claim
       // statement takes several items instead of one each (bench/README.md, worker batching).
       if (claimed > 0 && claimed < free) await new Promise((r) => setTimeout(r, GATHER_MS));
-      else if (free <= 0 || claimed === 0) await this.sleep(free <= 0 ? this.ctx.config.workerIdleMs : await this.msUntilNextDue().catch(() => this.ctx.config.workerIdleMs));
+      else if (free <= 0 || claimed === 0)
+        await this.sleep(
+          free <= 0 ? ctx.config.workerIdleMs : await this.msUntilNextDue().catch(() => ctx.config.workerIdleMs),
+        );
     }
     await Promise.all(this.running);
   }
 
-  /** Runs the items in the background; each frees its slot and wakes the loop when it ends. */
+  /** Runs the items in the background; each frees its slot and wakes the lanes when it ends. */
   private startAll(items: WorkItem[]): WorkItem[] {
     for (const item of items) {
-      const running: Promise<void> = this.process(item)
-        .catch((error) => this.ctx.log.error({ err: error, item: item.id }, 'work item bookkeeping failed'))
+      const running: Promise<void> = this.worker
+        .process(item)
+        .catch((error) => this.worker.context.log.error({ err: error, item: item.id }, 'work item bookkeeping failed'))
         .finally(() => {
           this.running.delete(running);
-          this.wake(); // a slot is free, and the item may have made new work due (a poll, deliveries)
+          this.wake(); // a slot is free, and the item may have made new work due in this lane (a poll)
+          this.worker.wakeSoon(); // or in another (a resolved task's deliveries)
         });
       this.running.add(running);
     }
@@ -102,73 +214,12 @@ export class Worker {
     });
   }
 
-  /**
-   * Until the next unleased item is due (the index gives it in order). Items under a lease are left
-   * out: this worker's own wake the loop when they end, and a dead worker's lease is noticed within
-   * workerIdleMs. Counting them would spin the loop while an item is in flight.
-   */
+  /** Until the lane's next claimable item is due, at most workerIdleMs. */
   private async msUntilNextDue(): Promise<number> {
-    const now = this.ctx.clock.now();
-    const row = await this.ctx.db.kysely
-      .selectFrom('work_items')
-      .select('due_at')
-      .where('done_at', 'is', null)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .orderBy('due_at')
-      .limit(1)
-      .executeTakeFirst();
-    const next = row === undefined ? undefined : Number(row.due_at);
-    const idle = this.ctx.config.workerIdleMs;
-    return next === undefined ? idle : Math.min(idle, next - now);
-  }
-
-  /** Claims and runs every item due now (up to the concurrency), waiting for them; returns how many ran. Tests drive the worker with it. */
-  async runOnce(): Promise<number> {
-    const items = await this.claimNow(this.ctx.config.workerConcurrency);
-    await Promise.all(items.map((item) => this.process(item)));
-    return items.length;
-  }
-
-  private async claimNow(limit: number): Promise<WorkItem[]> {
-    const items = await this.claim(limit);
-    if (items.length > 0) faultPoint('worker.claimed'); // leases taken, nothing run: they must run out and be taken again
-    return items;
-  }
-
-  /**
-   * One statement takes the leases of up to `limit` due items and returns them. On PostgreSQL rows
-   * another worker is claiming are skipped, not waited for; SQLite runs the statement under its
-   * write lock, so two processes on one file never take the same item either.
-   */
-  private async claim(limit: number): Promise<WorkItem[]> {
-    const now = this.ctx.clock.now();
-    const leaseUntil = now + this.ctx.config.leaseMs;
-    const skipLocked = this.ctx.db.engine === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
-    const { rows } = await sql<WorkItem>`
-      UPDATE work_items SET lease_owner = ${this.owner}, lease_until = ${leaseUntil}, attempts = attempts + 1
-      WHERE id IN (
-        SELECT id FROM work_items
-        WHERE done_at IS NULL AND due_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now})
-        ORDER BY due_at LIMIT ${limit}
-        ${skipLocked})
-      RETURNING *`.execute(this.ctx.db.kysely);
-    return rows;
-  }
-
-  private async process(item: WorkItem): Promise<void> {
-    const handler = this.handlers[item.kind];
-    let outcome: WorkOutcome;
-    try {
-      if (!handler) throw new Error(`no handler for work kind ${item.kind}`);
-      outcome = await handler(this.ctx, item);
-    } catch (error) {
-      this.ctx.log.error({ err: error, item: item.id, kind: item.kind }, 'work item failed; retrying');
-      outcome = { retryAt: this.ctx.clock.now() + Math.min(60_000, 1000 * 2 ** Math.min(item.attempts, 6)) };
-    }
-    faultPoint('worker.handled'); // the handler's effect is done, the item not yet marked: it runs again
-    const db = this.ctx.db.kysely;
-    const owned = db.updateTable('work_items').where('id', '=', item.id).where('lease_owner', '=', this.owner);
-    if ('done' in outcome) await owned.set({ done_at: this.ctx.clock.now(), lease_until: null }).execute();
-    else await owned.set({ due_at: outcome.retryAt, lease_owner: null, lease_until: null }).execute();
+    const ctx = this.worker.context;
+    const scope = this.scope(this.accountCap);
+    const next = await nextDueAt(ctx.db, scope);
+    const idle = ctx.config.workerIdleMs;
+    return next === undefined ? idle : Math.min(idle, next - scope.now);
   }
 }

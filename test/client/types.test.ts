@@ -5,7 +5,7 @@
  * this file with the TypeScript API and fails on any diagnostic.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import { Mediaforge, type CreateTaskParams, type CreateTaskParamsFor, type ModelId, type ModelInput, type Quote, type Task } from 'mediaforge/client';
+import { Mediaforge, type CreateTaskParams, type CreateTaskParamsFor, type ModelId, type ModelInput, type Quote, type Task } from '@mediaforge/client';
 
 const client = new Mediaforge({ apiKey: 'sk-service-types', baseUrl: 'http://127.0.0.1:1' });
 

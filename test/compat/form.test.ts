@@ -20,7 +20,8 @@ describe('compat form fields', () => {
       ['loras[][scale]', '1'],
       ['loras[][path]', 'https://example.com/two.safetensors'],
       ['loras[][scale]', '0.5'],
-    ]) assignFormValue(body, key, value);
+    ])
+      assignFormValue(body, key, value);
     expect(body).toEqual({
       input_reference: { image_url: 'https://example.com/a.png' },
       reference_image_urls: ['https://example.com/b.png', 'https://example.com/c.png'],
@@ -49,7 +50,12 @@ describe('compat form fields', () => {
     expect(coerceFormValue('false', { type: 'boolean' })).toBe(false);
     expect(coerceFormValue('42', { type: 'string' })).toBe('42');
     expect(coerceFormValue(['1', '2'], { type: 'array', items: { type: 'number' } })).toEqual([1, 2]);
-    expect(coerceFormValue([{ path: 'p', scale: '0.5' }], { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, scale: { type: 'number' } } } })).toEqual([{ path: 'p', scale: 0.5 }]);
+    expect(
+      coerceFormValue([{ path: 'p', scale: '0.5' }], {
+        type: 'array',
+        items: { type: 'object', properties: { path: { type: 'string' }, scale: { type: 'number' } } },
+      }),
+    ).toEqual([{ path: 'p', scale: 0.5 }]);
     expect(coerceFormValue('7', undefined)).toBe('7');
   });
 });

@@ -1,8 +1,16 @@
-import { readFileSync } from 'node:fs';
 import { png } from '../files/fixtures.js';
-import OpenAI, { APIError, AuthenticationError, BadRequestError, ConflictError, NotFoundError, RateLimitError, toFile } from 'openai';
+import OpenAI, {
+  APIError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  RateLimitError,
+  toFile,
+} from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
+import { probeBytes } from '../../runtime/files/probe.js';
 import { checkLedger, startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**
@@ -14,7 +22,6 @@ import { checkLedger, startTestService, waitForTerminal, type TestService } from
 /** A model that needs nothing but a prompt; 1280x720 is its 16:9 at 720p; 2 to 10 seconds. */
 const MODEL = 'vendor_b/family_c-2.6/reference-to-video';
 const FAIL = 'FAIL-THIS-PROMPT';
-const SIMULATOR_MEDIA = new URL('../../runtime/deployments/simulator-media/', import.meta.url);
 
 /** A valid 2x2 opaque RGB PNG (a real image file for the uploads). */
 const tinyPng = () => png(2, 2, false);
@@ -47,7 +54,11 @@ async function failure(promise: Promise<unknown>): Promise<APIError> {
 }
 
 function holds(t: TestService, accountId: string) {
-  return t.service.ctx.db.kysely.selectFrom('holds').select(['task_id', 'amount', 'charged', 'state']).where('account_id', '=', accountId).execute();
+  return t.service.ctx.db.kysely
+    .selectFrom('holds')
+    .select(['task_id', 'amount', 'charged', 'state'])
+    .where('account_id', '=', accountId)
+    .execute();
 }
 
 describe('the compatible layer with the official openai SDK', () => {
@@ -55,7 +66,10 @@ describe('the compatible layer with the official openai SDK', () => {
   /** Tasks never finish here: unfinished videos and holds that stay put. */
   let slow: TestService;
   beforeAll(async () => {
-    [t, slow] = await Promise.all([startTestService({ simulatorFailWhenPromptContains: FAIL }), startTestService({ simulatorLatencyMs: 600_000 })]);
+    [t, slow] = await Promise.all([
+      startTestService({ simulatorFailWhenPromptContains: FAIL }),
+      startTestService({ simulatorLatencyMs: 600_000 }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([t?.close(), slow?.close()]);
@@ -74,16 +88,40 @@ describe('the compatible layer with the official openai SDK', () => {
     const created = await client.post<OpenAI.Videos.Video>('/videos', {
       body: { model: MODEL, prompt: 'a lighthouse at dusk', seconds: '8', size: '1280x720' },
     });
-    expect(created).toMatchObject({ object: 'video', model: MODEL, status: 'queued', progress: 0, seconds: '8', size: '1280x720', prompt: 'a lighthouse at dusk', error: null, remixed_from_video_id: null, completed_at: null, expires_at: null });
+    expect(created).toMatchObject({
+      object: 'video',
+      model: MODEL,
+      status: 'queued',
+      progress: 0,
+      seconds: '8',
+      size: '1280x720',
+      prompt: 'a lighthouse at dusk',
+      error: null,
+      remixed_from_video_id: null,
+      completed_at: null,
+      expires_at: null,
+    });
     expect(created.id).toMatch(/^task_/);
     expect(Math.abs(created.created_at - Date.now() / 1000)).toBeLessThan(3600);
 
     // The same task through the main API: the mapping reached the model's input.
     const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey });
-    expect(record.body.data.input).toMatchObject({ prompt: 'a lighthouse at dusk', duration_seconds: 8, aspect_ratio: '16:9', resolution: '720p' });
+    expect(record.body.data.input).toMatchObject({
+      prompt: 'a lighthouse at dusk',
+      duration_seconds: 8,
+      aspect_ratio: '16:9',
+      resolution: '720p',
+    });
 
     const done = await untilFinished(client, created.id);
-    expect(done).toMatchObject({ id: created.id, status: 'completed', progress: 100, seconds: '8', size: '1280x720', error: null });
+    expect(done).toMatchObject({
+      id: created.id,
+      status: 'completed',
+      progress: 100,
+      seconds: '8',
+      size: '1280x720',
+      error: null,
+    });
     expect(done.completed_at).toBeGreaterThanOrEqual(done.created_at);
     // Retention (30 days by default) destroys the content then.
     expect(done.expires_at).toBeGreaterThan(done.completed_at!);
@@ -95,11 +133,23 @@ describe('the compatible layer with the official openai SDK', () => {
     const content = await client.videos.downloadContent(created.id);
     const bytes = Buffer.from(await content.arrayBuffer());
     expect(bytes.includes(Buffer.from('ftyp'))).toBe(true);
-    expect(bytes.equals(readFileSync(new URL('clip-08s.mp4', SIMULATOR_MEDIA)))).toBe(true);
+    // The same bytes as the task's output asset on the main API: a 1280x720 clip of 8 s.
+    const [asset] = (await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey })).body.data
+      .output.assets;
+    expect(bytes.equals(Buffer.from(await (await fetch(asset.url)).arrayBuffer()))).toBe(true);
+    expect(await probeBytes(bytes)).toMatchObject({
+      kind: 'video',
+      mime: 'video/mp4',
+      width: 1280,
+      height: 720,
+      durationSeconds: 8,
+    });
     const redirect = await t.call('GET', `/v1/videos/${created.id}/content?variant=video`, { key: apiKey });
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get('location')).toMatch(new RegExp(`^${t.url}/api/v1/media/`));
-    await expect(client.videos.downloadContent(created.id, { variant: 'thumbnail' })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.videos.downloadContent(created.id, { variant: 'thumbnail' })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
 
     const before = await t.wallet(accountId);
     const deleted = await client.videos.delete(created.id);
@@ -123,14 +173,27 @@ describe('the compatible layer with the official openai SDK', () => {
     t.config.publicUrl = 'https://media.mediaforge.test';
     let created: OpenAI.Videos.Video;
     try {
-      created = await client.videos.create({ prompt: 'the cat of @Image1 jumps', seconds: '4', size: '1280x720', input_reference: await toFile(png, 'cat.png', { type: 'image/png' }) });
+      created = await client.videos.create({
+        prompt: 'the cat of @Image1 jumps',
+        seconds: '4',
+        size: '1280x720',
+        input_reference: await toFile(png, 'cat.png', { type: 'image/png' }),
+      });
     } finally {
       t.config.publicUrl = localUrl;
     }
-    expect(created).toMatchObject({ object: 'video', model: defaultModel, status: 'queued', seconds: '4', size: '1280x720' });
+    expect(created).toMatchObject({
+      object: 'video',
+      model: defaultModel,
+      status: 'queued',
+      seconds: '4',
+      size: '1280x720',
+    });
     const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey });
     const [link] = record.body.data.input.reference_image_urls as string[];
-    expect(link).toMatch(/^https:\/\/media\.mediaforge\.test\/api\/v1\/media\/uploads%2F[A-Za-z0-9_-]+\.png\?expires=\d+&sig=/);
+    expect(link).toMatch(
+      /^https:\/\/media\.mediaforge\.test\/api\/v1\/media\/uploads%2F[A-Za-z0-9_-]+\.png\?expires=\d+&sig=/,
+    );
     // The signed link serves the uploaded bytes.
     const served = await fetch(`${t.url}${link.slice('https://media.mediaforge.test'.length)}`);
     expect(served.status).toBe(200);
@@ -139,7 +202,12 @@ describe('the compatible layer with the official openai SDK', () => {
     expect((await untilFinished(client, created.id)).status).toBe('completed');
 
     // Not an image: refused before anything is held.
-    const notImage = await failure(client.videos.create({ prompt: 'x', input_reference: await toFile(Buffer.from('hello'), 'a.png', { type: 'image/png' }) }));
+    const notImage = await failure(
+      client.videos.create({
+        prompt: 'x',
+        input_reference: await toFile(Buffer.from('hello'), 'a.png', { type: 'image/png' }),
+      }),
+    );
     expect(notImage).toBeInstanceOf(BadRequestError);
     expect(notImage.param).toBe('input_reference');
   });
@@ -160,22 +228,50 @@ describe('the compatible layer with the official openai SDK', () => {
     } as OpenAI.Videos.VideoCreateParams);
     expect(byUrl).toMatchObject({ model: MODEL, seconds: '5', size: '1080x1920' });
     const first = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${byUrl.id}`, { key: apiKey });
-    expect(first.body.data.input).toMatchObject({ reference_image_urls: ['https://example.com/a.png'], negative_prompt: 'blur', seed: 42, shot_type: 'single', duration_seconds: 5, aspect_ratio: '9:16', resolution: '1080p' });
+    expect(first.body.data.input).toMatchObject({
+      reference_image_urls: ['https://example.com/a.png'],
+      negative_prompt: 'blur',
+      seed: 42,
+      shot_type: 'single',
+      duration_seconds: 5,
+      aspect_ratio: '9:16',
+      resolution: '1080p',
+    });
 
     // file_id names an asset of the caller's library (uploaded through the main API's files flow).
     const png = tinyPng();
-    const ticket = await t.call('POST', '/api/v1/common/upload-url', { key: apiKey, body: { fileName: 'portrait.png', contentType: 'image/png', size: png.length } });
+    const ticket = await t.call('POST', '/api/v1/common/upload-url', {
+      key: apiKey,
+      body: { fileName: 'portrait.png', contentType: 'image/png', size: png.length },
+    });
     expect(ticket.status).toBe(200);
-    const put = await fetch(ticket.body.data.uploadUrl, { method: 'PUT', headers: ticket.body.data.headers, body: new Uint8Array(png) });
+    const put = await fetch(ticket.body.data.uploadUrl, {
+      method: 'PUT',
+      headers: ticket.body.data.headers,
+      body: new Uint8Array(png),
+    });
     expect(put.status).toBe(200);
-    const committed = await t.call('POST', `/api/v1/files/${ticket.body.data.fileId}/commit`, { key: apiKey, body: {} });
+    const committed = await t.call('POST', `/api/v1/files/${ticket.body.data.fileId}/commit`, {
+      key: apiKey,
+      body: {},
+    });
     expect(committed.status).toBe(200);
     const assetId: string = committed.body.data.assetId;
-    const byFile = await client.videos.create({ model: MODEL, prompt: 'character1 waves', input_reference: { file_id: assetId } } as OpenAI.Videos.VideoCreateParams);
+    const byFile = await client.videos.create({
+      model: MODEL,
+      prompt: 'character1 waves',
+      input_reference: { file_id: assetId },
+    } as OpenAI.Videos.VideoCreateParams);
     const second = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${byFile.id}`, { key: apiKey });
     expect(second.body.data.input.reference_image_urls).toEqual([`service://a/${assetId}`]);
     // An asset that is not in the library: reported on input_reference, before anything is held.
-    const missing = await failure(client.videos.create({ model: MODEL, prompt: 'character1 waves', input_reference: { file_id: 'a_notmine01' } } as OpenAI.Videos.VideoCreateParams));
+    const missing = await failure(
+      client.videos.create({
+        model: MODEL,
+        prompt: 'character1 waves',
+        input_reference: { file_id: 'a_notmine01' },
+      } as OpenAI.Videos.VideoCreateParams),
+    );
     expect(missing).toMatchObject({ status: 400, param: 'input_reference', code: 'invalid_input' });
     expect(missing.message).toBe('400 input_reference names an asset that does not exist in your library.');
     // Defaults of the model fill what was not sent, and show in the Video.
@@ -183,21 +279,47 @@ describe('the compatible layer with the official openai SDK', () => {
   });
 
   const IMAGE_MODEL = MODEL.replace('/reference-to-video', '/image-to-video');
-  it.runIf(catalogue.get(IMAGE_MODEL)?.info.inputSchema.properties.image_url)('maps input_reference to image_url on an image-to-video model', async () => {
-    const { apiKey } = await t.account(5000);
-    const client = clientFor(t, apiKey);
-    const video = await client.videos.create({ model: IMAGE_MODEL, prompt: 'the photo comes alive', seconds: '5', input_reference: { image_url: 'https://example.com/photo.png' } } as unknown as OpenAI.Videos.VideoCreateParams);
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${video.id}`, { key: apiKey });
-    expect(record.body.data.input).toMatchObject({ image_url: 'https://example.com/photo.png', duration_seconds: 5 });
-    expect(record.body.data.input.reference_image_urls).toBeUndefined();
-    const twice = await failure(client.post('/videos', { body: { model: IMAGE_MODEL, prompt: 'x', input_reference: { image_url: 'https://example.com/a.png' }, image_url: 'https://example.com/b.png' } }));
-    expect(twice).toMatchObject({ status: 400, param: 'image_url' });
-    if (!catalogue.get(IMAGE_MODEL)!.info.outputSizes) {
-      // The frame follows the image: no size table, so no size.
-      const sized = await failure(client.post('/videos', { body: { model: IMAGE_MODEL, prompt: 'x', size: '1280x720', input_reference: { image_url: 'https://example.com/a.png' } } }));
-      expect(sized).toMatchObject({ status: 400, param: 'size' });
-    }
-  });
+  it.runIf(catalogue.get(IMAGE_MODEL)?.info.inputSchema.properties.image_url)(
+    'maps input_reference to image_url on an image-to-video model',
+    async () => {
+      const { apiKey } = await t.account(5000);
+      const client = clientFor(t, apiKey);
+      const video = await client.videos.create({
+        model: IMAGE_MODEL,
+        prompt: 'the photo comes alive',
+        seconds: '5',
+        input_reference: { image_url: 'https://example.com/photo.png' },
+      } as unknown as OpenAI.Videos.VideoCreateParams);
+      const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${video.id}`, { key: apiKey });
+      expect(record.body.data.input).toMatchObject({ image_url: 'https://example.com/photo.png', duration_seconds: 5 });
+      expect(record.body.data.input.reference_image_urls).toBeUndefined();
+      const twice = await failure(
+        client.post('/videos', {
+          body: {
+            model: IMAGE_MODEL,
+            prompt: 'x',
+            input_reference: { image_url: 'https://example.com/a.png' },
+            image_url: 'https://example.com/b.png',
+          },
+        }),
+      );
+      expect(twice).toMatchObject({ status: 400, param: 'image_url' });
+      if (!catalogue.get(IMAGE_MODEL)!.info.outputSizes) {
+        // The frame follows the image: no size table, so no size.
+        const sized = await failure(
+          client.post('/videos', {
+            body: {
+              model: IMAGE_MODEL,
+              prompt: 'x',
+              size: '1280x720',
+              input_reference: { image_url: 'https://example.com/a.png' },
+            },
+          }),
+        );
+        expect(sized).toMatchObject({ status: 400, param: 'size' });
+      }
+    },
+  );
 
   it('JSON input_reference: a data URL is stored like an upload, a given reference list follows it', async () => {
     const { apiKey } = await t.account(5000);
@@ -208,7 +330,12 @@ describe('the compatible layer with the official openai SDK', () => {
     let video: OpenAI.Videos.Video;
     try {
       video = await client.post<OpenAI.Videos.Video>('/videos', {
-        body: { model: MODEL, prompt: 'character1 meets character2', input_reference: { image_url: `data:image/png;base64,${png.toString('base64')}` }, reference_image_urls: ['https://example.com/b.png'] },
+        body: {
+          model: MODEL,
+          prompt: 'character1 meets character2',
+          input_reference: { image_url: `data:image/png;base64,${png.toString('base64')}` },
+          reference_image_urls: ['https://example.com/b.png'],
+        },
       });
     } finally {
       t.config.publicUrl = localUrl;
@@ -219,9 +346,22 @@ describe('the compatible layer with the official openai SDK', () => {
     expect(given).toBe('https://example.com/b.png');
 
     // The caller's own items keep their own index in error params, behind input_reference.
-    const bad = await failure(client.post('/videos', { body: { model: MODEL, prompt: 'x', input_reference: { image_url: 'https://example.com/a.png' }, reference_image_urls: ['ftp://example.com/b.png'] } }));
+    const bad = await failure(
+      client.post('/videos', {
+        body: {
+          model: MODEL,
+          prompt: 'x',
+          input_reference: { image_url: 'https://example.com/a.png' },
+          reference_image_urls: ['ftp://example.com/b.png'],
+        },
+      }),
+    );
     expect(bad).toMatchObject({ status: 400, param: 'reference_image_urls[0]' });
-    const insecure = await failure(client.post('/videos', { body: { model: MODEL, prompt: 'x', input_reference: { image_url: 'http://example.com/a.png' } } }));
+    const insecure = await failure(
+      client.post('/videos', {
+        body: { model: MODEL, prompt: 'x', input_reference: { image_url: 'http://example.com/a.png' } },
+      }),
+    );
     expect(insecure).toMatchObject({ status: 400, param: 'input_reference' });
     // The default model needs an image or a clip: the whole-input rule is reported on input_reference.
     const none = await failure(client.videos.create({ prompt: 'no references' }));
@@ -261,7 +401,13 @@ describe('the compatible layer with the official openai SDK', () => {
     expect(raw.status).toBe(200);
     expect(raw.body).toMatchObject({ object: 'list', first_id: ids[3], last_id: ids[2], has_more: true });
     const tail = await t.call('GET', `/v1/videos?limit=100&after=${ids[1]}`, { key: apiKey });
-    expect(tail.body).toEqual({ object: 'list', data: [expect.objectContaining({ id: ids[0] })], first_id: ids[0], last_id: ids[0], has_more: false });
+    expect(tail.body).toEqual({
+      object: 'list',
+      data: [expect.objectContaining({ id: ids[0] })],
+      first_id: ids[0],
+      last_id: ids[0],
+      has_more: false,
+    });
 
     // Another key of the same account sees none of them.
     const sibling = await t.siblingKey(accountId);
@@ -276,7 +422,12 @@ describe('the compatible layer with the official openai SDK', () => {
     for await (const model of clientFor(t, apiKey).models.list()) models.push(model);
     expect(models.map((m) => m.id).sort()).toEqual([...catalogue.keys()].sort());
     for (const model of models) {
-      expect(model).toEqual({ id: model.id, object: 'model', created: 0, owned_by: catalogue.get(model.id)!.info.vendor });
+      expect(model).toEqual({
+        id: model.id,
+        object: 'model',
+        created: 0,
+        owned_by: catalogue.get(model.id)!.info.vendor,
+      });
     }
   });
 
@@ -314,17 +465,33 @@ describe('the compatible layer with the official openai SDK', () => {
       const json = await failure(client.post('/videos', { body: { model: MODEL, prompt: 'x', seconds: '99' } }));
       expect(json).toMatchObject({ status: 400, param: 'seconds' });
 
-      const seed = await failure(client.videos.create({ model: MODEL, prompt: 'x', seed: 'abc' } as OpenAI.Videos.VideoCreateParams));
+      const seed = await failure(
+        client.videos.create({ model: MODEL, prompt: 'x', seed: 'abc' } as OpenAI.Videos.VideoCreateParams),
+      );
       expect(seed).toMatchObject({ status: 400, param: 'seed' });
-      const unknown = await failure(client.videos.create({ model: MODEL, prompt: 'x', colour: 'red' } as OpenAI.Videos.VideoCreateParams));
+      const unknown = await failure(
+        client.videos.create({ model: MODEL, prompt: 'x', colour: 'red' } as OpenAI.Videos.VideoCreateParams),
+      );
       expect(unknown).toMatchObject({ status: 400, param: 'colour' });
-      const both = await failure(client.videos.create({ model: MODEL, prompt: 'x', seconds: '5', duration_seconds: 5 } as unknown as OpenAI.Videos.VideoCreateParams));
+      const both = await failure(
+        client.videos.create({
+          model: MODEL,
+          prompt: 'x',
+          seconds: '5',
+          duration_seconds: 5,
+        } as unknown as OpenAI.Videos.VideoCreateParams),
+      );
       expect(both).toMatchObject({ status: 400, param: 'duration_seconds' });
       const model = await failure(client.videos.create({ model: 'no/such-model/reference-to-video', prompt: 'x' }));
       expect(model).toMatchObject({ status: 400, param: 'model', code: 'unknown_model' });
 
       // The language rules of the main API; codes never change.
-      const german = await failure(client.videos.create({ model: MODEL, prompt: 'x', size: '1234x567' as never }, { headers: { 'Accept-Language': 'de-DE' } }));
+      const german = await failure(
+        client.videos.create(
+          { model: MODEL, prompt: 'x', size: '1234x567' as never },
+          { headers: { 'Accept-Language': 'de-DE' } },
+        ),
+      );
       expect(german).toMatchObject({ status: 400, param: 'size', code: 'invalid_input' });
       expect(german.message).toContain('Größe');
 
@@ -341,13 +508,18 @@ describe('the compatible layer with the official openai SDK', () => {
       expect(inQuery.code).toBe('key_in_query');
     });
 
-    it('404 NotFoundError for an unknown id and for another key\'s video', async () => {
+    it("404 NotFoundError for an unknown id and for another key's video", async () => {
       const owner = await t.account(1000);
       const stranger = await t.account(1000);
       const video = await clientFor(t, owner.apiKey).videos.create({ model: MODEL, prompt: 'mine' });
       const client = clientFor(t, stranger.apiKey);
       // Made one at a time: a promise created early could reject before anything awaits it.
-      const calls = [() => client.videos.retrieve('task_doesnotexist'), () => client.videos.retrieve(video.id), () => client.videos.delete(video.id), () => client.videos.downloadContent(video.id)];
+      const calls = [
+        () => client.videos.retrieve('task_doesnotexist'),
+        () => client.videos.retrieve(video.id),
+        () => client.videos.delete(video.id),
+        () => client.videos.downloadContent(video.id),
+      ];
       for (const call of calls) {
         const error = await failure(call());
         expect(error).toBeInstanceOf(NotFoundError);
@@ -395,15 +567,24 @@ describe('the compatible layer with the official openai SDK', () => {
     it('moves the balance identically through /v1/videos and /api/v1/jobs/createTask', async () => {
       const viaCompat = await t.account(1000);
       const viaMain = await t.account(1000);
-      const video = await clientFor(t, viaCompat.apiKey).videos.create({ model: MODEL, prompt: 'a harbour at dawn', seconds: '8', size: '1280x720' });
+      const video = await clientFor(t, viaCompat.apiKey).videos.create({
+        model: MODEL,
+        prompt: 'a harbour at dawn',
+        seconds: '8',
+        size: '1280x720',
+      });
       const task = await t.call('POST', '/api/v1/jobs/createTask', {
         key: viaMain.apiKey,
-        body: { model: MODEL, input: { prompt: 'a harbour at dawn', duration_seconds: 8, aspect_ratio: '16:9', resolution: '720p' } },
+        body: {
+          model: MODEL,
+          input: { prompt: 'a harbour at dawn', duration_seconds: 8, aspect_ratio: '16:9', resolution: '720p' },
+        },
       });
       expect(task.status).toBe(202);
       const compatRecord = await waitForTerminal(t, viaCompat.apiKey, video.id);
       const mainRecord = await waitForTerminal(t, viaMain.apiKey, task.body.data.taskId);
-      for (const field of ['state', 'credits', 'cost', 'estimatedCredits', 'maxCredits', 'settled', 'input']) expect(compatRecord[field]).toEqual(mainRecord[field]);
+      for (const field of ['state', 'credits', 'cost', 'estimatedCredits', 'maxCredits', 'settled', 'input'])
+        expect(compatRecord[field]).toEqual(mainRecord[field]);
 
       const [compatHold] = await holds(t, viaCompat.accountId);
       const [mainHold] = await holds(t, viaMain.accountId);
@@ -421,16 +602,26 @@ describe('the compatible layer with the official openai SDK', () => {
     it('replays the same video for the same key, holding once, in the same key space as createTask', async () => {
       const { accountId, apiKey } = await slow.account(1000);
       const client = clientFor(slow, apiKey);
-      const params = { model: MODEL, prompt: 'a kite over the dunes', seconds: '6', size: '1280x720' } as unknown as OpenAI.Videos.VideoCreateParams;
+      const params = {
+        model: MODEL,
+        prompt: 'a kite over the dunes',
+        seconds: '6',
+        size: '1280x720',
+      } as unknown as OpenAI.Videos.VideoCreateParams;
       const first = await client.videos.create(params, { headers: { 'Idempotency-Key': 'order-7' } });
-      const { data: again, response } = await client.videos.create(params, { headers: { 'Idempotency-Key': 'order-7' } }).withResponse();
+      const { data: again, response } = await client.videos
+        .create(params, { headers: { 'Idempotency-Key': 'order-7' } })
+        .withResponse();
       expect(again.id).toBe(first.id);
       expect(response.headers.get('idempotent-replayed')).toBe('true');
       // The same key and request through the main API is the same task too.
       const main = await slow.call('POST', '/api/v1/jobs/createTask', {
         key: apiKey,
         headers: { 'Idempotency-Key': 'order-7' },
-        body: { model: MODEL, input: { prompt: 'a kite over the dunes', duration_seconds: 6, aspect_ratio: '16:9', resolution: '720p' } },
+        body: {
+          model: MODEL,
+          input: { prompt: 'a kite over the dunes', duration_seconds: 6, aspect_ratio: '16:9', resolution: '720p' },
+        },
       });
       expect(main.body.data.taskId).toBe(first.id);
       const held = await holds(slow, accountId);
@@ -438,7 +629,9 @@ describe('the compatible layer with the official openai SDK', () => {
       expect(await slow.wallet(accountId)).toMatchObject({ held: held[0].amount, available: 1000 - held[0].amount });
 
       // The same key for another request: 409, and the SDK is told not to retry it.
-      const conflict = await failure(client.videos.create({ ...params, prompt: 'something else' }, { headers: { 'Idempotency-Key': 'order-7' } }));
+      const conflict = await failure(
+        client.videos.create({ ...params, prompt: 'something else' }, { headers: { 'Idempotency-Key': 'order-7' } }),
+      );
       expect(conflict).toBeInstanceOf(ConflictError);
       expect(conflict.code).toBe('idempotency_mismatch');
       expect(conflict.headers?.get('x-should-retry')).toBe('false');
@@ -448,10 +641,16 @@ describe('the compatible layer with the official openai SDK', () => {
       slow.config.publicUrl = 'https://media.mediaforge.test';
       try {
         const file = async () => toFile(tinyPng(), 'ref.png', { type: 'image/png' });
-        const upload1 = await client.videos.create({ model: MODEL, prompt: 'character1 smiles', input_reference: await file() }, { headers: { 'Idempotency-Key': 'upload-1' } });
+        const upload1 = await client.videos.create(
+          { model: MODEL, prompt: 'character1 smiles', input_reference: await file() },
+          { headers: { 'Idempotency-Key': 'upload-1' } },
+        );
         // A later link expiry, so the second request's link differs for sure.
         slow.config.taskDeadlineMs += 3_600_000;
-        const upload2 = await client.videos.create({ model: MODEL, prompt: 'character1 smiles', input_reference: await file() }, { headers: { 'Idempotency-Key': 'upload-1' } });
+        const upload2 = await client.videos.create(
+          { model: MODEL, prompt: 'character1 smiles', input_reference: await file() },
+          { headers: { 'Idempotency-Key': 'upload-1' } },
+        );
         expect(upload2.id).toBe(upload1.id);
       } finally {
         slow.config.publicUrl = localUrl;

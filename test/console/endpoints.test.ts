@@ -23,10 +23,17 @@ describe('account endpoints in the console', () => {
     t = await startTestService({ ...LOOPBACK });
     receiver = await startReceiver();
     user = await signUp(t, 'hooks@example.com');
-    const { account_id } = await t.service.ctx.db.kysely.selectFrom('users').select('account_id').where('email', '=', 'hooks@example.com').executeTakeFirstOrThrow();
+    const { account_id } = await t.service.ctx.db.kysely
+      .selectFrom('users')
+      .select('account_id')
+      .where('email', '=', 'hooks@example.com')
+      .executeTakeFirstOrThrow();
     await addCredits(t.service.ctx.db, account_id, 1000, Date.now());
     apiKey = (await user.call('POST', '/console/api/keys', {})).body.data.apiKey;
-    const added = await user.call('POST', '/console/api/endpoints', { url: `${receiver.url}/events`, events: ['task.completed'] });
+    const added = await user.call('POST', '/console/api/endpoints', {
+      url: `${receiver.url}/events`,
+      events: ['task.completed'],
+    });
     expect(added.status, JSON.stringify(added.body)).toBe(200);
     endpoint = added.body.data;
   });
@@ -36,17 +43,30 @@ describe('account endpoints in the console', () => {
   });
 
   async function finishedTask(): Promise<string> {
-    const created = await t.call('POST', '/api/v1/jobs/createTask', { key: apiKey, body: { model: MODEL, input: { prompt: 'a quiet harbour' } } });
+    const created = await t.call('POST', '/api/v1/jobs/createTask', {
+      key: apiKey,
+      body: { model: MODEL, input: { prompt: 'a quiet harbour' } },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     await waitForTerminal(t, apiKey, created.body.data.taskId);
     return created.body.data.taskId;
   }
 
-  const endpointDeliveries = async (taskId: string) => (await user.call('GET', '/console/api/deliveries')).body.data.filter((d: { taskId: string; kind: string }) => d.taskId === taskId && d.kind === 'endpoint');
-  const listed = async () => (await user.call('GET', '/console/api/endpoints')).body.data as { endpointId: string; enabled: boolean; previousSecretValidUntil: string | null }[];
+  const endpointDeliveries = async (taskId: string) =>
+    (await user.call('GET', '/console/api/deliveries')).body.data.filter(
+      (d: { taskId: string; kind: string }) => d.taskId === taskId && d.kind === 'endpoint',
+    );
+  const listed = async () =>
+    (await user.call('GET', '/console/api/endpoints')).body.data as {
+      endpointId: string;
+      enabled: boolean;
+      previousSecretValidUntil: string | null;
+    }[];
 
-  it('needs the CSRF token, and reaches only the user\'s own endpoints (404 otherwise)', async () => {
-    expect((await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/disable`, {}, { csrf: null })).status).toBe(403);
+  it("needs the CSRF token, and reaches only the user's own endpoints (404 otherwise)", async () => {
+    expect(
+      (await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/disable`, {}, { csrf: null })).status,
+    ).toBe(403);
     const other = await signUp(t, 'stranger@example.com');
     for (const action of ['disable', 'enable', 'rotate-secret', 'delete']) {
       const r = await other.call('POST', `/console/api/endpoints/${endpoint.endpointId}/${action}`);
@@ -56,16 +76,25 @@ describe('account endpoints in the console', () => {
   });
 
   it('a disabled endpoint gets no events; enabled again it gets the next one, signed with its secret', async () => {
-    expect((await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/disable`)).body.data).toEqual({ disabled: true });
+    expect((await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/disable`)).body.data).toEqual({
+      disabled: true,
+    });
     expect((await listed())[0].enabled).toBe(false);
     const quiet = await finishedTask();
     expect(await endpointDeliveries(quiet)).toEqual([]);
 
-    expect((await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/enable`)).body.data).toEqual({ enabled: true });
+    expect((await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/enable`)).body.data).toEqual({
+      enabled: true,
+    });
     expect((await listed())[0].enabled).toBe(true);
     const heard = await finishedTask();
-    const received = await eventually(() => receiver.requests.find((r) => r.body.includes(heard)), 'the endpoint event');
-    expect(() => new Webhook(endpoint.secret).verify(received.body, received.headers as Record<string, string>)).not.toThrow();
+    const received = await eventually(
+      () => receiver.requests.find((r) => r.body.includes(heard)),
+      'the endpoint event',
+    );
+    expect(() =>
+      new Webhook(endpoint.secret).verify(received.body, received.headers as Record<string, string>),
+    ).not.toThrow();
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -75,7 +104,9 @@ describe('account endpoints in the console', () => {
     expect(rotated.body.data.secret).toMatch(/^whsec_/);
     expect(rotated.body.data.secret).not.toBe(endpoint.secret);
     expect((await listed())[0].previousSecretValidUntil).toBe(rotated.body.data.previousValidUntil);
-    const [delivery] = (await user.call('GET', '/console/api/deliveries')).body.data.filter((d: { kind: string }) => d.kind === 'endpoint');
+    const [delivery] = (await user.call('GET', '/console/api/deliveries')).body.data.filter(
+      (d: { kind: string }) => d.kind === 'endpoint',
+    );
     expect((await user.call('POST', `/console/api/deliveries/${delivery.deliveryId}/resend`)).status).toBe(200);
     const resent = await eventually(() => receiver.requests[1], 'the resent event');
     const headers = resent.headers as Record<string, string>;
@@ -85,10 +116,18 @@ describe('account endpoints in the console', () => {
   });
 
   it('deletes the endpoint: gone from the list, its deliveries kept in the log', async () => {
-    const before = (await user.call('GET', '/console/api/deliveries')).body.data.filter((d: { kind: string }) => d.kind === 'endpoint');
-    expect((await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/delete`)).body.data).toEqual({ deleted: true });
+    const before = (await user.call('GET', '/console/api/deliveries')).body.data.filter(
+      (d: { kind: string }) => d.kind === 'endpoint',
+    );
+    expect((await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/delete`)).body.data).toEqual({
+      deleted: true,
+    });
     expect(await listed()).toEqual([]);
-    expect((await user.call('GET', '/console/api/deliveries')).body.data.filter((d: { kind: string }) => d.kind === 'endpoint')).toHaveLength(before.length);
+    expect(
+      (await user.call('GET', '/console/api/deliveries')).body.data.filter(
+        (d: { kind: string }) => d.kind === 'endpoint',
+      ),
+    ).toHaveLength(before.length);
     expect((await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/delete`)).status).toBe(404);
     const after = await finishedTask();
     expect(await endpointDeliveries(after)).toEqual([]);
@@ -96,7 +135,10 @@ describe('account endpoints in the console', () => {
 
   it('reports a bad endpoint URL with a translated message and the English detail', async () => {
     await user.call('POST', '/console/api/settings', { language: 'fr' });
-    const r = await user.call('POST', '/console/api/endpoints', { url: 'ftp://example.com/x', events: ['task.completed'] });
+    const r = await user.call('POST', '/console/api/endpoints', {
+      url: 'ftp://example.com/x',
+      events: ['task.completed'],
+    });
     expect(r.status).toBe(400);
     expect(r.body.data.reason).toBe('invalid_url');
     expect(r.body.msg).toMatch(/^URL de point de terminaison non valide/);

@@ -1,5 +1,5 @@
 /**
- * The playground and the console in a real browser (Debian's chromium driven by playwright-core),
+ * The playground and the console in a real browser (a system Chromium, test/support/system-browser.ts, driven by playwright-core),
  * served by the real server: sign up, 30 free credits, a generation to success with the video
  * playing and the balance down by the quote; a PNG uploaded into a reference field and run; a key
  * made in the console used against the API; the signing secret rotated and a resent delivery
@@ -7,19 +7,21 @@
  * the language setting changes, and in French before sign-in. No request may leave the service's
  * origin. Screenshots go to test-artifacts/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORAGE_UNLOCK_CREDITS } from '../../generated/storage-plans.js';
+import { catalogue } from '../../generated/catalogue.js';
 import { codeMessage } from '../../generated/errors.js';
 import { UI_TEXT } from '../../generated/ui-text.js';
 import { addCredits } from '../../runtime/accounts/accounts.js';
 import { signCallback } from '../../runtime/webhooks/signing.js';
+import { systemBrowser } from '../support/system-browser.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
 import { png } from '../files/fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(resolve(import.meta.dirname, '../..'), 'test-artifacts');
 const MODEL = 'vendor_d/family_d/text-to-video';
 const REFERENCE_MODEL = 'vendor_d/family_d/reference-to-video';
@@ -36,14 +38,21 @@ describe('the playground and the console in a browser', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install -y chromium; .ci/run installs it).`);
     mkdirSync(ARTIFACTS, { recursive: true });
     t = await startTestService({ ...LOOPBACK });
     receiver = await startReceiver();
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: systemBrowser(),
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--autoplay-policy=no-user-gesture-required'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+        '--autoplay-policy=no-user-gesture-required',
+      ],
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     const origin = new URL(t.url).origin;
@@ -66,7 +75,8 @@ describe('the playground and the console in a browser', () => {
     await t?.close();
   });
 
-  const user = () => t.service.ctx.db.kysely.selectFrom('users').selectAll().where('email', '=', EMAIL).executeTakeFirstOrThrow();
+  const user = () =>
+    t.service.ctx.db.kysely.selectFrom('users').selectAll().where('email', '=', EMAIL).executeTakeFirstOrThrow();
 
   it('signs up on the playground and shows 30 free credits', async () => {
     await page.goto(`${t.url}/playground`);
@@ -76,6 +86,34 @@ describe('the playground and the console in a browser', () => {
     await page.locator('#signup').click();
     await page.locator('#balance').filter({ hasText: '30' }).waitFor();
     expect(await page.locator('#balance').innerText()).toBe('30');
+  }, 30_000);
+
+  it('opens on the model whose defaults the 30 free credits can run (by price), with no error before the user acts', async () => {
+    // From the catalogue: every model a prompt alone can run, the most its defaults hold; the cheapest within 30.
+    const runnable = [...catalogue.values()]
+      .map((model) => ({ id: model.info.id, checked: model.validate({ prompt: 'x' }) }))
+      .flatMap(({ id, checked }) =>
+        checked.ok ? [{ id, max: catalogue.get(id)!.price(checked.value).maxCredits }] : [],
+      )
+      .filter(({ max }) => max <= 30)
+      .sort((a, b) => a.max - b.max || (a.id < b.id ? -1 : 1));
+    expect(runnable.length).toBeGreaterThan(0);
+    await page.locator('#f-prompt').waitFor();
+    expect(await page.locator('#model').inputValue()).toBe(runnable[0].id);
+    // Nothing typed yet: a hint where the price will be, no field error, Generate available.
+    await expect
+      .poll(() => page.locator('#quote').innerText(), { timeout: 5000 })
+      .toBe(UI_TEXT.en['playground.startHint']);
+    expect((await page.locator('.error').allInnerTexts()).filter((text) => text.trim() !== '')).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-opening.png'), fullPage: true });
+    // The defaults with a prompt quote within the balance, and Generate stays enabled.
+    await page.locator('#f-prompt').fill('a lighthouse at dusk');
+    await expect.poll(() => page.locator('#quote').getAttribute('data-credits'), { timeout: 5000 }).not.toBeNull();
+    expect(Number(await page.locator('#quote').getAttribute('data-credits'))).toBeLessThanOrEqual(30);
+    expect(await page.locator('#submit').isDisabled()).toBe(false);
+    // Clearing the prompt is an act: now the error shows.
+    await page.locator('#f-prompt').fill('');
+    await expect.poll(() => page.locator('#err-prompt').innerText(), { timeout: 5000 }).not.toBe('');
   }, 30_000);
 
   it('generates the form from the schema, quotes live, shows field errors, runs to success and plays the video', async () => {
@@ -100,10 +138,21 @@ describe('the playground and the console in a browser', () => {
     const played = await video.evaluate(async (el: HTMLVideoElement) => {
       el.muted = true;
       await el.play();
-      await new Promise((resolve) => (el.readyState >= 2 ? resolve(null) : el.addEventListener('loadeddata', resolve, { once: true })));
-      return { readyState: el.readyState, src: el.currentSrc, paused: el.paused };
+      await new Promise((resolve) =>
+        el.readyState >= 2 ? resolve(null) : el.addEventListener('loadeddata', resolve, { once: true }),
+      );
+      return {
+        readyState: el.readyState,
+        src: el.currentSrc,
+        paused: el.paused,
+        width: el.videoWidth,
+        height: el.videoHeight,
+        duration: el.duration,
+      };
     });
     expect(played.readyState).toBeGreaterThanOrEqual(2);
+    // Chromium decodes what the model promises: 16:9 at 768p is 1366x768 (spec/shared/output-sizes.yaml), 5 s.
+    expect([played.width, played.height, played.duration]).toEqual([1366, 768, 5]);
     expect(played.paused).toBe(false);
     expect(new URL(played.src).origin).toBe(new URL(t.url).origin);
     expect(Number(await page.locator('#charge').getAttribute('data-credits'))).toBe(quoted);
@@ -119,8 +168,12 @@ describe('the playground and the console in a browser', () => {
     await page.locator('#f-prompt').fill('Picture 1 walks along a beach at dusk');
     // No purchases yet: the library is locked, and the field says so (with what unlocks it).
     await picker.setInputFiles({ name: 'fox.png', mimeType: 'image/png', buffer: png(400, 600, false) });
-    await expect.poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 }).toContain(codeMessage('storage_locked', 'en'));
-    expect(await page.locator('#upload-error-reference_image_urls').innerText()).toContain(UI_TEXT.en['upload.lockedHint']);
+    await expect
+      .poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 })
+      .toContain(codeMessage('storage_locked', 'en', { threshold: STORAGE_UNLOCK_CREDITS, purchased: 0 }));
+    expect(await page.locator('#upload-error-reference_image_urls').innerText()).toContain(
+      UI_TEXT.en['upload.lockedHint'],
+    );
     await page.screenshot({ path: join(ARTIFACTS, 'playground-upload-locked.png'), fullPage: true });
 
     // The user buys credits (API account: unlocks storage), and the playground wallet is topped up for a second run.
@@ -128,12 +181,20 @@ describe('the playground and the console in a browser', () => {
     await addCredits(t.service.ctx.db, account_id, 1000, Date.now());
     await addCredits(t.service.ctx.db, playground_account_id, 100, Date.now());
     await picker.setInputFiles(TEXT_FILE);
-    await expect.poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 }).toBe(codeMessage('file_type_not_allowed', 'en'));
+    await expect
+      .poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 })
+      .toBe(codeMessage('file_type_not_allowed', 'en'));
     await picker.setInputFiles({ name: 'fox.png', mimeType: 'image/png', buffer: png(400, 600, false) });
-    await expect.poll(() => page.locator('#f-reference_image_urls').inputValue(), { timeout: 5000 }).toMatch(/^service:\/\/a\/a_[\w-]+$/);
+    await expect
+      .poll(() => page.locator('#f-reference_image_urls').inputValue(), { timeout: 5000 })
+      .toMatch(/^service:\/\/a\/a_[\w-]+$/);
     expect(await page.locator('#upload-error-reference_image_urls').innerText()).toBe('');
     expect(await page.locator('#upload-status-reference_image_urls').innerText()).toContain('fox.png');
-    expect(await page.locator('#upload-status-reference_image_urls img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(400);
+    expect(
+      await page
+        .locator('#upload-status-reference_image_urls img')
+        .evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth),
+    ).toBe(400);
     await expect.poll(() => page.locator('#quote').getAttribute('data-credits'), { timeout: 5000 }).toBe('28');
     await page.screenshot({ path: join(ARTIFACTS, 'playground-upload.png'), fullPage: true });
 
@@ -141,8 +202,15 @@ describe('the playground and the console in a browser', () => {
     await page.locator('#state[data-state="succeeded"]').waitFor({ timeout: 20_000 });
     await page.locator('#video').waitFor();
     expect(Number(await page.locator('#charge').getAttribute('data-credits'))).toBe(28);
-    await expect.poll(() => page.locator('#balance').innerText()).toBe(String((await t.wallet(playground_account_id)).available));
-    const task = await t.service.ctx.db.kysely.selectFrom('tasks').select(['state', 'input_json']).where('account_id', '=', playground_account_id).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    await expect
+      .poll(() => page.locator('#balance').innerText())
+      .toBe(String((await t.wallet(playground_account_id)).available));
+    const task = await t.service.ctx.db.kysely
+      .selectFrom('tasks')
+      .select(['state', 'input_json'])
+      .where('account_id', '=', playground_account_id)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
     expect(task.state).toBe('succeeded');
     expect(task.input_json).toContain('service://a/');
     await t.checkLedger(playground_account_id);
@@ -151,7 +219,9 @@ describe('the playground and the console in a browser', () => {
   it('creates a key in the console that works against the API', async () => {
     await page.goto(`${t.url}/console`);
     await page.locator('body[data-ready="true"]').waitFor();
-    expect(await page.locator('#playground-balance').innerText()).toBe(String((await t.wallet((await user()).playground_account_id)).available));
+    expect(await page.locator('#playground-balance').innerText()).toBe(
+      String((await t.wallet((await user()).playground_account_id)).available),
+    );
     await page.locator('#create-key').click();
     const apiKey = await page.locator('#new-key').innerText();
     expect(apiKey).toMatch(/^sk-service-/);
@@ -172,12 +242,21 @@ describe('the playground and the console in a browser', () => {
     await page.locator('body[data-ready="true"]').waitFor();
     await page.locator('#create-key').click();
     const apiKey = await page.locator('#new-key').innerText();
-    const created = await t.call('POST', '/api/v1/jobs/createTask', { key: apiKey, body: { model: MODEL, input: { prompt: 'a quiet harbour' }, callBackUrl: `${receiver.url}/hook` } });
+    const created = await t.call('POST', '/api/v1/jobs/createTask', {
+      key: apiKey,
+      body: { model: MODEL, input: { prompt: 'a quiet harbour' }, callBackUrl: `${receiver.url}/hook` },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const taskId = created.body.data.taskId as string;
     await waitForTerminal(t, apiKey, taskId);
     await expect.poll(() => receiver.requests.length, { timeout: 10_000 }).toBe(1);
-    const oldSecret = (await t.service.ctx.db.kysely.selectFrom('accounts').select('webhook_secret').where('id', '=', account_id).executeTakeFirstOrThrow()).webhook_secret;
+    const oldSecret = (
+      await t.service.ctx.db.kysely
+        .selectFrom('accounts')
+        .select('webhook_secret')
+        .where('id', '=', account_id)
+        .executeTakeFirstOrThrow()
+    ).webhook_secret;
 
     await page.locator('#rotate-secret').click();
     const newSecret = await page.locator('#new-secret').innerText();
@@ -194,7 +273,9 @@ describe('the playground and the console in a browser', () => {
     expect(second.headers['x-webhook-signature']).toBe(signCallback(newSecret, taskId, timestamp, second.body));
     expect(second.headers['x-webhook-signature']).not.toBe(signCallback(oldSecret, taskId, timestamp, second.body));
     await page.locator('#refresh-deliveries').click();
-    await expect.poll(async () => page.locator('#deliveries-table').innerText(), { timeout: 5000 }).toMatch(/Delivered\s+2/);
+    await expect
+      .poll(async () => page.locator('#deliveries-table').innerText(), { timeout: 5000 })
+      .toMatch(/Delivered\s+2/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-webhooks.png'), fullPage: true });
   }, 60_000);
 
@@ -202,18 +283,34 @@ describe('the playground and the console in a browser', () => {
     await page.locator('#endpoint-url').fill(`${receiver.url}/events`);
     await page.locator('#add-endpoint').click();
     await page.locator('#endpoint-secret').waitFor();
-    const endpointId = (await t.service.ctx.db.kysely.selectFrom('webhook_endpoints').select('id').where('account_id', '=', (await user()).account_id).executeTakeFirstOrThrow()).id;
+    const endpointId = (
+      await t.service.ctx.db.kysely
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('account_id', '=', (await user()).account_id)
+        .executeTakeFirstOrThrow()
+    ).id;
     const state = page.locator(`[data-endpoint-state="${endpointId}"]`);
     expect(await state.innerText()).toBe('enabled');
     await page.locator(`#disable-${endpointId}`).click();
     await expect.poll(() => state.innerText()).toBe('disabled');
     expect(await page.locator(`#enable-${endpointId}`).count()).toBe(1);
-    const row = await t.service.ctx.db.kysely.selectFrom('webhook_endpoints').select(['disabled_at', 'secret']).where('id', '=', endpointId).executeTakeFirstOrThrow();
+    const row = await t.service.ctx.db.kysely
+      .selectFrom('webhook_endpoints')
+      .select(['disabled_at', 'secret'])
+      .where('id', '=', endpointId)
+      .executeTakeFirstOrThrow();
     expect(row.disabled_at).not.toBeNull();
     await page.screenshot({ path: join(ARTIFACTS, 'console-endpoint-disabled.png'), fullPage: true });
 
     await page.locator(`#rotate-${endpointId}`).click();
-    await expect.poll(async () => (await page.locator('#endpoint-secret').innerText()).startsWith('whsec_') && (await page.locator('#endpoint-secret').innerText()) !== row.secret).toBe(true);
+    await expect
+      .poll(
+        async () =>
+          (await page.locator('#endpoint-secret').innerText()).startsWith('whsec_') &&
+          (await page.locator('#endpoint-secret').innerText()) !== row.secret,
+      )
+      .toBe(true);
     const remove = page.locator(`#delete-${endpointId}`);
     await remove.click();
     expect(await remove.getAttribute('data-armed')).toBe('true');
@@ -233,7 +330,11 @@ describe('the playground and the console in a browser', () => {
     await page.locator('html[lang="de"]').waitFor();
     await page.locator('body[data-ready="true"]').waitFor();
     const { account_id } = await user();
-    const account = await t.service.ctx.db.kysely.selectFrom('accounts').select(['language']).where('id', '=', account_id).executeTakeFirstOrThrow();
+    const account = await t.service.ctx.db.kysely
+      .selectFrom('accounts')
+      .select(['language'])
+      .where('id', '=', account_id)
+      .executeTakeFirstOrThrow();
     expect(account.language).toBe('de');
     const de = UI_TEXT.de;
     expect(await page.locator('#balance h2').innerText()).toBe(de['console.balance']);
@@ -251,7 +352,9 @@ describe('the playground and the console in a browser', () => {
     await page.locator('#model').selectOption(REFERENCE_MODEL);
     expect(await page.locator('#submit').innerText()).toBe(UI_TEXT.de['playground.generate']);
     await page.locator('#upload-reference_image_urls').setInputFiles(TEXT_FILE);
-    await expect.poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 }).toBe(codeMessage('file_type_not_allowed', 'de'));
+    await expect
+      .poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 })
+      .toBe(codeMessage('file_type_not_allowed', 'de'));
     await page.screenshot({ path: join(ARTIFACTS, 'playground-de-upload-error.png'), fullPage: true });
   }, 30_000);
 
@@ -271,7 +374,10 @@ describe('the playground and the console in a browser', () => {
       await fr.locator('#email').fill(EMAIL);
       await fr.locator('#password').fill('not the password');
       await fr.locator('#signin').click();
-      await expect.poll(() => fr.locator('#auth-error').innerText()).toBe(UI_TEXT.fr['reason.wrongCredentials']);
+      // A sign-in pays one scrypt verification (about 100 ms, longer on a loaded machine).
+      await expect
+        .poll(() => fr.locator('#auth-error').innerText(), { timeout: 5000 })
+        .toBe(codeMessage('console_wrong_credentials', 'fr'));
       await fr.screenshot({ path: join(ARTIFACTS, 'playground-signin-fr.png') });
     } finally {
       await french.close();

@@ -4,6 +4,7 @@
  * the service:// reference the playground (and only the playground) can then use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORAGE_UNLOCK_CREDITS } from '../../generated/storage-plans.js';
 import { codeMessage } from '../../generated/errors.js';
 import { addCredits } from '../../runtime/accounts/accounts.js';
 import { png, wav } from '../files/fixtures.js';
@@ -22,24 +23,49 @@ describe('playground uploads', () => {
   beforeAll(async () => {
     t = await startTestService({ uploadMaxBytes: CAP });
     user = await signUp(t, 'uploader@example.com');
-    ids = await t.service.ctx.db.kysely.selectFrom('users').select(['account_id', 'playground_account_id']).where('email', '=', 'uploader@example.com').executeTakeFirstOrThrow();
+    ids = await t.service.ctx.db.kysely
+      .selectFrom('users')
+      .select(['account_id', 'playground_account_id'])
+      .where('email', '=', 'uploader@example.com')
+      .executeTakeFirstOrThrow();
     // The user's own purchases (on the API account) unlock the playground library's plan.
     await addCredits(t.service.ctx.db, ids.account_id, UNLOCKED, Date.now());
   });
   afterAll(async () => t?.close());
 
-  async function upload(who: ConsoleUser | undefined, bytes: Uint8Array, options: { type?: string; name?: string; field?: string; csrf?: string | null } = {}) {
-    const headers: Record<string, string> = { 'content-type': options.type ?? 'image/png', 'x-file-name': encodeURIComponent(options.name ?? 'ref.png') };
+  async function upload(
+    who: ConsoleUser | undefined,
+    bytes: Uint8Array,
+    options: { type?: string; name?: string; field?: string; csrf?: string | null } = {},
+  ) {
+    const headers: Record<string, string> = {
+      'content-type': options.type ?? 'image/png',
+      'x-file-name': encodeURIComponent(options.name ?? 'ref.png'),
+    };
     if (who) headers.cookie = who.cookie;
     const csrf = options.csrf === undefined ? who?.csrf : options.csrf;
     if (csrf) headers['x-csrf-token'] = csrf;
     const query = new URLSearchParams({ model: MODEL, field: options.field ?? 'reference_image_urls' });
-    const response = await fetch(`${t.url}/playground/api/uploads?${query}`, { method: 'POST', headers, body: new Uint8Array(bytes) });
+    const response = await fetch(`${t.url}/playground/api/uploads?${query}`, {
+      method: 'POST',
+      headers,
+      body: new Uint8Array(bytes),
+    });
     return { status: response.status, body: (await response.json()) as any };
   }
 
-  const uploadRows = () => t.service.ctx.db.kysely.selectFrom('uploads').selectAll().where('account_id', '=', ids.playground_account_id).execute();
-  const assetRows = () => t.service.ctx.db.kysely.selectFrom('assets').selectAll().where('account_id', '=', ids.playground_account_id).execute();
+  const uploadRows = () =>
+    t.service.ctx.db.kysely
+      .selectFrom('uploads')
+      .selectAll()
+      .where('account_id', '=', ids.playground_account_id)
+      .execute();
+  const assetRows = () =>
+    t.service.ctx.db.kysely
+      .selectFrom('assets')
+      .selectAll()
+      .where('account_id', '=', ids.playground_account_id)
+      .execute();
 
   it('refuses without a session (401) and without the right X-CSRF-Token (403); nothing is stored', async () => {
     expect((await upload(undefined, png(400, 600, false))).status).toBe(401);
@@ -60,12 +86,18 @@ describe('playground uploads', () => {
   });
 
   it('refuses the wrong type: not an accepted type, another kind than the field takes, or bytes that are not what they claim (40011)', async () => {
-    const zip = await upload(user, Buffer.from('PK\u0003\u0004 not really a zip'), { type: 'application/zip', name: 'a.zip' });
+    const zip = await upload(user, Buffer.from('PK\u0003\u0004 not really a zip'), {
+      type: 'application/zip',
+      name: 'a.zip',
+    });
     expect([zip.status, zip.body.code]).toEqual([400, 40011]);
     const audioIntoImages = await upload(user, wav(1), { type: 'audio/wav', name: 'voice.wav' });
     expect([audioIntoImages.status, audioIntoImages.body.code]).toEqual([400, 40011]);
     expect(await uploadRows()).toEqual([]); // refused before a ticket was made
-    const lying = await upload(user, Buffer.from('just some text, not a picture'), { type: 'image/png', name: 'fake.png' });
+    const lying = await upload(user, Buffer.from('just some text, not a picture'), {
+      type: 'image/png',
+      name: 'fake.png',
+    });
     expect([lying.status, lying.body.code]).toEqual([400, 40011]);
     expect((await uploadRows()).map((u) => u.state)).toEqual(['failed']);
     expect(await assetRows()).toEqual([]);
@@ -76,7 +108,14 @@ describe('playground uploads', () => {
   it('stores a PNG in the playground library; its service:// reference quotes and runs in the playground only', async () => {
     const r = await upload(user, png(400, 600, false), { name: 'Fox, front.png' });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.data).toMatchObject({ kind: 'image', format: 'png', width: 400, height: 600, name: 'Fox, front.png', source: 'upload' });
+    expect(r.body.data).toMatchObject({
+      kind: 'image',
+      format: 'png',
+      width: 400,
+      height: 600,
+      name: 'Fox, front.png',
+      source: 'upload',
+    });
     const uri = r.body.data.uri as string;
     expect(uri).toMatch(/^service:\/\/a\/a_/);
     expect(await assetRows()).toHaveLength(1);
@@ -98,6 +137,8 @@ describe('playground uploads', () => {
     const r = await upload(poor, png(400, 600, false));
     expect(r.status).toBe(403);
     expect(r.body.code).toBe(40302);
-    expect(r.body.msg).toBe(codeMessage('storage_locked', 'de'));
+    // The 30 free credits are a grant, not a purchase: nothing purchased so far.
+    expect(r.body.msg).toBe(codeMessage('storage_locked', 'de', { threshold: STORAGE_UNLOCK_CREDITS, purchased: 0 }));
+    expect(r.body.msg).toContain(`${STORAGE_UNLOCK_CREDITS} Credits`);
   });
 });

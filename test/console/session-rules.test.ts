@@ -16,7 +16,12 @@ describe('console sessions and the playground wallet', () => {
   });
   afterAll(async () => t?.close());
 
-  const users = () => t.service.ctx.db.kysely.selectFrom('users').selectAll().where('email', '=', 'ada@example.com').executeTakeFirstOrThrow();
+  const users = () =>
+    t.service.ctx.db.kysely
+      .selectFrom('users')
+      .selectAll()
+      .where('email', '=', 'ada@example.com')
+      .executeTakeFirstOrThrow();
 
   it('sets an HttpOnly, SameSite=Lax session cookie and gives 30 playground credits, none for the API', async () => {
     const response = await fetch(`${t.url}/console/api/signup`, {
@@ -35,39 +40,73 @@ describe('console sessions and the playground wallet', () => {
   });
 
   it('refuses a second sign-up with the same email (409) and short passwords (400)', async () => {
-    const again = await fetch(`${t.url}/console/api/signup`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' }, body: JSON.stringify({ email: 'ADA@example.com', password: 'whatever123' }) });
+    const again = await fetch(`${t.url}/console/api/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' },
+      body: JSON.stringify({ email: 'ADA@example.com', password: 'whatever123' }),
+    });
     expect(again.status).toBe(409);
-    const short = await fetch(`${t.url}/console/api/signup`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' }, body: JSON.stringify({ email: 'c@example.com', password: 'short' }) });
+    const short = await fetch(`${t.url}/console/api/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' },
+      body: JSON.stringify({ email: 'c@example.com', password: 'short' }),
+    });
     expect(short.status).toBe(400);
   });
 
   it('needs the CSRF header: sign-up/sign-in without X-Requested-With and session calls without X-CSRF-Token are 403', async () => {
-    const noHeader = await fetch(`${t.url}/console/api/signin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }) });
+    const noHeader = await fetch(`${t.url}/console/api/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }),
+    });
     expect(noHeader.status).toBe(403);
     const missing = await user.call('POST', '/console/api/keys', {}, { csrf: null });
     expect(missing.status).toBe(403);
-    const wrong = await user.call('POST', '/playground/api/tasks', { model: MODEL, input: { prompt: 'x' } }, { csrf: 'not-the-token' });
+    const wrong = await user.call(
+      'POST',
+      '/playground/api/tasks',
+      { model: MODEL, input: { prompt: 'x' } },
+      { csrf: 'not-the-token' },
+    );
     expect(wrong.status).toBe(403);
     expect((await user.call('GET', '/playground/api/balance')).body.data.available).toBe(30);
   });
 
   it('answers a wrong password and an unknown email with 401, and no session with 401', async () => {
     const headers = { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' };
-    const wrong = await fetch(`${t.url}/console/api/signin`, { method: 'POST', headers, body: JSON.stringify({ email: 'ada@example.com', password: 'wrong password' }) });
+    const wrong = await fetch(`${t.url}/console/api/signin`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ email: 'ada@example.com', password: 'wrong password' }),
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('set-cookie')).toBeNull();
-    const unknown = await fetch(`${t.url}/console/api/signin`, { method: 'POST', headers, body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong password' }) });
+    const unknown = await fetch(`${t.url}/console/api/signin`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong password' }),
+    });
     expect(unknown.status).toBe(401);
-    const right = await fetch(`${t.url}/console/api/signin`, { method: 'POST', headers, body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }) });
+    const right = await fetch(`${t.url}/console/api/signin`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }),
+    });
     expect(right.status).toBe(200);
     expect((await fetch(`${t.url}/console/api/session`)).status).toBe(401);
-    expect((await fetch(`${t.url}/console/api/session`, { headers: { cookie: 'mf_session=forged' } })).status).toBe(401);
+    expect((await fetch(`${t.url}/console/api/session`, { headers: { cookie: 'mf_session=forged' } })).status).toBe(
+      401,
+    );
   });
 
   it('API keys cannot spend playground credits; playground tasks hold from the playground wallet only', async () => {
     const created = await user.call('POST', '/console/api/keys', {});
     const apiKey = created.body.data.apiKey as string;
-    const attempt = await t.call('POST', '/api/v1/jobs/createTask', { key: apiKey, body: { model: MODEL, input: { prompt: 'a cat' } } });
+    const attempt = await t.call('POST', '/api/v1/jobs/createTask', {
+      key: apiKey,
+      body: { model: MODEL, input: { prompt: 'a cat' } },
+    });
     expect(attempt.status).toBe(402);
     const { account_id, playground_account_id } = await users();
     expect((await t.wallet(playground_account_id)).available).toBe(30);
@@ -105,9 +144,13 @@ describe('console sessions and the playground wallet', () => {
     await user.call('POST', '/console/api/settings', { language: '' });
   });
 
-  it('does not resend another account\'s delivery or revoke another account\'s key', async () => {
+  it("does not resend another account's delivery or revoke another account's key", async () => {
     const other = await t.account(0);
-    const key = await t.service.ctx.db.kysely.selectFrom('api_keys').select('id').where('account_id', '=', other.accountId).executeTakeFirstOrThrow();
+    const key = await t.service.ctx.db.kysely
+      .selectFrom('api_keys')
+      .select('id')
+      .where('account_id', '=', other.accountId)
+      .executeTakeFirstOrThrow();
     expect((await user.call('POST', `/console/api/keys/${key.id}/revoke`)).status).toBe(404);
     expect((await user.call('POST', '/console/api/deliveries/whd_nope/resend')).status).toBe(404);
   });

@@ -10,7 +10,11 @@ import { startTestService, type TestService } from '../support/service.js';
 const HEADERS = { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' };
 
 function signUpRequest(t: TestService, email: string) {
-  return fetch(`${t.url}/console/api/signup`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ email, password: 'correct horse battery' }) });
+  return fetch(`${t.url}/console/api/signup`, {
+    method: 'POST',
+    headers: HEADERS,
+    body: JSON.stringify({ email, password: 'correct horse battery' }),
+  });
 }
 
 describe('sign-up in one transaction', () => {
@@ -25,8 +29,22 @@ describe('sign-up in one transaction', () => {
   async function counts() {
     const db = t.service.ctx.db.kysely;
     const count = async (table: 'users' | 'accounts' | 'wallets' | 'api_keys' | 'ledger_entries' | 'sessions') =>
-      Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    return { users: await count('users'), accounts: await count('accounts'), wallets: await count('wallets'), keys: await count('api_keys'), ledger: await count('ledger_entries'), sessions: await count('sessions') };
+      Number(
+        (
+          await db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    return {
+      users: await count('users'),
+      accounts: await count('accounts'),
+      wallets: await count('wallets'),
+      keys: await count('api_keys'),
+      ledger: await count('ledger_entries'),
+      sessions: await count('sessions'),
+    };
   }
 
   /** Accounts that no user owns (the test service makes no others). */
@@ -41,8 +59,19 @@ describe('sign-up in one transaction', () => {
     const before = await counts();
     expect((await signUpRequest(t, 'first@example.com')).status).toBe(200);
     const after = await counts();
-    expect(after).toEqual({ users: before.users + 1, accounts: before.accounts + 2, wallets: before.wallets + 2, keys: before.keys + 1, ledger: before.ledger + 1, sessions: before.sessions + 1 });
-    const user = await t.service.ctx.db.kysely.selectFrom('users').selectAll().where('email', '=', 'first@example.com').executeTakeFirstOrThrow();
+    expect(after).toEqual({
+      users: before.users + 1,
+      accounts: before.accounts + 2,
+      wallets: before.wallets + 2,
+      keys: before.keys + 1,
+      ledger: before.ledger + 1,
+      sessions: before.sessions + 1,
+    });
+    const user = await t.service.ctx.db.kysely
+      .selectFrom('users')
+      .selectAll()
+      .where('email', '=', 'first@example.com')
+      .executeTakeFirstOrThrow();
     expect(await t.wallet(user.playground_account_id)).toMatchObject({ available: 30, purchased: 30 });
     expect(await t.wallet(user.account_id)).toMatchObject({ available: 0, purchased: 0 });
     await t.checkLedger(user.playground_account_id);
@@ -50,12 +79,20 @@ describe('sign-up in one transaction', () => {
 
   it('eight concurrent sign-ups with one email: one user, seven 409s, no orphan accounts', async () => {
     const before = await counts();
-    const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => signUpRequest(t, i % 2 ? 'Race@Example.com' : 'race@example.com ')));
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => signUpRequest(t, i % 2 ? 'Race@Example.com' : 'race@example.com ')),
+    );
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
-    const losers = await Promise.all(responses.filter((r) => r.status === 409).map((r) => r.json() as Promise<{ data: { reason: string } }>));
+    const losers = await Promise.all(
+      responses.filter((r) => r.status === 409).map((r) => r.json() as Promise<{ data: { reason: string } }>),
+    );
     expect(losers.every((body) => body.data.reason === 'email_taken')).toBe(true);
-    const users = await t.service.ctx.db.kysely.selectFrom('users').select('id').where('email', '=', 'race@example.com').execute();
+    const users = await t.service.ctx.db.kysely
+      .selectFrom('users')
+      .select('id')
+      .where('email', '=', 'race@example.com')
+      .execute();
     expect(users).toHaveLength(1);
     const after = await counts();
     expect(after.accounts - before.accounts).toBe(2);
@@ -69,7 +106,9 @@ describe('sign-up in one transaction', () => {
     const db = t.service.ctx.db;
     if (db.engine !== 'sqlite') return; // the fault is a SQLite trigger; test/console runs on SQLite only
     // The user row is written last: the accounts, wallets, purchase and key are already in the transaction.
-    await sql`CREATE TRIGGER refuse_boom BEFORE INSERT ON users WHEN NEW.email = 'boom@example.com' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`.execute(db.kysely);
+    await sql`CREATE TRIGGER refuse_boom BEFORE INSERT ON users WHEN NEW.email = 'boom@example.com' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`.execute(
+      db.kysely,
+    );
     try {
       const before = await counts();
       const response = await signUpRequest(t, 'boom@example.com');

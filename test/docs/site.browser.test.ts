@@ -1,18 +1,16 @@
 /**
- * The documentation site in a real browser (Debian's chromium driven by playwright-core), served by
+ * The documentation site in a real browser (a system Chromium, test/support/system-browser.ts, driven by playwright-core), served by
  * the real server: the index, a model page with its rate table, the live price calculator against
  * the quote endpoint, and the API reference. Every request the pages make is recorded: none may go
  * to another host. Screenshots are written to test-artifacts/ for review.
- *
- * Chromium is required: without /usr/bin/chromium the suite fails (CI installs it in .ci/run).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemBrowser } from '../support/system-browser.js';
 import { startTestService, type TestService } from '../support/service.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = resolve(import.meta.dirname, '../..');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const MODEL = 'vendor_d/family_d/reference-to-video';
@@ -29,16 +27,20 @@ describe('the documentation site in a browser', { timeout: 120_000 }, () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is missing at ${CHROMIUM}: the browser test needs Debian's chromium (apt-get update && apt-get install -y chromium; .ci/run installs it).`);
-    }
     mkdirSync(ARTIFACTS, { recursive: true });
     t = await startTestService();
     apiKey = (await t.account(100_000)).apiKey;
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: systemBrowser(),
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
     });
     context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
     const origin = new URL(t.url).origin;
@@ -87,7 +89,10 @@ describe('the documentation site in a browser', { timeout: 120_000 }, () => {
       usd: await text('#calc-usd'),
       maxCredits: Number(await text('#calc-max-credits')),
       maxUsd: await text('#calc-max-usd'),
-      request: JSON.parse(await page.locator('#calc-request').textContent() ?? 'null') as { model: string; input: Record<string, unknown> },
+      request: JSON.parse((await page.locator('#calc-request').textContent()) ?? 'null') as {
+        model: string;
+        input: Record<string, unknown>;
+      },
     };
   }
 
@@ -142,7 +147,15 @@ describe('the documentation site in a browser', { timeout: 120_000 }, () => {
     expect(shown.maxCredits).toBe(quoted.maxCredits);
     expect(shown).toMatchObject({ credits: 70, usd: '0.70' });
     // The same request written by hand gets the same quote: the calculator's body is no special case.
-    const byHand = await quote({ model: MODEL, input: { prompt: 'A cat jumps.', reference_image_urls: ['https://example.com/cat.png'], resolution: '2k', duration_seconds: 8 } });
+    const byHand = await quote({
+      model: MODEL,
+      input: {
+        prompt: 'A cat jumps.',
+        reference_image_urls: ['https://example.com/cat.png'],
+        resolution: '2k',
+        duration_seconds: 8,
+      },
+    });
     expect(byHand.estimatedCredits).toBe(shown.credits);
 
     await page.locator('#price-calculator').scrollIntoViewIfNeeded();
@@ -209,8 +222,13 @@ describe('the documentation site in a browser', { timeout: 120_000 }, () => {
     const page = await open('/docs/api/');
     await page.locator('#swagger-ui[data-ready="true"]').waitFor({ timeout: 90_000 });
     await expect(page.locator('.swagger-ui .info .title').innerText()).resolves.toContain('mediaforge');
-    await page.locator('.opblock-summary-path', { hasText: '/api/v1/jobs/createTask' }).first().waitFor({ timeout: 60_000 });
-    await expect(page.locator('.opblock-summary-path', { hasText: '/api/v1/jobs/quote' }).count()).resolves.toBeGreaterThan(0);
+    await page
+      .locator('.opblock-summary-path', { hasText: '/api/v1/jobs/createTask' })
+      .first()
+      .waitFor({ timeout: 60_000 });
+    await expect(
+      page.locator('.opblock-summary-path', { hasText: '/api/v1/jobs/quote' }).count(),
+    ).resolves.toBeGreaterThan(0);
     await page.screenshot({ path: join(ARTIFACTS, 'docs-api-reference.png'), fullPage: false });
     await page.close();
   });
@@ -230,8 +248,16 @@ describe('the documentation site in a browser', { timeout: 120_000 }, () => {
     expect(requests.filter((url) => new URL(url).origin !== origin)).toEqual([]);
     expect(blocked).toEqual([]);
     // Each kind of file the pages need came from the test server.
-    for (const asset of ['/docs/assets/site.css', '/docs/assets/calculator.js', '/docs/assets/swagger-ui-bundle.js', '/docs/openapi.json']) {
-      expect(requests.some((url) => new URL(url).pathname === asset), asset).toBe(true);
+    for (const asset of [
+      '/docs/assets/site.css',
+      '/docs/assets/calculator.js',
+      '/docs/assets/swagger-ui-bundle.js',
+      '/docs/openapi.json',
+    ]) {
+      expect(
+        requests.some((url) => new URL(url).pathname === asset),
+        asset,
+      ).toBe(true);
     }
     expect(problems).toEqual([]);
   });

@@ -19,14 +19,27 @@ describe('the documentation site', () => {
     site = await renderSite();
   }, 60_000);
 
-  const pages = () => [...site].filter(([path]) => path.endsWith('.html')).map(([path, file]) => [path, String(file.body)] as const);
+  const pages = () =>
+    [...site].filter(([path]) => path.endsWith('.html')).map(([path, file]) => [path, String(file.body)] as const);
 
   it('has a page per generated Markdown page, the API reference and the guides', () => {
     const paths = [...site.keys()];
-    for (const path of ['index.html', 'errors.html', 'api/index.html', 'guides/client.html', 'guides/webhooks.html', 'openapi.json', 'openapi.yaml', 'assets/calculator.js', 'assets/swagger-ui-bundle.js']) expect(paths).toContain(path);
+    for (const path of [
+      'index.html',
+      'errors.html',
+      'api/index.html',
+      'guides/client.html',
+      'guides/webhooks.html',
+      'openapi.json',
+      'openapi.yaml',
+      'assets/calculator.js',
+      'assets/swagger-ui-bundle.js',
+    ])
+      expect(paths).toContain(path);
     const modelPages = paths.filter((p) => p.startsWith('models/') && p.endsWith('.html'));
     expect(modelPages.length).toBeGreaterThan(0);
-    for (const id of catalogue.keys()) if (existsSync(join(ROOT, 'generated/docs/models', `${id}.md`))) expect(paths).toContain(`models/${id}.html`);
+    for (const id of catalogue.keys())
+      if (existsSync(join(ROOT, 'generated/docs/models', `${id}.md`))) expect(paths).toContain(`models/${id}.html`);
   });
 
   it('gives every model page with prices a calculator wired to the generated price function', () => {
@@ -67,9 +80,16 @@ describe('the documentation site', () => {
   it('npm run docs:build writes the site as static files', () => {
     const out = mkdtempSync(join(tmpdir(), 'mediaforge-site-'));
     try {
-      const printed = execFileSync(process.execPath, [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), join(ROOT, 'docs-site/build.ts'), '--out', out], { cwd: ROOT, encoding: 'utf8' });
+      const printed = execFileSync(
+        process.execPath,
+        [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), join(ROOT, 'docs-site/build.ts'), '--out', out],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
       expect(printed).toMatch(/docs: \d+ files/);
-      const written = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? written(join(dir, e.name)).map((p) => `${e.name}/${p}`) : [e.name]));
+      const written = (dir: string): string[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? written(join(dir, e.name)).map((p) => `${e.name}/${p}`) : [e.name],
+        );
       expect(written(out).sort()).toEqual([...site.keys()].sort());
     } finally {
       rmSync(out, { recursive: true, force: true });

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { deflateSync } from 'node:zlib';
 import jpeg from 'jpeg-js';
+import { syntheticVideo } from '../../runtime/deployments/synthetic/synthetic-video.js';
 
 /** Real small media files, made in the test run (nothing downloaded, nothing hand-waved). */
 
@@ -44,7 +44,12 @@ export function png(width: number, height: number, alpha: boolean): Buffer {
       if (alpha) raw[p + 3] = x < width / 2 ? 0 : 255;
     }
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** A baseline JPEG (jpeg-js encoder). */
@@ -63,7 +68,8 @@ export function jpg(width: number, height: number): Buffer {
 export function wav(seconds: number, rate = 8000): Buffer {
   const samples = Math.round(seconds * rate);
   const data = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), i * 2);
+  for (let i = 0; i < samples; i++)
+    data.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), i * 2);
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'latin1');
   header.writeUInt32LE(36 + data.length, 4);
@@ -81,14 +87,37 @@ export function wav(seconds: number, rate = 8000): Buffer {
   return Buffer.concat([header, data]);
 }
 
-/** The simulator's 2-second clip: a real H.264 MP4, 160x90 at 4 frames per second. */
+/** A real 2-second MP4: H.264 160x90 at 4 frames per second with silent AAC. */
 export function mp4(): Buffer {
-  return readFileSync(new URL('../../runtime/deployments/simulator-media/clip-02s.mp4', import.meta.url));
+  return clip(2);
+}
+
+/**
+ * A real MP4 of `seconds` (H.264 160x90 at 4 frames per second, silent AAC), written by the
+ * simulator's own writer; test/deployments/simulator-output.test.ts checks that writer's files
+ * with ffprobe and ffmpeg.
+ */
+export function clip(seconds: number): Buffer {
+  return Buffer.concat([
+    ...syntheticVideo({
+      width: 160,
+      height: 90,
+      frameRate: 4,
+      seconds,
+      brands: ['isom', 'iso2', 'avc1', 'mp41'],
+      audio: true,
+    }).pieces(),
+  ]);
 }
 
 /** A minimal valid .safetensors file: header length, a JSON header, the tensor bytes. */
 export function safetensors(): Buffer {
-  const header = Buffer.from(JSON.stringify({ __metadata__: { format: 'pt' }, 'lora.down.weight': { dtype: 'F32', shape: [2, 2], data_offsets: [0, 16] } }));
+  const header = Buffer.from(
+    JSON.stringify({
+      __metadata__: { format: 'pt' },
+      'lora.down.weight': { dtype: 'F32', shape: [2, 2], data_offsets: [0, 16] },
+    }),
+  );
   const length = Buffer.alloc(8);
   length.writeBigUInt64LE(BigInt(header.length));
   return Buffer.concat([length, header, Buffer.alloc(16, 1)]);

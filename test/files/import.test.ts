@@ -16,7 +16,8 @@ async function fileServer() {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     requests.push(req.url ?? '');
-    const send = (status: number, body: Buffer | string, headers: Record<string, string> = {}) => res.writeHead(status, headers).end(body);
+    const send = (status: number, body: Buffer | string, headers: Record<string, string> = {}) =>
+      res.writeHead(status, headers).end(body);
     switch (new URL(req.url ?? '/', 'http://x').pathname) {
       case '/models/style.safetensors':
         return send(200, safetensors(), { 'content-type': 'application/octet-stream' });
@@ -50,35 +51,51 @@ describe('POST /files/import through the SSRF guard, without the allow switches'
     ({ apiKey } = await t.account(UNLOCKED));
     files = await fileServer();
     const log = t.service.ctx.log;
-    t.service.ctx.log = { ...log, info: () => {}, error: () => {}, warn: (obj: unknown) => void warnings.push(obj as Record<string, unknown>) } as typeof log;
+    t.service.ctx.log = {
+      ...log,
+      info: () => {},
+      error: () => {},
+      warn: (obj: unknown) => void warnings.push(obj as Record<string, unknown>),
+    } as typeof log;
   });
   afterAll(async () => {
     await t?.close();
     await files?.close();
   });
 
-  it.each(['https://127.0.0.1/style.safetensors', 'https://localhost/style.safetensors', 'https://[::1]/style.safetensors', 'https://169.254.169.254/latest.safetensors', 'https://10.1.2.3/style.safetensors'])(
-    '%s is refused before connecting: 400 40017',
-    async (url) => {
-      warnings.length = 0;
-      const r = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url } });
-      expectError(r, 400, 40017);
-      expect(r.body.msg).toBe('The file could not be imported from the link.');
-      expect(warnings).toEqual([expect.objectContaining({ reason: 'blocked' })]);
-    },
-  );
+  it.each([
+    'https://127.0.0.1/style.safetensors',
+    'https://localhost/style.safetensors',
+    'https://[::1]/style.safetensors',
+    'https://169.254.169.254/latest.safetensors',
+    'https://10.1.2.3/style.safetensors',
+  ])('%s is refused before connecting: 400 40017', async (url) => {
+    warnings.length = 0;
+    const r = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url } });
+    expectError(r, 400, 40017);
+    expect(r.body.msg).toBe('The file could not be imported from the link.');
+    expect(warnings).toEqual([expect.objectContaining({ reason: 'blocked' })]);
+  });
 
   it('a loopback server on another port is out of reach too (https on 443 only); plain http does not match the contract', async () => {
     const url = `${files.base.replace('http:', 'https:')}/models/style.safetensors`;
     expectError(await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url } }), 400, 40017);
-    const plain = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url: `${files.base}/models/style.safetensors` } });
+    const plain = await t.call('POST', '/api/v1/files/import', {
+      key: apiKey,
+      body: { url: `${files.base}/models/style.safetensors` },
+    });
     expectError(plain, 400, 40001);
-    expect(plain.body.data.errors).toEqual([{ path: 'url', rule: 'pattern', message: 'url is not in the expected format.' }]);
+    expect(plain.body.data.errors).toEqual([
+      { path: 'url', rule: 'pattern', message: 'url is not in the expected format.' },
+    ]);
     expect(files.requests).toEqual([]);
   });
 
   it('a link that is not a .safetensors file: 400 40001', async () => {
-    const r = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url: 'https://example.com/model.ckpt' } });
+    const r = await t.call('POST', '/api/v1/files/import', {
+      key: apiKey,
+      body: { url: 'https://example.com/model.ckpt' },
+    });
     expectError(r, 400, 40001);
   });
 });
@@ -99,21 +116,50 @@ describe('POST /files/import from a loopback receiver (test-only allow switches)
   });
 
   it('imports a LoRA as an asset of kind lora, usable in loras[].path', async () => {
-    const r = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url: `${files.base}/models/style.safetensors` } });
+    const r = await t.call('POST', '/api/v1/files/import', {
+      key: apiKey,
+      body: { url: `${files.base}/models/style.safetensors` },
+    });
     expectOk(r);
     const asset = r.body.data;
-    expect(asset).toMatchObject({ kind: 'lora', format: 'safetensors', name: 'style.safetensors', bytes: safetensors().length, uri: `service://a/${asset.assetId}`, preview: null, source: 'import' });
-    const named = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url: `${files.base}/models/style.safetensors?v=2`, name: 'Watercolour' } });
+    expect(asset).toMatchObject({
+      kind: 'lora',
+      format: 'safetensors',
+      name: 'style.safetensors',
+      bytes: safetensors().length,
+      uri: `service://a/${asset.assetId}`,
+      preview: null,
+      source: 'import',
+    });
+    const named = await t.call('POST', '/api/v1/files/import', {
+      key: apiKey,
+      body: { url: `${files.base}/models/style.safetensors?v=2`, name: 'Watercolour' },
+    });
     expect(named.body.data.name).toBe('Watercolour');
-    const created = await createTask(t, apiKey, { model: LORA_MODEL, input: { prompt: 'a watercolour harbour', loras: [{ path: asset.uri, scale: 0.8 }] } });
+    const created = await createTask(t, apiKey, {
+      model: LORA_MODEL,
+      input: { prompt: 'a watercolour harbour', loras: [{ path: asset.uri, scale: 0.8 }] },
+    });
     expectOk(created, 202);
     // Another account's LoRA, or an image where a LoRA belongs, is refused at acceptance.
     const stranger = await t.account(UNLOCKED);
-    const foreign = await createTask(t, stranger.apiKey, { model: LORA_MODEL, input: { prompt: 'p', loras: [{ path: asset.uri }] } });
+    const foreign = await createTask(t, stranger.apiKey, {
+      model: LORA_MODEL,
+      input: { prompt: 'p', loras: [{ path: asset.uri }] },
+    });
     expectError(foreign, 400, 40001);
-    expect(foreign.body.data.errors).toEqual([{ path: 'input.loras[0].path', rule: 'asset', message: 'input.loras[0].path names an asset that does not exist in your library.' }]);
+    expect(foreign.body.data.errors).toEqual([
+      {
+        path: 'input.loras[0].path',
+        rule: 'asset',
+        message: 'input.loras[0].path names an asset that does not exist in your library.',
+      },
+    ]);
     const image = (await upload(t, apiKey, png(300, 300, false), 'image/png', 'x.png')).asset;
-    const wrong = await createTask(t, apiKey, { model: LORA_MODEL, input: { prompt: 'p', loras: [{ path: image.uri }] } });
+    const wrong = await createTask(t, apiKey, {
+      model: LORA_MODEL,
+      input: { prompt: 'p', loras: [{ path: image.uri }] },
+    });
     expectError(wrong, 400, 40001);
     expect(wrong.body.data.errors[0]).toMatchObject({ path: 'input.loras[0].path', rule: 'kind' });
     await t.checkLedger(accountId);
@@ -126,25 +172,50 @@ describe('POST /files/import from a loopback receiver (test-only allow switches)
       expectError(r, 400, 40017);
     }
     expect(files.requests).toEqual(['/hop.safetensors', '/gone.safetensors', '/big.safetensors']);
-    const picture = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url: `${files.base}/picture.safetensors` } });
+    const picture = await t.call('POST', '/api/v1/files/import', {
+      key: apiKey,
+      body: { url: `${files.base}/picture.safetensors` },
+    });
     expectError(picture, 400, 40011);
   });
 
   it('locked storage is refused before anything is fetched: 403 40302', async () => {
     const poor = await t.account(100);
     files.requests.length = 0;
-    expectError(await t.call('POST', '/api/v1/files/import', { key: poor.apiKey, body: { url: `${files.base}/models/style.safetensors` } }), 403, 40302);
+    expectError(
+      await t.call('POST', '/api/v1/files/import', {
+        key: poor.apiKey,
+        body: { url: `${files.base}/models/style.safetensors` },
+      }),
+      403,
+      40302,
+    );
     expect(files.requests).toEqual([]);
   });
 
   it('during generation an external image is fetched, probed and held to the model limits', async () => {
-    const key = await t.service.ctx.db.kysely.selectFrom('api_keys').select('id').where('account_id', '=', accountId).executeTakeFirstOrThrow();
-    const task = (urls: string[]) => ({ id: 'task_x', account_id: accountId, api_key_id: key.id, model: FAMILY_C3, input_json: JSON.stringify({ reference_image_urls: urls }) }) as TaskRow;
+    const key = await t.service.ctx.db.kysely
+      .selectFrom('api_keys')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    const task = (urls: string[]) =>
+      ({
+        id: 'task_x',
+        account_id: accountId,
+        api_key_id: key.id,
+        model: FAMILY_C3,
+        input_json: JSON.stringify({ reference_image_urls: urls }),
+      }) as TaskRow;
     expect(await checkReferencesBeforeRun(t.service.ctx, task([`${files.base}/fine.png`]))).toBeUndefined();
-    expect(await checkReferencesBeforeRun(t.service.ctx, task([`${files.base}/fine.png`, `${files.base}/small.png`]))).toEqual({
+    expect(
+      await checkReferencesBeforeRun(t.service.ctx, task([`${files.base}/fine.png`, `${files.base}/small.png`])),
+    ).toEqual({
       code: 'reference_invalid',
       detail: 'input.reference_image_urls[1] is 200x200 px; each side must be between 240 and 8000 px.',
     });
-    expect(await checkReferencesBeforeRun(t.service.ctx, task([`${files.base}/missing.png`]))).toMatchObject({ code: 'reference_unreachable' });
+    expect(await checkReferencesBeforeRun(t.service.ctx, task([`${files.base}/missing.png`]))).toMatchObject({
+      code: 'reference_unreachable',
+    });
   });
 });

@@ -36,7 +36,10 @@ describe('the private asset library', () => {
   it('lists the library newest first with a cursor, filtered by kind', async () => {
     const { apiKey } = await t.account(UNLOCKED);
     const made = [];
-    for (const [i, bytes] of [png(300, 300, false), jpg(300, 300), wav(0.5)].entries()) made.push((await upload(t, apiKey, bytes, i === 2 ? 'audio/wav' : i === 1 ? 'image/jpeg' : 'image/png', `f${i}`)).asset);
+    for (const [i, bytes] of [png(300, 300, false), jpg(300, 300), wav(0.5)].entries())
+      made.push(
+        (await upload(t, apiKey, bytes, i === 2 ? 'audio/wav' : i === 1 ? 'image/jpeg' : 'image/png', `f${i}`)).asset,
+      );
     const first = await t.call('GET', '/api/v1/assets?limit=2', { key: apiKey });
     expectOk(first);
     expect(first.body.data.items.map((a: any) => a.assetId)).toEqual([made[2].assetId, made[1].assetId]);
@@ -49,7 +52,12 @@ describe('the private asset library', () => {
     expectError(await t.call('GET', '/api/v1/assets?limit=0', { key: apiKey }), 400, 40008);
     expectError(await t.call('GET', '/api/v1/assets?cursor=@@', { key: apiKey }), 400, 40008);
     const usage = await t.call('GET', '/api/v1/assets/usage', { key: apiKey });
-    expect(usage.body.data).toMatchObject({ plan: 'basic', unlocked: true, assetCount: 3, usedBytes: made.reduce((sum, a) => sum + a.bytes, 0) });
+    expect(usage.body.data).toMatchObject({
+      plan: 'basic',
+      unlocked: true,
+      assetCount: 3,
+      usedBytes: made.reduce((sum, a) => sum + a.bytes, 0),
+    });
   });
 
   it('a personal key and its sibling personal key reach the personal library', async () => {
@@ -77,7 +85,9 @@ describe('the private asset library', () => {
     ];
     for (const [key, id] of cases) {
       expect(withoutRequestId(await get(key, id))).toEqual(unknown);
-      expect(withoutRequestId(await t.call('PATCH', `/api/v1/assets/${id}`, { key, body: { name: 'stolen' } }))).toEqual(unknown);
+      expect(
+        withoutRequestId(await t.call('PATCH', `/api/v1/assets/${id}`, { key, body: { name: 'stolen' } })),
+      ).toEqual(unknown);
       expect(withoutRequestId(await t.call('DELETE', `/api/v1/assets/${id}`, { key }))).toEqual(unknown);
     }
     expect((await get(owner.apiKey, personal.assetId)).body.data.name).toBe('personal.png');
@@ -91,21 +101,36 @@ describe('the private asset library', () => {
       return r.body.data.errors;
     };
     const unknown = await refuse(stranger.apiKey, 'service://a/a_unknownunknown');
-    expect(unknown).toEqual([{ path: 'input.reference_image_urls[0]', rule: 'asset', message: 'input.reference_image_urls[0] names an asset that does not exist in your library.' }]);
+    expect(unknown).toEqual([
+      {
+        path: 'input.reference_image_urls[0]',
+        rule: 'asset',
+        message: 'input.reference_image_urls[0] names an asset that does not exist in your library.',
+      },
+    ]);
     expect(await refuse(stranger.apiKey, personal.uri)).toEqual(unknown);
     expect(await refuse(team, personal.uri)).toEqual(unknown);
     expect(await refuse(owner.apiKey, teamAsset.uri)).toEqual(unknown);
     expect(await t.wallet(accountId)).toMatchObject({ available: UNLOCKED, held: 0 });
     // Its own library's asset is accepted.
-    expectOk(await createTask(t, teamMate, { model: FAMILY_C3, input: { reference_image_urls: [teamAsset.uri] } }), 202);
+    expectOk(
+      await createTask(t, teamMate, { model: FAMILY_C3, input: { reference_image_urls: [teamAsset.uri] } }),
+      202,
+    );
   });
 
   it('rename changes the name only; the uri stays', async () => {
-    const r = await t.call('PATCH', `/api/v1/assets/${personal.assetId}`, { key: owner.apiKey, body: { name: 'Hero' } });
+    const r = await t.call('PATCH', `/api/v1/assets/${personal.assetId}`, {
+      key: owner.apiKey,
+      body: { name: 'Hero' },
+    });
     expectOk(r);
     expect(r.body.data).toMatchObject({ assetId: personal.assetId, uri: personal.uri, name: 'Hero' });
     expect((await get(sibling, personal.assetId)).body.data.name).toBe('Hero');
-    const bad = await t.call('PATCH', `/api/v1/assets/${personal.assetId}`, { key: owner.apiKey, body: { name: '', extra: true } });
+    const bad = await t.call('PATCH', `/api/v1/assets/${personal.assetId}`, {
+      key: owner.apiKey,
+      body: { name: '', extra: true },
+    });
     expectError(bad, 400, 40001);
     expect(bad.body.data.errors.map((e: any) => [e.path, e.rule])).toEqual([
       ['extra', 'unknown_field'],
@@ -129,7 +154,8 @@ describe('the private asset library', () => {
 
   it('characters: made by the console from 2 to 4 images of one library, listed per library, usable as elements', async () => {
     const images = [];
-    for (let i = 0; i < 3; i++) images.push((await upload(t, owner.apiKey, png(300 + i, 300, false), 'image/png', `fox${i}.png`)).asset);
+    for (let i = 0; i < 3; i++)
+      images.push((await upload(t, owner.apiKey, png(300 + i, 300, false), 'image/png', `fox${i}.png`)).asset);
     const audio = (await upload(t, owner.apiKey, wav(0.5), 'audio/wav', 'x.wav')).asset;
     const db = t.service.ctx.db;
     const lines: string[] = [];
@@ -138,10 +164,36 @@ describe('the private asset library', () => {
     let codes: (number | undefined)[];
     try {
       codes = [
-        await entitiesCommand(db, 'create', { account: owner.accountId, name: 'Fox', assets: images.map((a) => a.assetId).join(','), json: true }, Date.now()),
-        await entitiesCommand(db, 'create', { account: owner.accountId, name: 'Solo', assets: images[0].assetId, json: true }, Date.now()),
-        await entitiesCommand(db, 'create', { account: owner.accountId, name: 'Noisy', assets: `${images[0].assetId},${audio.assetId}`, json: true }, Date.now()),
-        await entitiesCommand(db, 'create', { account: owner.accountId, workspace: 'team:studio', name: 'Stolen', assets: `${images[0].assetId},${images[1].assetId}`, json: true }, Date.now()),
+        await entitiesCommand(
+          db,
+          'create',
+          { account: owner.accountId, name: 'Fox', assets: images.map((a) => a.assetId).join(','), json: true },
+          Date.now(),
+        ),
+        await entitiesCommand(
+          db,
+          'create',
+          { account: owner.accountId, name: 'Solo', assets: images[0].assetId, json: true },
+          Date.now(),
+        ),
+        await entitiesCommand(
+          db,
+          'create',
+          { account: owner.accountId, name: 'Noisy', assets: `${images[0].assetId},${audio.assetId}`, json: true },
+          Date.now(),
+        ),
+        await entitiesCommand(
+          db,
+          'create',
+          {
+            account: owner.accountId,
+            workspace: 'team:studio',
+            name: 'Stolen',
+            assets: `${images[0].assetId},${images[1].assetId}`,
+            json: true,
+          },
+          Date.now(),
+        ),
       ];
     } finally {
       console.log = log;
@@ -153,13 +205,31 @@ describe('the private asset library', () => {
     expectOk(listed);
     const entity = listed.body.data.items[0];
     expect(listed.body.data.items).toHaveLength(1);
-    expect(entity).toMatchObject({ name: 'Fox', assetIds: images.map((a) => a.assetId), uri: `service://e/${entity.entityId}`, imageUrls: images.map((a) => a.uri) });
+    expect(entity).toMatchObject({
+      name: 'Fox',
+      assetIds: images.map((a) => a.assetId),
+      uri: `service://e/${entity.entityId}`,
+      imageUrls: images.map((a) => a.uri),
+    });
     expect((await t.call('GET', '/api/v1/assets/entities', { key: team })).body.data.items).toEqual([]);
-    const body = (urls: string[]) => ({ model: O3, input: { prompt: '@Fox jumps over <<<image_1>>>', reference_image_urls: [personal.uri], elements: [{ name: 'Fox', image_urls: urls }] } });
+    const body = (urls: string[]) => ({
+      model: O3,
+      input: {
+        prompt: '@Fox jumps over <<<image_1>>>',
+        reference_image_urls: [personal.uri],
+        elements: [{ name: 'Fox', image_urls: urls }],
+      },
+    });
     expectOk(await createTask(t, owner.apiKey, body(entity.imageUrls)), 202);
     const foreign = await createTask(t, owner.apiKey, body([entity.imageUrls[0], teamAsset.uri]));
     expectError(foreign, 400, 40001);
-    expect(foreign.body.data.errors).toEqual([{ path: 'input.elements[0].image_urls[1]', rule: 'asset', message: expect.stringContaining('does not exist in your library') }]);
+    expect(foreign.body.data.errors).toEqual([
+      {
+        path: 'input.elements[0].image_urls[1]',
+        rule: 'asset',
+        message: expect.stringContaining('does not exist in your library'),
+      },
+    ]);
     // Deleting one of its images takes the character with it.
     expectOk(await t.call('DELETE', `/api/v1/assets/${images[2].assetId}`, { key: owner.apiKey }));
     expect((await t.call('GET', '/api/v1/assets/entities', { key: owner.apiKey })).body.data.items).toEqual([]);

@@ -16,7 +16,11 @@ export function ticketFor(t: TestService, key: string, body: Record<string, unkn
 }
 
 /** PUT the bytes to a ticket's upload URL, as a client would: the URL and headers as given. */
-export async function putBytes(uploadUrl: string, bytes: Uint8Array, headers: Record<string, string>): Promise<HttpResult> {
+export async function putBytes(
+  uploadUrl: string,
+  bytes: Uint8Array,
+  headers: Record<string, string>,
+): Promise<HttpResult> {
   const response = await fetch(uploadUrl, { method: 'PUT', headers, body: new Uint8Array(bytes) });
   const text = await response.text();
   let body: any = text;
@@ -29,7 +33,14 @@ export async function putBytes(uploadUrl: string, bytes: Uint8Array, headers: Re
 }
 
 /** The whole flow: ticket, direct upload, commit. Each step must succeed. */
-export async function upload(t: TestService, key: string, bytes: Uint8Array, contentType: string, fileName: string, name?: string): Promise<Uploaded> {
+export async function upload(
+  t: TestService,
+  key: string,
+  bytes: Uint8Array,
+  contentType: string,
+  fileName: string,
+  name?: string,
+): Promise<Uploaded> {
   const ticketResponse = await ticketFor(t, key, { fileName, contentType, size: bytes.byteLength });
   expect(ticketResponse.status, JSON.stringify(ticketResponse.body)).toBe(200);
   const ticket = ticketResponse.body.data;

@@ -22,26 +22,80 @@ describe('the upload flow with real files', () => {
     const r = await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 1234 });
     expectOk(r);
     const ticket = r.body.data;
-    expect(ticket).toMatchObject({ fileId: expect.stringMatching(/^f_/), method: 'PUT', headers: { 'Content-Type': 'image/png' }, maxBytes: 1234 });
-    expect(ticket.uploadUrl).toMatch(new RegExp(`^${t.url}/api/v1/uploads/${ticket.fileId}\\?expires=\\d+&sig=[\\w-]+$`));
+    expect(ticket).toMatchObject({
+      fileId: expect.stringMatching(/^f_/),
+      method: 'PUT',
+      headers: { 'Content-Type': 'image/png' },
+      maxBytes: 1234,
+    });
+    expect(ticket.uploadUrl).toMatch(
+      new RegExp(`^${t.url}/api/v1/uploads/${ticket.fileId}\\?expires=\\d+&sig=[\\w-]+$`),
+    );
     const minutes = (Date.parse(ticket.expiresAt) - Date.now()) / 60_000;
     expect(minutes).toBeGreaterThan(14);
     expect(minutes).toBeLessThanOrEqual(15);
   });
 
   it.each([
-    ['a PNG with transparency', png(320, 240, true), 'image/png', 'alpha.png', { kind: 'image', mime: 'image/png', format: 'png', width: 320, height: 240, hasAlpha: true }],
-    ['a PNG without transparency', png(320, 240, false), 'image/png', 'opaque.png', { kind: 'image', mime: 'image/png', format: 'png', width: 320, height: 240, hasAlpha: false }],
-    ['a 300 px JPEG', jpg(300, 300), 'image/jpeg', 'square.jpg', { kind: 'image', mime: 'image/jpeg', format: 'jpeg', width: 300, height: 300, hasAlpha: false }],
-    ['a 1.5 s WAV', wav(1.5), 'audio/wav', 'tone.wav', { kind: 'audio', mime: 'audio/wav', format: 'wav', durationSeconds: 1.5 }],
-    ['a 2 s MP4', mp4(), 'video/mp4', 'clip.mp4', { kind: 'video', mime: 'video/mp4', format: 'mp4', width: 160, height: 90, durationSeconds: 2, fps: 4 }],
-    ['a LoRA', safetensors(), 'application/octet-stream', 'style.safetensors', { kind: 'lora', mime: 'application/octet-stream', format: 'safetensors' }],
-    ['a text document', Buffer.from('# Brief\n\nA fox in the snow.\n'), 'text/markdown', 'brief.md', { kind: 'document', mime: 'text/plain', format: 'txt' }],
+    [
+      'a PNG with transparency',
+      png(320, 240, true),
+      'image/png',
+      'alpha.png',
+      { kind: 'image', mime: 'image/png', format: 'png', width: 320, height: 240, hasAlpha: true },
+    ],
+    [
+      'a PNG without transparency',
+      png(320, 240, false),
+      'image/png',
+      'opaque.png',
+      { kind: 'image', mime: 'image/png', format: 'png', width: 320, height: 240, hasAlpha: false },
+    ],
+    [
+      'a 300 px JPEG',
+      jpg(300, 300),
+      'image/jpeg',
+      'square.jpg',
+      { kind: 'image', mime: 'image/jpeg', format: 'jpeg', width: 300, height: 300, hasAlpha: false },
+    ],
+    [
+      'a 1.5 s WAV',
+      wav(1.5),
+      'audio/wav',
+      'tone.wav',
+      { kind: 'audio', mime: 'audio/wav', format: 'wav', durationSeconds: 1.5 },
+    ],
+    [
+      'a 2 s MP4',
+      mp4(),
+      'video/mp4',
+      'clip.mp4',
+      { kind: 'video', mime: 'video/mp4', format: 'mp4', width: 160, height: 90, durationSeconds: 2, fps: 4 },
+    ],
+    [
+      'a LoRA',
+      safetensors(),
+      'application/octet-stream',
+      'style.safetensors',
+      { kind: 'lora', mime: 'application/octet-stream', format: 'safetensors' },
+    ],
+    [
+      'a text document',
+      Buffer.from('# Brief\n\nA fox in the snow.\n'),
+      'text/markdown',
+      'brief.md',
+      { kind: 'document', mime: 'text/plain', format: 'txt' },
+    ],
   ])('%s: uploaded, committed and probed from its bytes', async (_name, bytes, contentType, fileName, expected) => {
     const before = await t.wallet(accountId);
     const { ticket, put, asset } = await upload(t, apiKey, bytes, contentType, fileName);
     expect(put.body.data).toEqual({ fileId: ticket.fileId, size: bytes.byteLength });
-    expect(asset).toMatchObject({ ...expected, name: fileName, bytes: bytes.byteLength, assetId: expect.stringMatching(/^a_/) });
+    expect(asset).toMatchObject({
+      ...expected,
+      name: fileName,
+      bytes: bytes.byteLength,
+      assetId: expect.stringMatching(/^a_/),
+    });
     expect(asset.uri).toBe(`service://a/${asset.assetId}`);
     if (!('hasAlpha' in expected)) expect(asset.hasAlpha).toBeUndefined();
     if (['image', 'video', 'audio'].includes(expected.kind)) {
@@ -94,8 +148,20 @@ describe('every rejection of the upload flow, with its message and the balance u
   };
 
   it.each([
-    ['an undeclared type', { fileName: 'x.exe', contentType: 'application/x-msdownload', size: 10 }, 400, 40011, 'This file type is not accepted.'],
-    ['octet-stream without a .safetensors name', { fileName: 'x.bin', contentType: 'application/octet-stream', size: 10 }, 400, 40011, 'This file type is not accepted.'],
+    [
+      'an undeclared type',
+      { fileName: 'x.exe', contentType: 'application/x-msdownload', size: 10 },
+      400,
+      40011,
+      'This file type is not accepted.',
+    ],
+    [
+      'octet-stream without a .safetensors name',
+      { fileName: 'x.bin', contentType: 'application/octet-stream', size: 10 },
+      400,
+      40011,
+      'This file type is not accepted.',
+    ],
   ])('ticket for %s: 400 40011', async (_name, body, status, code, msg) => {
     const r = await ticketFor(t, apiKey, body);
     expectError(r, status, code);
@@ -198,7 +264,12 @@ describe('every rejection of the upload flow, with its message and the balance u
         else controller.close();
       },
     });
-    const response = await fetch(a.uploadUrl, { method: 'PUT', headers: a.headers, body, duplex: 'half' } as RequestInit);
+    const response = await fetch(a.uploadUrl, {
+      method: 'PUT',
+      headers: a.headers,
+      body,
+      duplex: 'half',
+    } as RequestInit);
     expect(response.status).toBe(413);
     expect((await response.json()).code).toBe(41301);
     expectError(await putBytes(a.uploadUrl, bytes, a.headers), 400, 40010);
@@ -260,10 +331,20 @@ describe('storage plans: locked below the first tier, full at the limit', () => 
     const { apiKey, accountId } = await t.account(999);
     const r = await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 100 });
     expectError(r, 403, 40302);
-    expect(r.body.msg).toBe('Asset storage is not unlocked for this account.');
+    // The message names the purchases that unlock storage (spec/storage-plans.yaml's first plan with room) and how far the account is.
+    expect(r.body.msg).toBe(
+      "Asset storage is locked for this account: it unlocks once the account's credit purchases reach 1000 credits in all (so far 999). Purchase more credits to unlock it.",
+    );
     const usage = await t.call('GET', '/api/v1/assets/usage', { key: apiKey });
     expectOk(usage);
-    expect(usage.body.data).toMatchObject({ plan: 'locked', unlocked: false, usedBytes: 0, limitBytes: 0, assetCount: 0, lifetimePurchasedCredits: 999 });
+    expect(usage.body.data).toMatchObject({
+      plan: 'locked',
+      unlocked: false,
+      usedBytes: 0,
+      limitBytes: 0,
+      assetCount: 0,
+      lifetimePurchasedCredits: 999,
+    });
     expect(await t.wallet(accountId)).toEqual({ available: 999, held: 0, spent: 0, purchased: 999 });
   });
 
@@ -274,18 +355,43 @@ describe('storage plans: locked below the first tier, full at the limit', () => 
     await addCredits(t.service.ctx.db, accountId, 400, Date.now());
     expectOk(await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 100 }));
     const usage = await t.call('GET', '/api/v1/assets/usage', { key: apiKey });
-    expect(usage.body.data).toMatchObject({ plan: 'basic', unlocked: true, limitBytes: 1024 ** 3, lifetimePurchasedCredits: 1000 });
+    expect(usage.body.data).toMatchObject({
+      plan: 'basic',
+      unlocked: true,
+      limitBytes: 1024 ** 3,
+      lifetimePurchasedCredits: 1000,
+    });
   });
 
   it('a file that would pass the plan limit: 403 40303 at the ticket and at commit', async () => {
     const { apiKey, accountId } = await t.account(UNLOCKED);
     const bytes = png(300, 300, false);
-    const a = (await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: bytes.length })).body.data;
+    const a = (await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: bytes.length })).body
+      .data;
     expectOk(await putBytes(a.uploadUrl, bytes, a.headers));
     // The library fills up between the ticket and the commit.
     await t.service.ctx.db.kysely
       .insertInto('assets')
-      .values({ id: 'a_filler', account_id: accountId, library: 'personal', name: 'filler', kind: 'video', mime: 'video/mp4', format: 'mp4', bytes: 1024 ** 3 - 100, width: null, height: null, has_alpha: null, duration_seconds: null, fps: null, blob_key: 'library/none.mp4', source: 'upload', source_task_id: null, created_at: Date.now(), deleted_at: null })
+      .values({
+        id: 'a_filler',
+        account_id: accountId,
+        library: 'personal',
+        name: 'filler',
+        kind: 'video',
+        mime: 'video/mp4',
+        format: 'mp4',
+        bytes: 1024 ** 3 - 100,
+        width: null,
+        height: null,
+        has_alpha: null,
+        duration_seconds: null,
+        fps: null,
+        blob_key: 'library/none.mp4',
+        source: 'upload',
+        source_task_id: null,
+        created_at: Date.now(),
+        deleted_at: null,
+      })
       .execute();
     const commit = await t.call('POST', `/api/v1/files/${a.fileId}/commit`, { key: apiKey });
     expectError(commit, 403, 40303);

@@ -40,7 +40,11 @@ describe('adding a model is adding one YAML file', () => {
     const result = await generate(copy.root);
     expect(result.written.length).toBeGreaterThan(0);
     catalogue = (await import(join(copy.root, 'generated/catalogue.ts'))).catalogue;
-    vectors = (await import(join(copy.root, 'generated/vectors/vendor_f/zeta-1.0/text-to-video.json'), { with: { type: 'json' } })).default;
+    vectors = (
+      await import(join(copy.root, 'generated/vectors/vendor_f/zeta-1.0/text-to-video.json'), {
+        with: { type: 'json' },
+      })
+    ).default;
   }, 120_000);
   afterAll(() => copy.remove());
 
@@ -53,7 +57,12 @@ describe('adding a model is adding one YAML file', () => {
     const model = catalogue.get('vendor_f/zeta-1.0/text-to-video');
     const ok = model.validate({ prompt: 'a red kite over the sea', resolution: '1080p', duration_seconds: 12 });
     expect(ok.ok).toBe(true);
-    expect(model.price(ok.value)).toMatchObject({ rate: '7.1', billableSeconds: 12, estimatedCredits: 86, maxCredits: 86 });
+    expect(model.price(ok.value)).toMatchObject({
+      rate: '7.1',
+      billableSeconds: 12,
+      estimatedCredits: 86,
+      maxCredits: 86,
+    });
     expect(model.info.pricing.minimumFor5sCredits).toBe(12);
   });
 
@@ -61,8 +70,14 @@ describe('adding a model is adding one YAML file', () => {
     const model = catalogue.get('vendor_f/zeta-1.0/text-to-video');
     const bad = model.validate({ prompt: 'x', generate_audio: true });
     expect(bad).toMatchObject({ ok: false, errors: [{ path: 'input.resolution', rule: 'audio-only-at-1080p' }] });
-    expect(model.validate({ prompt: 'x', duration_seconds: 13 })).toMatchObject({ ok: false, errors: [{ path: 'input.duration_seconds', rule: 'maximum' }] });
-    expect(model.validate({ prompt: 'x', aspect_ratio: '16:9' })).toMatchObject({ ok: false, errors: [{ path: 'input.aspect_ratio', rule: 'unknown_field' }] });
+    expect(model.validate({ prompt: 'x', duration_seconds: 13 })).toMatchObject({
+      ok: false,
+      errors: [{ path: 'input.duration_seconds', rule: 'maximum' }],
+    });
+    expect(model.validate({ prompt: 'x', aspect_ratio: '16:9' })).toMatchObject({
+      ok: false,
+      errors: [{ path: 'input.aspect_ratio', rule: 'unknown_field' }],
+    });
   });
 
   it('gets its boundary vectors, and they hold against its validator', () => {

@@ -4,7 +4,10 @@ import { vectorsPlugin } from '../../generator/plugins/vectors/emit.js';
 import { projectCatalogue } from '../support/catalogue.js';
 import { PUBLISHED } from '../support/published-minimums.js';
 
-const vectorFiles = vectorsPlugin.emit({ catalogue: projectCatalogue(), emitted: new Map() }) as { path: string; contents: string }[];
+const vectorFiles = vectorsPlugin.emit({ catalogue: projectCatalogue(), emitted: new Map() }) as {
+  path: string;
+  contents: string;
+}[];
 
 /** An accepted input of the model, from its generated boundary vectors. */
 function baseInput(id: string): Record<string, unknown> {
@@ -23,21 +26,26 @@ function cheapestFiveSeconds(id: string): number {
   const variants: [string, unknown[]][] = [];
   if (props.resolution?.enum) variants.push(['resolution', props.resolution.enum as unknown[]]);
   for (const flag of ['generate_audio', 'enable_web_search']) if (props[flag]) variants.push([flag, [true, false]]);
-  if (props.reference_video_urls) variants.push(['reference_video_urls', [undefined, ['https://example.com/clip.mp4']]]);
+  if (props.reference_video_urls)
+    variants.push(['reference_video_urls', [undefined, ['https://example.com/clip.mp4']]]);
   let inputs = [{ ...baseInput(id), duration_seconds: 5 } as Record<string, unknown>];
   for (const [field, values] of variants) {
-    inputs = inputs.flatMap((input) => values.map((v) => {
-      const next = { ...input, [field]: v };
-      if (v === undefined) delete next[field];
-      return next;
-    }));
+    inputs = inputs.flatMap((input) =>
+      values.map((v) => {
+        const next = { ...input, [field]: v };
+        if (v === undefined) delete next[field];
+        return next;
+      }),
+    );
   }
   let minimum = Infinity;
   for (const input of inputs) {
     const result = model.validate(input);
     if (!result.ok) continue;
     // Reference clips of known length 0 s add no billable seconds: the 5-second clip alone.
-    const clips = Array.isArray(result.value.reference_video_urls) ? result.value.reference_video_urls.map(() => 0) : [];
+    const clips = Array.isArray(result.value.reference_video_urls)
+      ? result.value.reference_video_urls.map(() => 0)
+      : [];
     minimum = Math.min(minimum, model.price(result.value, { referenceClipSeconds: clips }).estimatedCredits);
   }
   return minimum;
@@ -45,7 +53,9 @@ function cheapestFiveSeconds(id: string): number {
 
 describe('the minimum for 5 s, reproduced from the YAML', () => {
   it('covers every reference-to-video model of the catalogue (the other modes have no published figure)', () => {
-    const referenceToVideo = [...catalogue.values()].filter((m) => m.info.mode === 'reference-to-video').map((m) => m.info.id);
+    const referenceToVideo = [...catalogue.values()]
+      .filter((m) => m.info.mode === 'reference-to-video')
+      .map((m) => m.info.id);
     expect(referenceToVideo.sort()).toEqual(PUBLISHED.map(([id]) => id).sort());
   });
 

@@ -20,7 +20,9 @@ describe('the runtime is model-agnostic', () => {
     names.add(model.info.vendor);
     names.add(model.info.family.split('-')[0]);
   }
-  const pattern = new RegExp(`vendor_[a-z]|family_[a-z]|\\b(?:${[...names].map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})\\b`);
+  const pattern = new RegExp(
+    `vendor_[a-z]|family_[a-z]|\\b(?:${[...names].map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})\\b`,
+  );
 
   it('no file under runtime/ names a model, vendor or family', () => {
     const offenders = sourceFiles(join(ROOT, 'runtime')).filter((file) => pattern.test(readFileSync(file, 'utf8')));

@@ -19,7 +19,10 @@ const rejection = (c: Case) => (c.want === 'accept' ? undefined : c.want.reject)
 /** A maxTotalItems rule can only be broken when the per-field limits together allow more than its max. */
 function reachable(model: Model, rule: Rule): boolean {
   if (rule.kind !== 'maxTotalItems') return true;
-  const most = rule.fields.reduce((sum, f) => sum + ((model.fields.find((x) => x.name === f)!.schema.maxItems as number | undefined) ?? Infinity), 0);
+  const most = rule.fields.reduce(
+    (sum, f) => sum + ((model.fields.find((x) => x.name === f)!.schema.maxItems as number | undefined) ?? Infinity),
+    0,
+  );
   return most > rule.max;
 }
 
@@ -27,7 +30,8 @@ function reachable(model: Model, rule: Rule): boolean {
 function numericPaths(model: Model): [string, JsonSchema][] {
   const out: [string, JsonSchema][] = [];
   for (const field of model.fields) {
-    if (field.schema.type === 'integer' || field.schema.type === 'number') out.push([`input.${field.name}`, field.schema]);
+    if (field.schema.type === 'integer' || field.schema.type === 'number')
+      out.push([`input.${field.name}`, field.schema]);
     const items = field.schema.items as JsonSchema | undefined;
     for (const [name, sub] of Object.entries((items?.properties ?? {}) as Record<string, JsonSchema>)) {
       if (sub.type === 'integer' || sub.type === 'number') out.push([`input.${field.name}[0].${name}`, sub]);
@@ -36,7 +40,11 @@ function numericPaths(model: Model): [string, JsonSchema][] {
   return out;
 }
 
-const rangeOf = (schema: JsonSchema) => ((schema.anyOf as JsonSchema[] | undefined)?.find((s) => !('const' in s)) ?? schema) as { minimum?: number; maximum?: number };
+const rangeOf = (schema: JsonSchema) =>
+  ((schema.anyOf as JsonSchema[] | undefined)?.find((s) => !('const' in s)) ?? schema) as {
+    minimum?: number;
+    maximum?: number;
+  };
 
 describe.each(catalogue.models.map((m) => [m.id, m] as const))('%s', (id, model) => {
   const cases = vectorsOf.get(id)!;
@@ -60,25 +68,43 @@ describe.each(catalogue.models.map((m) => [m.id, m] as const))('%s', (id, model)
 
   it('covers every rule both ways', () => {
     for (const rule of model.rules) {
-      expect(cases.some((c) => c.want === 'accept' && c.name.startsWith(`rule ${rule.id}:`)), `${rule.id} accepted`).toBe(true);
+      expect(
+        cases.some((c) => c.want === 'accept' && c.name.startsWith(`rule ${rule.id}:`)),
+        `${rule.id} accepted`,
+      ).toBe(true);
       if (!reachable(model, rule)) continue;
       if (rule.kind === 'requiredWhen' && model.fields.find((f) => f.name === rule.field)?.required) {
         // The field is required anyway: the schema's `required` rejects the request before any rule runs.
         const path = `input.${rule.field}`;
-        expect(cases.some((c) => c.name.startsWith(`rule ${rule.id}:`) && rejection(c)?.rule === 'required' && rejection(c)?.path === path), `${rule.id} rejected as required`).toBe(true);
+        expect(
+          cases.some(
+            (c) =>
+              c.name.startsWith(`rule ${rule.id}:`) && rejection(c)?.rule === 'required' && rejection(c)?.path === path,
+          ),
+          `${rule.id} rejected as required`,
+        ).toBe(true);
         continue;
       }
-      expect(cases.some((c) => rejection(c)?.rule === rule.id), `${rule.id} rejected`).toBe(true);
+      expect(
+        cases.some((c) => rejection(c)?.rule === rule.id),
+        `${rule.id} rejected`,
+      ).toBe(true);
     }
   });
 
   it('covers every value of every enum field, and one outside', () => {
     for (const field of model.fields.filter((f) => Array.isArray(f.schema.enum))) {
       for (const value of field.schema.enum as unknown[]) {
-        expect(cases.some((c) => c.want === 'accept' && c.input[field.name] === value), `${field.name}=${String(value)} accepted`).toBe(true);
+        expect(
+          cases.some((c) => c.want === 'accept' && c.input[field.name] === value),
+          `${field.name}=${String(value)} accepted`,
+        ).toBe(true);
       }
       const path = `input.${field.name}`;
-      expect(cases.some((c) => rejection(c)?.path === path && rejection(c)?.rule === 'enum'), `${field.name} outside enum`).toBe(true);
+      expect(
+        cases.some((c) => rejection(c)?.path === path && rejection(c)?.rule === 'enum'),
+        `${field.name} outside enum`,
+      ).toBe(true);
     }
   });
 
@@ -87,7 +113,13 @@ describe.each(catalogue.models.map((m) => [m.id, m] as const))('%s', (id, model)
       const range = rangeOf(schema);
       const rules = schema.anyOf ? ['range_or_auto'] : ['minimum', 'maximum'];
       const rejected = (rule: string) => cases.some((c) => rejection(c)?.path === path && rejection(c)?.rule === rule);
-      const accepted = (label: string) => cases.some((c) => c.want === 'accept' && c.name.startsWith(`${path.slice('input.'.length)}=`) && c.name.includes(`(${label})`));
+      const accepted = (label: string) =>
+        cases.some(
+          (c) =>
+            c.want === 'accept' &&
+            c.name.startsWith(`${path.slice('input.'.length)}=`) &&
+            c.name.includes(`(${label})`),
+        );
       if (range.minimum !== undefined) {
         expect(accepted('min'), `${path} min accepted`).toBe(true);
         expect(rejected(rules[0]), `${path} below min rejected`).toBe(true);
@@ -101,7 +133,8 @@ describe.each(catalogue.models.map((m) => [m.id, m] as const))('%s', (id, model)
   });
 
   it('covers every required field, maxLength and maxItems', () => {
-    const has = (path: string, rule: string) => cases.some((c) => rejection(c)?.path === path && rejection(c)?.rule === rule);
+    const has = (path: string, rule: string) =>
+      cases.some((c) => rejection(c)?.path === path && rejection(c)?.rule === rule);
     for (const field of model.fields) {
       const path = `input.${field.name}`;
       if (field.required) expect(has(path, 'required'), `${field.name} required`).toBe(true);

@@ -6,11 +6,18 @@ import { startTestService, type TestService } from '../support/service.js';
 import { bodyD, checkBalance, createTask, expectError, expectOk } from './helpers.js';
 
 /** The messages of spec/errors.yaml, the source of truth for every language. */
-const catalogue = parse(readFileSync(new URL('../../spec/errors.yaml', import.meta.url), 'utf8')) as { codes: Record<string, { messages: Record<string, string> }> };
+const catalogue = parse(readFileSync(new URL('../../spec/errors.yaml', import.meta.url), 'utf8')) as {
+  codes: Record<string, { messages: Record<string, string> }>;
+};
 const message = (code: number, language: string) => catalogue.codes[String(code)].messages[language];
 
 async function keyIdOf(t: TestService, accountId: string): Promise<string[]> {
-  const rows = await t.service.ctx.db.kysely.selectFrom('api_keys').select('id').where('account_id', '=', accountId).orderBy('created_at').execute();
+  const rows = await t.service.ctx.db.kysely
+    .selectFrom('api_keys')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .execute();
   return rows.map((r) => r.id);
 }
 
@@ -32,7 +39,12 @@ describe('authentication', () => {
   ])('%s is 401 40101', async (_name, authorization) => {
     const { accountId, apiKey } = await t.account(100);
     const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
-    for (const [method, path, body] of [['POST', '/api/v1/jobs/createTask', bodyD()], ['GET', '/api/v1/chat/credit', undefined], ['GET', '/api/v1/jobs', undefined], ['GET', '/api/v1/models', undefined]] as const) {
+    for (const [method, path, body] of [
+      ['POST', '/api/v1/jobs/createTask', bodyD()],
+      ['GET', '/api/v1/chat/credit', undefined],
+      ['GET', '/api/v1/jobs', undefined],
+      ['GET', '/api/v1/models', undefined],
+    ] as const) {
       const r = await t.call(method, path, { headers, body });
       expectError(r, 401, 40101);
       expect(r.body.msg).toBe(message(40101, 'en'));
@@ -66,19 +78,12 @@ describe('authentication', () => {
     await checkBalance(t, accountId, apiKey, { available: 100, held: 0 });
   });
 
-  it('a key revoked while in use stops working within the 5 s authentication cache', async () => {
+  it('a key revoked while in use is refused on the very next request (the cache is dropped on revocation)', async () => {
     const { accountId, apiKey } = await t.account(100);
     expectOk(await t.call('GET', '/api/v1/chat/credit', { key: apiKey }));
     const [keyId] = await keyIdOf(t, accountId);
     await revokeKey(t.service.ctx.db, keyId, Date.now());
-    // The lookup may be cached for up to 5 s; poll (bounded) until the revocation shows.
-    const until = Date.now() + 20_000;
-    let last = await t.call('GET', '/api/v1/chat/credit', { key: apiKey });
-    while (last.status === 200 && Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      last = await t.call('GET', '/api/v1/chat/credit', { key: apiKey });
-    }
-    expectError(last, 401, 40101);
+    expectError(await t.call('GET', '/api/v1/chat/credit', { key: apiKey }), 401, 40101);
   });
 });
 
@@ -112,7 +117,10 @@ describe('error languages', () => {
     const invalidUrl = await createTask(t, apiKey, badCallback, { headers });
     expectError(invalidUrl, 400, 40002);
     expect(invalidUrl.body.msg).toBe(message(40002, expected));
-    const unknown = await t.call('GET', '/api/v1/jobs/recordInfo?taskId=task_nothing00000000', { key: apiKey, headers });
+    const unknown = await t.call('GET', '/api/v1/jobs/recordInfo?taskId=task_nothing00000000', {
+      key: apiKey,
+      headers,
+    });
     expectError(unknown, 404, 40401);
     expect(unknown.body.msg).toBe(message(40401, expected));
     await checkBalance(t, accountId, apiKey, { available: 100, held: 0 });
@@ -126,7 +134,9 @@ describe('error languages', () => {
     expectError(en, 400, 40001);
     expectError(de, 400, 40001);
     expect(de.body.msg).toBe(message(40001, 'de'));
-    expect(de.body.data.errors.map((e: any) => [e.path, e.rule])).toEqual(en.body.data.errors.map((e: any) => [e.path, e.rule]));
+    expect(de.body.data.errors.map((e: any) => [e.path, e.rule])).toEqual(
+      en.body.data.errors.map((e: any) => [e.path, e.rule]),
+    );
     expect(de.body.data.errors[0].message).not.toBe(en.body.data.errors[0].message);
   });
 

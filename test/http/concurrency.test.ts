@@ -3,7 +3,11 @@ import { startTestService, waitForTerminal, type TestService } from '../support/
 import { bodyD, checkBalance, createTask, expectOk, PRICE_D } from './helpers.js';
 
 /** Watches the wallet while `work` runs and returns every (available, held) pair it saw. */
-async function watchWallet<T>(t: TestService, accountId: string, work: Promise<T>): Promise<{ result: T; seen: { available: number; held: number }[] }> {
+async function watchWallet<T>(
+  t: TestService,
+  accountId: string,
+  work: Promise<T>,
+): Promise<{ result: T; seen: { available: number; held: number }[] }> {
   const seen: { available: number; held: number }[] = [];
   let done = false;
   const watcher = (async () => {
@@ -52,15 +56,27 @@ describe('concurrency', () => {
 
     const finals = await Promise.all(accepted.map((r) => waitForTerminal(t, apiKey, r.body.data.taskId, 60_000)));
     for (const f of finals) expect(f).toMatchObject({ state: 'succeeded', credits: PRICE_D, settled: true });
-    await checkBalance(t, accountId, apiKey, { available: 0, held: 0, spent: 50 * PRICE_D, total: 0, purchased: 50 * PRICE_D });
-    const holds = await t.service.ctx.db.kysely.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute();
+    await checkBalance(t, accountId, apiKey, {
+      available: 0,
+      held: 0,
+      spent: 50 * PRICE_D,
+      total: 0,
+      purchased: 50 * PRICE_D,
+    });
+    const holds = await t.service.ctx.db.kysely
+      .selectFrom('holds')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .execute();
     expect(holds).toHaveLength(50);
   }, 120_000);
 
   it('50 parallel calls with one Idempotency-Key make one task and one hold', async () => {
     const { accountId, apiKey } = await t.account(1_000);
     const headers = { 'idempotency-key': 'one-key-for-all' };
-    const calls = Array.from({ length: 50 }, () => createTask(t, apiKey, bodyD('the same request fifty times'), { headers }));
+    const calls = Array.from({ length: 50 }, () =>
+      createTask(t, apiKey, bodyD('the same request fifty times'), { headers }),
+    );
     const { result: responses, seen } = await watchWallet(t, accountId, Promise.all(calls));
 
     for (const r of responses) expectOk(r, 202);
@@ -69,7 +85,11 @@ describe('concurrency', () => {
     expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(49);
     for (const w of seen) expect(w.held).toBeLessThanOrEqual(PRICE_D);
 
-    const holds = await t.service.ctx.db.kysely.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute();
+    const holds = await t.service.ctx.db.kysely
+      .selectFrom('holds')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .execute();
     expect(holds).toHaveLength(1);
     expect((await t.call('GET', '/api/v1/jobs', { key: apiKey })).body.data.items).toHaveLength(1);
     await checkBalance(t, accountId, apiKey);

@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeMessage } from '../../generated/errors.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { bodyD, checkBalance, createTask, expectError, expectOk, IMAGE, MODEL_D, PRICE_D, recordInfo } from './helpers.js';
+import {
+  bodyD,
+  checkBalance,
+  createTask,
+  expectError,
+  expectOk,
+  IMAGE,
+  MODEL_D,
+  PRICE_D,
+  recordInfo,
+} from './helpers.js';
 
 const CREATE = '/api/v1/jobs/createTask';
 
@@ -16,7 +27,8 @@ describe('errors of createTask and the task reads', () => {
     await t?.close();
   });
 
-  const unchanged = () => checkBalance(t, account.accountId, account.apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+  const unchanged = () =>
+    checkBalance(t, account.accountId, account.apiKey, { available: 100, held: 0, spent: 0, total: 100 });
 
   describe('bodies that are not a request', () => {
     it.each([
@@ -27,7 +39,11 @@ describe('errors of createTask and the task reads', () => {
       ['a JSON array', 40001, '[]', 'application/json'],
       ['a prototype-polluting key', 40003, '{"__proto__": {"x": 1}, "model": "m", "input": {}}', 'application/json'],
     ])('%s is 400 %d', async (_name, code, rawBody, contentType) => {
-      const r = await t.call('POST', CREATE, { key: account.apiKey, rawBody, headers: { 'content-type': contentType } });
+      const r = await t.call('POST', CREATE, {
+        key: account.apiKey,
+        rawBody,
+        headers: { 'content-type': contentType },
+      });
       expectError(r, 400, code);
       await unchanged();
     });
@@ -45,23 +61,61 @@ describe('errors of createTask and the task reads', () => {
 
   describe('requests outside the published limits', () => {
     it('an unknown model is 400 40005 naming the model', async () => {
-      const r = await createTask(t, account.apiKey, { model: 'vendor_z/nothing/reference-to-video', input: { prompt: 'x' } });
+      const r = await createTask(t, account.apiKey, {
+        model: 'vendor_z/nothing/reference-to-video',
+        input: { prompt: 'x' },
+      });
       expectError(r, 400, 40005);
       expect(r.body.msg).toContain('vendor_z/nothing/reference-to-video');
       await unchanged();
     });
 
     it.each([
-      ['an unknown input field', { ...bodyD(), input: { ...bodyD().input, colour: 'red' } }, [{ path: 'input.colour', rule: 'unknown_field' }]],
+      [
+        'an unknown input field',
+        { ...bodyD(), input: { ...bodyD().input, colour: 'red' } },
+        [{ path: 'input.colour', rule: 'unknown_field' }],
+      ],
       ['an unknown body field', { ...bodyD(), colour: 'red' }, [{ path: 'colour', rule: 'unknown_field' }]],
-      ['a duration above the range', bodyD(undefined, { duration_seconds: 16 }), [{ path: 'input.duration_seconds', rule: 'maximum' }]],
-      ['a duration below the range', bodyD(undefined, { duration_seconds: 3 }), [{ path: 'input.duration_seconds', rule: 'minimum' }]],
-      ['-1 where the range has no auto value', bodyD(undefined, { duration_seconds: -1 }), [{ path: 'input.duration_seconds' }]],
-      ['duration 4 at 2k (4 s only at 768p)', bodyD(undefined, { duration_seconds: 4, resolution: '2k' }), [{ path: 'input.resolution', rule: 'duration-4-only-at-768p' }]],
-      ['a resolution the model lacks', bodyD(undefined, { resolution: '4k' }), [{ path: 'input.resolution', rule: 'enum' }]],
-      ['no prompt', { model: MODEL_D, input: { reference_image_urls: [IMAGE] } }, [{ path: 'input.prompt', rule: 'required' }]],
+      [
+        'a duration above the range',
+        bodyD(undefined, { duration_seconds: 16 }),
+        [{ path: 'input.duration_seconds', rule: 'maximum' }],
+      ],
+      [
+        'a duration below the range',
+        bodyD(undefined, { duration_seconds: 3 }),
+        [{ path: 'input.duration_seconds', rule: 'minimum' }],
+      ],
+      [
+        '-1 where the range has no auto value',
+        bodyD(undefined, { duration_seconds: -1 }),
+        [{ path: 'input.duration_seconds' }],
+      ],
+      [
+        'duration 4 at 2k (4 s only at 768p)',
+        bodyD(undefined, { duration_seconds: 4, resolution: '2k' }),
+        [{ path: 'input.resolution', rule: 'duration-4-only-at-768p' }],
+      ],
+      [
+        'a resolution the model lacks',
+        bodyD(undefined, { resolution: '4k' }),
+        [{ path: 'input.resolution', rule: 'enum' }],
+      ],
+      [
+        'no prompt',
+        { model: MODEL_D, input: { reference_image_urls: [IMAGE] } },
+        [{ path: 'input.prompt', rule: 'required' }],
+      ],
       ['no input', { model: MODEL_D }, [{ path: 'input', rule: 'required' }]],
-      ['two problems at once', { ...bodyD(), input: { ...bodyD().input, colour: 'red', duration_seconds: 99 } }, [{ path: 'input.colour', rule: 'unknown_field' }, { path: 'input.duration_seconds', rule: 'maximum' }]],
+      [
+        'two problems at once',
+        { ...bodyD(), input: { ...bodyD().input, colour: 'red', duration_seconds: 99 } },
+        [
+          { path: 'input.colour', rule: 'unknown_field' },
+          { path: 'input.duration_seconds', rule: 'maximum' },
+        ],
+      ],
     ])('%s is 400 40001 listing each problem with path, rule and message', async (_name, body, problems) => {
       const r = await createTask(t, account.apiKey, body);
       expectError(r, 400, 40001);
@@ -84,7 +138,12 @@ describe('errors of createTask and the task reads', () => {
       const r = await createTask(t, account.apiKey, { ...bodyD(), callBackUrl });
       expectError(r, 400, 40002);
       expect(r.body.msg).toBe('Invalid callback URL');
-      const de = await createTask(t, account.apiKey, { ...bodyD(), callBackUrl }, { headers: { 'accept-language': 'de' } });
+      const de = await createTask(
+        t,
+        account.apiKey,
+        { ...bodyD(), callBackUrl },
+        { headers: { 'accept-language': 'de' } },
+      );
       expectError(de, 400, 40002);
       expect(de.body.msg).toBe('Ungültige Callback-URL');
       await unchanged();
@@ -130,12 +189,40 @@ describe('errors of createTask and the task reads', () => {
   });
 
   it('an unknown route is 404 40404 in the envelope', async () => {
-    for (const [method, path] of [['GET', '/api/v1/nothing-here'], ['POST', '/api/v1/jobs/cancel'], ['GET', '/']]) {
+    for (const [method, path] of [
+      ['GET', '/api/v1/nothing-here'],
+      ['POST', '/api/v1/jobs/cancel'],
+      ['GET', '/nothing-here'],
+    ]) {
       const r = await t.call(method, path, { key: account.apiKey });
       expectError(r, 404, 40404);
       expect(r.body.data).toBeNull();
     }
   });
+
+  const WRONG_METHODS: [string, { given: [string, string]; want: { allow: string; compat: boolean } }][] = [
+    ['GET on a POST operation', { given: ['GET', '/api/v1/jobs/createTask'], want: { allow: 'POST', compat: false } }],
+    [
+      'DELETE on a path with a parameter',
+      { given: ['DELETE', '/api/v1/files/file_x/commit'], want: { allow: 'POST', compat: false } },
+    ],
+    ['POST on the landing page', { given: ['POST', '/'], want: { allow: 'GET, HEAD', compat: false } }],
+    ['PUT on the compatible layer', { given: ['PUT', '/v1/videos'], want: { allow: 'GET, HEAD, POST', compat: true } }],
+  ];
+  it.each(WRONG_METHODS)(
+    'a wrong method on a known path is 405 with Allow: %s',
+    async (_name, { given: [method, path], want }) => {
+      const r = await t.call(method, path, { key: account.apiKey, headers: { 'accept-language': 'de' } });
+      expect(r.status).toBe(405);
+      expect(r.headers.get('allow')).toBe(want.allow);
+      const msg = codeMessage('method_not_allowed', 'de', { method, allow: want.allow });
+      if (want.compat)
+        expect(r.body).toEqual({
+          error: { message: msg, type: 'invalid_request_error', param: null, code: 'method_not_allowed' },
+        });
+      else expect(r.body).toMatchObject({ code: 40501, msg, data: null });
+    },
+  );
 });
 
 describe('no deployment available', () => {
@@ -147,7 +234,10 @@ describe('no deployment available', () => {
     await t?.close();
   });
 
-  it.each([['createTask', CREATE], ['quote', '/api/v1/jobs/quote']])('%s is 503 50301 with nothing held', async (_name, path) => {
+  it.each([
+    ['createTask', CREATE],
+    ['quote', '/api/v1/jobs/quote'],
+  ])('%s is 503 50301 with nothing held', async (_name, path) => {
     const { accountId, apiKey } = await t.account(100);
     expectError(await t.call('POST', path, { key: apiKey, body: bodyD() }), 503, 50301);
     await checkBalance(t, accountId, apiKey, { available: 100, held: 0, total: 100 });

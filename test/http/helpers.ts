@@ -9,7 +9,10 @@ export const MODEL_MINI = 'vendor_a/family_a-2.0-mini/reference-to-video';
 
 export const IMAGE = 'https://example.com/a.png';
 
-export function inputD(prompt = 'a red fox running through snow, Picture 1 as the fox', extra: Record<string, unknown> = {}) {
+export function inputD(
+  prompt = 'a red fox running through snow, Picture 1 as the fox',
+  extra: Record<string, unknown> = {},
+) {
   return { prompt, reference_image_urls: [IMAGE], ...extra };
 }
 
@@ -17,11 +20,25 @@ export function bodyD(prompt?: string, extra: Record<string, unknown> = {}) {
   return { model: MODEL_D, input: inputD(prompt, extra) };
 }
 
-export function createTask(t: TestService, key: string, body: unknown, options: { query?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
-  return t.call('POST', `/api/v1/jobs/createTask${options.query ? `?${options.query}` : ''}`, { key, body, headers: options.headers });
+export function createTask(
+  t: TestService,
+  key: string,
+  body: unknown,
+  options: { query?: string; headers?: Record<string, string> } = {},
+): Promise<HttpResult> {
+  return t.call('POST', `/api/v1/jobs/createTask${options.query ? `?${options.query}` : ''}`, {
+    key,
+    body,
+    headers: options.headers,
+  });
 }
 
-export function recordInfo(t: TestService, key: string, taskId: string, headers?: Record<string, string>): Promise<HttpResult> {
+export function recordInfo(
+  t: TestService,
+  key: string,
+  taskId: string,
+  headers?: Record<string, string>,
+): Promise<HttpResult> {
   return t.call('GET', `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, { key, headers });
 }
 
@@ -40,7 +57,12 @@ export interface Balance {
  * Tasks may resolve in the background, so the HTTP read is bracketed by two wallet reads
  * and repeated until nothing moved in between.
  */
-export async function checkBalance(t: TestService, accountId: string, key: string, want?: Partial<Balance>): Promise<Balance> {
+export async function checkBalance(
+  t: TestService,
+  accountId: string,
+  key: string,
+  want?: Partial<Balance>,
+): Promise<Balance> {
   for (let attempt = 0; ; attempt++) {
     const before = await t.wallet(accountId);
     const r = await t.call('GET', '/api/v1/chat/credit', { key });
@@ -59,7 +81,13 @@ export async function checkBalance(t: TestService, accountId: string, key: strin
     if (!stable && attempt < 20) continue;
     expect({ available: d.available, held: d.held }).toEqual({ available: after.available, held: after.held });
     await t.checkLedger(accountId);
-    const balance: Balance = { available: d.available, held: d.held, total: d.total, spent: after.spent, purchased: after.purchased };
+    const balance: Balance = {
+      available: d.available,
+      held: d.held,
+      total: d.total,
+      spent: after.spent,
+      purchased: after.purchased,
+    };
     if (want) expect(balance).toMatchObject(want);
     return balance;
   }

@@ -15,7 +15,10 @@ describe('Idempotency-Key', () => {
   /** Tasks never finish during a test here, so a second hold would show. */
   let slow: TestService;
   beforeAll(async () => {
-    [t, slow] = await Promise.all([startTestService({ simulatorFailWhenPromptContains: FAIL }), startTestService({ simulatorLatencyMs: 600_000, webhookAllowPrivate: true, webhookAllowInsecure: true })]);
+    [t, slow] = await Promise.all([
+      startTestService({ simulatorFailWhenPromptContains: FAIL }),
+      startTestService({ simulatorLatencyMs: 600_000, webhookAllowPrivate: true, webhookAllowInsecure: true }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([t?.close(), slow?.close()]);
@@ -42,7 +45,12 @@ describe('Idempotency-Key', () => {
     it('compares the normalized request: defaults spelled out are the same request', async () => {
       const { accountId, apiKey } = await slow.account(100);
       const first = await createTask(slow, apiKey, bodyD(), { headers: idem('normalized') });
-      const spelled = await createTask(slow, apiKey, bodyD(undefined, { resolution: '768p', duration_seconds: 5, aspect_ratio: '16:9' }), { headers: idem('normalized') });
+      const spelled = await createTask(
+        slow,
+        apiKey,
+        bodyD(undefined, { resolution: '768p', duration_seconds: 5, aspect_ratio: '16:9' }),
+        { headers: idem('normalized') },
+      );
       expectOk(spelled, 202);
       expect(spelled.body.data.taskId).toBe(first.body.data.taskId);
       await checkBalance(slow, accountId, apiKey, { held: PRICE_D });
@@ -54,7 +62,12 @@ describe('Idempotency-Key', () => {
       const done = await waitForTerminal(t, apiKey, first.body.data.taskId);
       expect(done.state).toBe('succeeded');
       const again = await createTask(t, apiKey, bodyD(), { headers: idem('finished-then-replayed') });
-      expect(again.body.data).toMatchObject({ taskId: done.taskId, state: 'succeeded', settled: true, credits: PRICE_D });
+      expect(again.body.data).toMatchObject({
+        taskId: done.taskId,
+        state: 'succeeded',
+        settled: true,
+        credits: PRICE_D,
+      });
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       await checkBalance(t, accountId, apiKey, { available: 100 - PRICE_D, held: 0, spent: PRICE_D });
     });
@@ -79,7 +92,11 @@ describe('Idempotency-Key', () => {
       const sibling = await slow.siblingKey(accountId);
       const response = await fetch(`${slow.url}/api/v1/jobs/createTask`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${sibling}`, 'content-type': 'application/json', 'idempotency-key': 'shared-key' },
+        headers: {
+          authorization: `Bearer ${sibling}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'shared-key',
+        },
         body: JSON.stringify(bodyD()),
       });
       const text = await response.text();
@@ -132,14 +149,26 @@ describe('Idempotency-Key', () => {
       const sourceB = await failedTask(apiKey, 'second');
       await checkBalance(t, accountId, apiKey, { available: 200, held: 0 });
 
-      const retryA = await t.call('POST', '/api/v1/jobs/retry', { key: apiKey, body: { taskId: sourceA }, headers: idem('retry-once') });
+      const retryA = await t.call('POST', '/api/v1/jobs/retry', {
+        key: apiKey,
+        body: { taskId: sourceA },
+        headers: idem('retry-once'),
+      });
       expectOk(retryA, 200);
-      const replayA = await t.call('POST', '/api/v1/jobs/retry', { key: apiKey, body: { taskId: sourceA }, headers: idem('retry-once') });
+      const replayA = await t.call('POST', '/api/v1/jobs/retry', {
+        key: apiKey,
+        body: { taskId: sourceA },
+        headers: idem('retry-once'),
+      });
       expectOk(replayA, 200);
       expect(replayA.body.data.taskId).toBe(retryA.body.data.taskId);
       expect(replayA.headers.get('idempotent-replayed')).toBe('true');
 
-      const retryB = await t.call('POST', '/api/v1/jobs/retry', { key: apiKey, body: { taskId: sourceB }, headers: idem('retry-once') });
+      const retryB = await t.call('POST', '/api/v1/jobs/retry', {
+        key: apiKey,
+        body: { taskId: sourceB },
+        headers: idem('retry-once'),
+      });
       expectOk(retryB, 200);
       expect(retryB.body.data.taskId).not.toBe(retryA.body.data.taskId);
       expect(retryB.body.data.retryOf).toBe(sourceB);
@@ -152,7 +181,8 @@ describe('Idempotency-Key', () => {
       // Two sources retried, one created: three holds on top of the two released ones, no more.
       const holds = await holdsOf(t, accountId);
       expect(holds).toHaveLength(5);
-      for (const id of [retryA.body.data.taskId, retryB.body.data.taskId, created.body.data.taskId]) await waitForTerminal(t, apiKey, id);
+      for (const id of [retryA.body.data.taskId, retryB.body.data.taskId, created.body.data.taskId])
+        await waitForTerminal(t, apiKey, id);
       await checkBalance(t, accountId, apiKey, { held: 0, spent: PRICE_D, available: 200 - PRICE_D });
     });
   });

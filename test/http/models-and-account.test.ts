@@ -1,10 +1,24 @@
 import { catalogue } from '../../generated/catalogue.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { bodyD, checkBalance, createTask, expectError, expectOk, IMAGE, MODEL_D, MODEL_MINI, PRICE_D, usd } from './helpers.js';
+import {
+  bodyD,
+  checkBalance,
+  createTask,
+  expectError,
+  expectOk,
+  IMAGE,
+  MODEL_D,
+  MODEL_MINI,
+  PRICE_D,
+  usd,
+} from './helpers.js';
 
 const FAIL = 'FAIL-THIS-PROMPT';
-const mini = (prompt: string) => ({ model: MODEL_MINI, input: { prompt, reference_image_urls: [IMAGE], duration_seconds: -1 } });
+const mini = (prompt: string) => ({
+  model: MODEL_MINI,
+  input: { prompt, reference_image_urls: [IMAGE], duration_seconds: -1 },
+});
 
 describe('GET /jobs', () => {
   let t: TestService;
@@ -19,13 +33,22 @@ describe('GET /jobs', () => {
     t = await startTestService({ simulatorFailWhenPromptContains: FAIL });
     owner = await t.account(2_000);
     sibling = await t.siblingKey(owner.accountId);
-    const bodies = [bodyD('one'), bodyD(`two ${FAIL}`), mini('three @Image1'), bodyD('four'), bodyD(`five ${FAIL}`), mini('six @Image1'), bodyD('seven')];
+    const bodies = [
+      bodyD('one'),
+      bodyD(`two ${FAIL}`),
+      mini('three @Image1'),
+      bodyD('four'),
+      bodyD(`five ${FAIL}`),
+      mini('six @Image1'),
+      bodyD('seven'),
+    ];
     for (const body of bodies) {
       const r = await createTask(t, owner.apiKey, body);
       expect(r.status).toBe(202);
       mine.push(r.body.data.taskId);
     }
-    for (const prompt of ['sibling one', 'sibling two']) theirs.push((await createTask(t, sibling, bodyD(prompt))).body.data.taskId);
+    for (const prompt of ['sibling one', 'sibling two'])
+      theirs.push((await createTask(t, sibling, bodyD(prompt))).body.data.taskId);
     for (const id of mine) finals.set(id, await waitForTerminal(t, owner.apiKey, id));
     for (const id of theirs) await waitForTerminal(t, sibling, id);
   });
@@ -39,11 +62,13 @@ describe('GET /jobs', () => {
     expect(r.headers.get('cache-control')).toBe('no-store');
     const items = r.body.data.items as any[];
     expect(items.map((i) => i.taskId).sort()).toEqual([...mine].sort());
-    for (let i = 1; i < items.length; i++) expect(Date.parse(items[i - 1].createdAt)).toBeGreaterThanOrEqual(Date.parse(items[i].createdAt));
+    for (let i = 1; i < items.length; i++)
+      expect(Date.parse(items[i - 1].createdAt)).toBeGreaterThanOrEqual(Date.parse(items[i].createdAt));
     // Creation order, reversed, wherever the creation times differ.
     const position = (id: string) => items.findIndex((i) => i.taskId === id);
     for (let i = 1; i < mine.length; i++) {
-      if (finals.get(mine[i]).createdAt !== finals.get(mine[i - 1]).createdAt) expect(position(mine[i])).toBeLessThan(position(mine[i - 1]));
+      if (finals.get(mine[i]).createdAt !== finals.get(mine[i - 1]).createdAt)
+        expect(position(mine[i])).toBeLessThan(position(mine[i - 1]));
     }
     expect(r.body.data.nextCursor).toBeNull();
     const theirList = await t.call('GET', '/api/v1/jobs', { key: sibling });
@@ -74,7 +99,11 @@ describe('GET /jobs', () => {
     ['state=succeeded', 'state=succeeded', (f: any) => f.state === 'succeeded'],
     ['state=queued', 'state=queued', () => false],
     ['model', `model=${encodeURIComponent(MODEL_MINI)}`, (f: any) => f.model === MODEL_MINI],
-    ['state and model', `state=succeeded&model=${encodeURIComponent(MODEL_D)}`, (f: any) => f.state === 'succeeded' && f.model === MODEL_D],
+    [
+      'state and model',
+      `state=succeeded&model=${encodeURIComponent(MODEL_D)}`,
+      (f: any) => f.state === 'succeeded' && f.model === MODEL_D,
+    ],
   ])('filters by %s', async (_name, query, keep) => {
     const r = await t.call('GET', `/api/v1/jobs?limit=100&${query}`, { key: owner.apiKey });
     expectOk(r);
@@ -82,9 +111,12 @@ describe('GET /jobs', () => {
     expect(r.body.data.items.map((i: any) => i.taskId).sort()).toEqual(expected.sort());
   });
 
-  it.each([['limit=0'], ['limit=101'], ['limit=abc'], ['limit=2.5'], ['state=done'], ['cursor=%%%']])('%s is 400 40008', async (query) => {
-    expectError(await t.call('GET', `/api/v1/jobs?${query}`, { key: owner.apiKey }), 400, 40008);
-  });
+  it.each([['limit=0'], ['limit=101'], ['limit=abc'], ['limit=2.5'], ['state=done'], ['cursor=%%%']])(
+    '%s is 400 40008',
+    async (query) => {
+      expectError(await t.call('GET', `/api/v1/jobs?${query}`, { key: owner.apiKey }), 400, 40008);
+    },
+  );
 
   describe('GET /usage', () => {
     it("reports the key's settled credits by day and by model", async () => {
@@ -103,18 +135,27 @@ describe('GET /jobs', () => {
       expect(Object.keys(byModel).sort()).toEqual([MODEL_MINI, MODEL_D].sort());
       for (const model of [MODEL_D, MODEL_MINI]) {
         const ofModel = records.filter((f) => f.model === model);
-        expect(byModel[model]).toMatchObject({ tasks: ofModel.length, credits: charged(ofModel), cost: usd(charged(ofModel)) });
+        expect(byModel[model]).toMatchObject({
+          tasks: ofModel.length,
+          credits: charged(ofModel),
+          cost: usd(charged(ofModel)),
+        });
       }
       // The money agrees: what usage reports as charged is what the wallet spent (the sibling's two tasks aside).
       const balance = await checkBalance(t, owner.accountId, owner.apiKey, { held: 0 });
       expect(balance.spent).toBe(total + 2 * PRICE_D);
       const theirUsage = await t.call('GET', '/api/v1/usage', { key: sibling });
-      expect(theirUsage.body.data.byModel).toEqual([{ model: MODEL_D, tasks: 2, credits: 2 * PRICE_D, cost: usd(2 * PRICE_D) }]);
+      expect(theirUsage.body.data.byModel).toEqual([
+        { model: MODEL_D, tasks: 2, credits: 2 * PRICE_D, cost: usd(2 * PRICE_D) },
+      ]);
     });
 
-    it.each([['from=yesterday'], ['from=2026-02-30'], ['from=2030-01-02&to=2030-01-01']])('%s is 400 40008', async (query) => {
-      expectError(await t.call('GET', `/api/v1/usage?${query}`, { key: owner.apiKey }), 400, 40008);
-    });
+    it.each([['from=yesterday'], ['from=2026-02-30'], ['from=2030-01-02&to=2030-01-01']])(
+      '%s is 400 40008',
+      async (query) => {
+        expectError(await t.call('GET', `/api/v1/usage?${query}`, { key: owner.apiKey }), 400, 40008);
+      },
+    );
   });
 });
 
@@ -137,7 +178,9 @@ describe('GET /models', () => {
     expect(new Set(items.map((m) => m.id)).size).toBe(catalogue.size);
     expect(items.filter((m) => m.mode === 'reference-to-video')).toHaveLength(17);
     for (const m of items) {
-      expect(m.id).toMatch(/^vendor_[a-e]\/[^/]+\/(text-to-video|image-to-video|reference-to-video|video-extend|video-edit)$/);
+      expect(m.id).toMatch(
+        /^vendor_[a-e]\/[^/]+\/(text-to-video|image-to-video|reference-to-video|video-extend|video-edit)$/,
+      );
       expect(m.pricing.rates.length).toBeGreaterThan(0);
       expect(Number.isInteger(m.pricing.minimumFor5sCredits)).toBe(true);
       expect(m.inputSchema).toBeUndefined();
@@ -152,7 +195,8 @@ describe('GET /models', () => {
     const r = await t.call('GET', `/api/v1/models?${query}`, { key });
     expectOk(r);
     expect(r.body.data.items).toHaveLength(catalogue.size);
-    for (const m of r.body.data.items) expect(m.inputSchema).toMatchObject({ type: 'object', properties: expect.any(Object) });
+    for (const m of r.body.data.items)
+      expect(m.inputSchema).toMatchObject({ type: 'object', properties: expect.any(Object) });
   });
 
   it.each([
@@ -188,11 +232,25 @@ describe('GET /chat/credit', () => {
     const fresh = await slow.call('GET', '/api/v1/chat/credit', { key: apiKey });
     expectOk(fresh);
     expect(fresh.headers.get('cache-control')).toBe('no-store');
-    expect(fresh.body.data).toEqual({ available: 1234, held: 0, total: 1234, availableCost: '12.34', heldCost: '0.00', totalCost: '12.34' });
+    expect(fresh.body.data).toEqual({
+      available: 1234,
+      held: 0,
+      total: 1234,
+      availableCost: '12.34',
+      heldCost: '0.00',
+      totalCost: '12.34',
+    });
     expectOk(await createTask(slow, apiKey, bodyD()), 202);
     expectOk(await createTask(slow, apiKey, mini('a hold of 15 s @Image1')), 202);
     const r = await slow.call('GET', '/api/v1/chat/credit', { key: apiKey });
-    expect(r.body.data).toEqual({ available: 1234 - 28 - 120, held: 148, total: 1234, availableCost: '10.86', heldCost: '1.48', totalCost: '12.34' });
+    expect(r.body.data).toEqual({
+      available: 1234 - 28 - 120,
+      held: 148,
+      total: 1234,
+      availableCost: '10.86',
+      heldCost: '1.48',
+      totalCost: '12.34',
+    });
     await checkBalance(slow, accountId, apiKey, { available: 1086, held: 148, total: 1234, spent: 0 });
     // A sibling key sees the same shared wallet.
     const sibling = await slow.siblingKey(accountId);

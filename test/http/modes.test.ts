@@ -10,11 +10,15 @@ const FAIL = 'FAIL-THIS-PROMPT';
 const CLIP = 'https://example.com/clip.mp4';
 const IMAGE = 'https://example.com/frame.png';
 /** The compatible layer maps input_reference onto a model's image input (runtime/compat/video-request.ts). */
-const COMPAT_READY = existsSync(join(ROOT, 'runtime/compat/video-request.ts')) && readFileSync(join(ROOT, 'runtime/compat/video-request.ts'), 'utf8').includes("'image_url'");
+const COMPAT_READY =
+  existsSync(join(ROOT, 'runtime/compat/video-request.ts')) &&
+  readFileSync(join(ROOT, 'runtime/compat/video-request.ts'), 'utf8').includes("'image_url'");
 
 /** The model's accepted base input, from its generated vectors. */
 function baseInput(id: string): Record<string, unknown> {
-  const { cases } = JSON.parse(readFileSync(join(ROOT, 'generated/vectors', `${id}.json`), 'utf8')) as { cases: { name: string; input: Record<string, unknown> }[] };
+  const { cases } = JSON.parse(readFileSync(join(ROOT, 'generated/vectors', `${id}.json`), 'utf8')) as {
+    cases: { name: string; input: Record<string, unknown> }[];
+  };
   return cases.find((c) => c.name === 'base input accepted')!.input;
 }
 
@@ -33,11 +37,16 @@ describe('the other modes over HTTP', () => {
   /** createTask with wait: the finished task (200), or the error. */
   const run = (apiKey: string, model: string, input: Record<string, unknown>) =>
     t.call('POST', '/api/v1/jobs/createTask?wait=30', { key: apiKey, body: { model, input } });
-  const quote = (apiKey: string, model: string, input: Record<string, unknown>) => t.call('POST', '/api/v1/jobs/quote', { key: apiKey, body: { model, input } });
+  const quote = (apiKey: string, model: string, input: Record<string, unknown>) =>
+    t.call('POST', '/api/v1/jobs/quote', { key: apiKey, body: { model, input } });
   const succeeded = (r: HttpResult) => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data).toMatchObject({ state: 'succeeded', settled: true });
-    return r.body.data as { taskId: string; credits: number; output: { assets: { durationSeconds: number; mime: string }[] } };
+    return r.body.data as {
+      taskId: string;
+      credits: number;
+      output: { assets: { durationSeconds: number; mime: string }[] };
+    };
   };
   const notFound = (r: HttpResult) => {
     expect(r.status, JSON.stringify(r.body)).toBe(404);
@@ -51,7 +60,9 @@ describe('the other modes over HTTP', () => {
     const ids = (r.body.data.items as { id: string }[]).map((m) => m.id);
     for (const id of NEW_MODELS) expect(ids).toContain(id);
     expect(ids).toHaveLength(catalogue.size);
-    const one = await t.call('GET', `/api/v1/models/${encodeURIComponent('vendor_d/family_d/image-to-video')}`, { key });
+    const one = await t.call('GET', `/api/v1/models/${encodeURIComponent('vendor_d/family_d/image-to-video')}`, {
+      key,
+    });
     expect(one.status).toBe(200);
     expect(one.body.data).toMatchObject({ mode: 'image-to-video', pricing: { minimumFor5sCredits: 28 } });
     expect(one.body.data.inputSchema.properties.aspect_ratio).toBeUndefined();
@@ -87,7 +98,9 @@ describe('the other modes over HTTP', () => {
     const model = 'vendor_b/family_c-2.6/image-to-video';
     const shape = await run(key, model, { prompt: 'x', image_url: IMAGE, aspect_ratio: '16:9' });
     expect(shape.status).toBe(400);
-    expect(shape.body.data.errors).toEqual([expect.objectContaining({ path: 'input.aspect_ratio', rule: 'unknown_field' })]);
+    expect(shape.body.data.errors).toEqual([
+      expect.objectContaining({ path: 'input.aspect_ratio', rule: 'unknown_field' }),
+    ]);
     const closing = await run(key, model, { prompt: 'x', last_image_url: IMAGE });
     expect(closing.status).toBe(400);
     expect(closing.body.data.errors).toEqual([expect.objectContaining({ path: 'input.image_url', rule: 'required' })]);
@@ -97,7 +110,9 @@ describe('the other modes over HTTP', () => {
     let source: { taskId: string; credits: number };
 
     beforeAll(async () => {
-      source = succeeded(await run(key, 'vendor_d/family_d/text-to-video', { prompt: 'a fox in snow', duration_seconds: 7 }));
+      source = succeeded(
+        await run(key, 'vendor_d/family_d/text-to-video', { prompt: 'a fox in snow', duration_seconds: 7 }),
+      );
       expect(source.credits).toBe(39); // 5.55 x 7 = 38.85
     });
 
@@ -109,12 +124,24 @@ describe('the other modes over HTTP', () => {
       expect(done.output.assets[0].durationSeconds).toBe(12);
       expect(done.credits).toBe(28);
       // Extending the extension: 12 s + 4 s.
-      const again = succeeded(await run(key, 'vendor_d/family_d/video-extend', { prompt: 'and stops', video_url: done.taskId, duration_seconds: 4 }));
+      const again = succeeded(
+        await run(key, 'vendor_d/family_d/video-extend', {
+          prompt: 'and stops',
+          video_url: done.taskId,
+          duration_seconds: 4,
+        }),
+      );
       expect(again.output.assets[0].durationSeconds).toBe(16);
     });
 
     it('video-extend with -1 of a task: settled at the measured new segment (the joined output minus the clip)', async () => {
-      const done = succeeded(await run(key, 'vendor_a/family_a-2.0-mini/video-extend', { prompt: 'on', video_url: source.taskId, duration_seconds: -1 }));
+      const done = succeeded(
+        await run(key, 'vendor_a/family_a-2.0-mini/video-extend', {
+          prompt: 'on',
+          video_url: source.taskId,
+          duration_seconds: -1,
+        }),
+      );
       const segment = done.output.assets[0].durationSeconds - 7;
       expect(segment).toBeGreaterThanOrEqual(4);
       expect(segment).toBeLessThanOrEqual(15);
@@ -124,7 +151,11 @@ describe('the other modes over HTTP', () => {
     it('video-edit of a finished 7 s task: held, quoted and charged for 7 s, and 7 s long', async () => {
       const input = { prompt: 'make it night', video_url: source.taskId };
       const q = await quote(key, 'vendor_c/o3/video-edit', input);
-      expect(q.body.data).toMatchObject({ estimatedCredits: 106, maxCredits: 106, breakdown: { billableSeconds: 7, maxBillableSeconds: 7 } }); // 15.12 x 7
+      expect(q.body.data).toMatchObject({
+        estimatedCredits: 106,
+        maxCredits: 106,
+        breakdown: { billableSeconds: 7, maxBillableSeconds: 7 },
+      }); // 15.12 x 7
       const done = succeeded(await run(key, 'vendor_c/o3/video-edit', input));
       expect(done.credits).toBe(106);
       expect(done.output.assets[0].durationSeconds).toBe(7);
@@ -137,7 +168,8 @@ describe('the other modes over HTTP', () => {
       const stranger = other.apiKey;
       const failed = await run(key, 'vendor_d/family_d/text-to-video', { prompt: `a fox ${FAIL}` });
       expect(failed.body.data.state).toBe('failed');
-      const extend = (apiKey: string, videoUrl: string) => run(apiKey, 'vendor_d/family_d/video-extend', { prompt: 'on', video_url: videoUrl });
+      const extend = (apiKey: string, videoUrl: string) =>
+        run(apiKey, 'vendor_d/family_d/video-extend', { prompt: 'on', video_url: videoUrl });
       const messages = [
         notFound(await extend(sibling, source.taskId)),
         notFound(await extend(stranger, source.taskId)),
@@ -154,19 +186,25 @@ describe('the other modes over HTTP', () => {
     });
   });
 
-  it.skipIf(!COMPAT_READY)('image-to-video completes through POST /v1/videos with input_reference {image_url}', async () => {
-    const model = 'vendor_d/family_d/image-to-video';
-    const created = await t.call('POST', '/v1/videos', { key, body: { model, prompt: 'the photo comes alive', seconds: '5', input_reference: { image_url: IMAGE } } });
-    expect(created.status, JSON.stringify(created.body)).toBe(200);
-    expect(created.body).toMatchObject({ object: 'video', model, seconds: '5' });
-    let video = created.body;
-    for (let i = 0; i < 200 && video.status !== 'completed' && video.status !== 'failed'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      video = (await t.call('GET', `/v1/videos/${video.id}`, { key })).body;
-    }
-    expect(video.status).toBe('completed');
-    // The same task through the main API: charged as family_d image-to-video, 5 s at 768p.
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${video.id}`, { key });
-    expect(record.body.data).toMatchObject({ model, state: 'succeeded', credits: 28 });
-  });
+  it.skipIf(!COMPAT_READY)(
+    'image-to-video completes through POST /v1/videos with input_reference {image_url}',
+    async () => {
+      const model = 'vendor_d/family_d/image-to-video';
+      const created = await t.call('POST', '/v1/videos', {
+        key,
+        body: { model, prompt: 'the photo comes alive', seconds: '5', input_reference: { image_url: IMAGE } },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      expect(created.body).toMatchObject({ object: 'video', model, seconds: '5' });
+      let video = created.body;
+      for (let i = 0; i < 200 && video.status !== 'completed' && video.status !== 'failed'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        video = (await t.call('GET', `/v1/videos/${video.id}`, { key })).body;
+      }
+      expect(video.status).toBe('completed');
+      // The same task through the main API: charged as family_d image-to-video, 5 s at 768p.
+      const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${video.id}`, { key });
+      expect(record.body.data).toMatchObject({ model, state: 'succeeded', credits: 28 });
+    },
+  );
 });

@@ -1,10 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { bodyD, checkBalance, createTask, expectError, expectOk, IMAGE, MODEL_D, MODEL_MINI, PRICE_D, usd } from './helpers.js';
+import {
+  bodyD,
+  checkBalance,
+  createTask,
+  expectError,
+  expectOk,
+  IMAGE,
+  MODEL_D,
+  MODEL_MINI,
+  PRICE_D,
+  usd,
+} from './helpers.js';
 
-const quote = (t: TestService, key: string, body: unknown, headers?: Record<string, string>) => t.call('POST', '/api/v1/jobs/quote', { key, body, headers });
-const miniAuto = { model: MODEL_MINI, input: { prompt: 'a city at night, @Image1 as the skyline', reference_image_urls: [IMAGE], duration_seconds: -1 } };
+const quote = (t: TestService, key: string, body: unknown, headers?: Record<string, string>) =>
+  t.call('POST', '/api/v1/jobs/quote', { key, body, headers });
+const miniAuto = {
+  model: MODEL_MINI,
+  input: { prompt: 'a city at night, @Image1 as the skyline', reference_image_urls: [IMAGE], duration_seconds: -1 },
+};
 
 /** Alters one character of the signature (or of the signed claims) of a quote id. */
 function tamper(quoteId: string, part: 'signature' | 'claims'): string {
@@ -37,7 +52,13 @@ describe('POST /jobs/quote', () => {
     const expiresIn = Date.parse(q.expiresAt) - before;
     expect(expiresIn).toBeGreaterThan(4.5 * 60_000);
     expect(expiresIn).toBeLessThanOrEqual(5.5 * 60_000);
-    expect(q).toMatchObject({ estimatedCredits: PRICE_D, estimatedCost: usd(PRICE_D), maxCredits: PRICE_D, maxCharge: usd(PRICE_D), warnings: [] });
+    expect(q).toMatchObject({
+      estimatedCredits: PRICE_D,
+      estimatedCost: usd(PRICE_D),
+      maxCredits: PRICE_D,
+      maxCharge: usd(PRICE_D),
+      warnings: [],
+    });
     expect(q.breakdown).toMatchObject({ rate: '5.55', billableSeconds: 5, options: { resolution: '768p' } });
     await checkBalance(t, accountId, apiKey, { available: 100, held: 0, total: 100 });
     const list = await t.call('GET', '/api/v1/jobs', { key: apiKey });
@@ -48,14 +69,22 @@ describe('POST /jobs/quote', () => {
     const { accountId, apiKey } = await t.account(500);
     const r = await quote(t, apiKey, miniAuto);
     expectOk(r, 200);
-    expect(r.body.data).toMatchObject({ estimatedCredits: 40, estimatedCost: '0.40', maxCredits: 120, maxCharge: '1.20' });
+    expect(r.body.data).toMatchObject({
+      estimatedCredits: 40,
+      estimatedCost: '0.40',
+      maxCredits: 120,
+      maxCharge: '1.20',
+    });
     expect(r.body.data.breakdown).toMatchObject({ rate: '7.94', billableSeconds: 5, maxBillableSeconds: 15 });
     await checkBalance(t, accountId, apiKey, { available: 500, held: 0 });
   });
 
   it('warns about a marker with no matching reference and still answers 200', async () => {
     const { apiKey } = await t.account(100);
-    const r = await quote(t, apiKey, { model: MODEL_MINI, input: { prompt: 'put @Image3 in the sky', reference_image_urls: [IMAGE] } });
+    const r = await quote(t, apiKey, {
+      model: MODEL_MINI,
+      input: { prompt: 'put @Image3 in the sky', reference_image_urls: [IMAGE] },
+    });
     expectOk(r, 200);
     expect(r.body.data.warnings).toHaveLength(1);
     expect(r.body.data.warnings[0]).toMatchObject({ code: 'marker_unmatched', path: 'input.prompt' });
@@ -64,7 +93,12 @@ describe('POST /jobs/quote', () => {
 
   it('translates warnings with Accept-Language', async () => {
     const { apiKey } = await t.account(100);
-    const r = await quote(t, apiKey, { model: MODEL_MINI, input: { prompt: 'put @Image3 in the sky', reference_image_urls: [IMAGE] } }, { 'accept-language': 'de-DE' });
+    const r = await quote(
+      t,
+      apiKey,
+      { model: MODEL_MINI, input: { prompt: 'put @Image3 in the sky', reference_image_urls: [IMAGE] } },
+      { 'accept-language': 'de-DE' },
+    );
     expectOk(r, 200);
     expect(r.body.data.warnings[0]).toMatchObject({ code: 'marker_unmatched', path: 'input.prompt' });
     expect(r.body.data.warnings[0].message).toMatch(/^Der Prompt verweist auf @Image3/);
@@ -92,9 +126,17 @@ describe('POST /jobs/quote', () => {
     it('is accepted with the quoted expectedCredits and holds exactly maxCredits', async () => {
       const { accountId, apiKey } = await manual.account(500);
       const q = (await quote(manual, apiKey, miniAuto)).body.data;
-      const r = await createTask(manual, apiKey, { ...miniAuto, quoteId: q.quoteId, expectedCredits: q.estimatedCredits });
+      const r = await createTask(manual, apiKey, {
+        ...miniAuto,
+        quoteId: q.quoteId,
+        expectedCredits: q.estimatedCredits,
+      });
       expectOk(r, 202);
-      expect(r.body.data).toMatchObject({ state: 'queued', maxCredits: q.maxCredits, estimatedCredits: q.estimatedCredits });
+      expect(r.body.data).toMatchObject({
+        state: 'queued',
+        maxCredits: q.maxCredits,
+        estimatedCredits: q.estimatedCredits,
+      });
       await checkBalance(manual, accountId, apiKey, { available: 500 - q.maxCredits, held: q.maxCredits, total: 500 });
     });
 
@@ -107,23 +149,78 @@ describe('POST /jobs/quote', () => {
     });
 
     it.each([
-      ['expectedCredits differs from the quote', async (_t: TestService, _acct: string, _key: string, q: any) => ({ ...bodyD(), quoteId: q.quoteId, expectedCredits: q.estimatedCredits + 1 })],
-      ['expectedCost differs from the quote', async (_t: TestService, _acct: string, _key: string, q: any) => ({ ...bodyD(), quoteId: q.quoteId, expectedCost: '0.27' })],
-      ['the quote is for another request', async (_t: TestService, _acct: string, _key: string, q: any) => ({ ...bodyD('another prompt entirely'), quoteId: q.quoteId, expectedCredits: q.estimatedCredits })],
-      ['the quote is for another model', async (_t: TestService, _acct: string, _key: string, q: any) => ({ ...miniAuto, quoteId: q.quoteId, expectedCredits: q.estimatedCredits })],
-      ['the quote was made by a sibling key', async (s: TestService, acct: string, _key: string) => {
-        const sibling = await s.siblingKey(acct);
-        const other = (await quote(s, sibling, bodyD())).body.data;
-        return { ...bodyD(), quoteId: other.quoteId, expectedCredits: other.estimatedCredits };
-      }],
-      ['the quote was made by another account', async (s: TestService) => {
-        const other = await s.account(100);
-        const q = (await quote(s, other.apiKey, bodyD())).body.data;
-        return { ...bodyD(), quoteId: q.quoteId, expectedCredits: q.estimatedCredits };
-      }],
-      ['the signature was tampered with', async (_t: TestService, _acct: string, _key: string, q: any) => ({ ...bodyD(), quoteId: tamper(q.quoteId, 'signature'), expectedCredits: q.estimatedCredits })],
-      ['the signed claims were tampered with', async (_t: TestService, _acct: string, _key: string, q: any) => ({ ...bodyD(), quoteId: tamper(q.quoteId, 'claims'), expectedCredits: q.estimatedCredits - 1 })],
-      ['the quote id is not a quote', async (_t: TestService, _acct: string, _key: string, q: any) => ({ ...bodyD(), quoteId: 'q1.nothing', expectedCredits: q.estimatedCredits })],
+      [
+        'expectedCredits differs from the quote',
+        async (_t: TestService, _acct: string, _key: string, q: any) => ({
+          ...bodyD(),
+          quoteId: q.quoteId,
+          expectedCredits: q.estimatedCredits + 1,
+        }),
+      ],
+      [
+        'expectedCost differs from the quote',
+        async (_t: TestService, _acct: string, _key: string, q: any) => ({
+          ...bodyD(),
+          quoteId: q.quoteId,
+          expectedCost: '0.27',
+        }),
+      ],
+      [
+        'the quote is for another request',
+        async (_t: TestService, _acct: string, _key: string, q: any) => ({
+          ...bodyD('another prompt entirely'),
+          quoteId: q.quoteId,
+          expectedCredits: q.estimatedCredits,
+        }),
+      ],
+      [
+        'the quote is for another model',
+        async (_t: TestService, _acct: string, _key: string, q: any) => ({
+          ...miniAuto,
+          quoteId: q.quoteId,
+          expectedCredits: q.estimatedCredits,
+        }),
+      ],
+      [
+        'the quote was made by a sibling key',
+        async (s: TestService, acct: string, _key: string) => {
+          const sibling = await s.siblingKey(acct);
+          const other = (await quote(s, sibling, bodyD())).body.data;
+          return { ...bodyD(), quoteId: other.quoteId, expectedCredits: other.estimatedCredits };
+        },
+      ],
+      [
+        'the quote was made by another account',
+        async (s: TestService) => {
+          const other = await s.account(100);
+          const q = (await quote(s, other.apiKey, bodyD())).body.data;
+          return { ...bodyD(), quoteId: q.quoteId, expectedCredits: q.estimatedCredits };
+        },
+      ],
+      [
+        'the signature was tampered with',
+        async (_t: TestService, _acct: string, _key: string, q: any) => ({
+          ...bodyD(),
+          quoteId: tamper(q.quoteId, 'signature'),
+          expectedCredits: q.estimatedCredits,
+        }),
+      ],
+      [
+        'the signed claims were tampered with',
+        async (_t: TestService, _acct: string, _key: string, q: any) => ({
+          ...bodyD(),
+          quoteId: tamper(q.quoteId, 'claims'),
+          expectedCredits: q.estimatedCredits - 1,
+        }),
+      ],
+      [
+        'the quote id is not a quote',
+        async (_t: TestService, _acct: string, _key: string, q: any) => ({
+          ...bodyD(),
+          quoteId: 'q1.nothing',
+          expectedCredits: q.estimatedCredits,
+        }),
+      ],
     ])('is 409 40901 when %s, with nothing held', async (_name, build) => {
       const { accountId, apiKey } = await t.account(100);
       const q = (await quote(t, apiKey, bodyD())).body.data;
@@ -150,15 +247,33 @@ describe('POST /jobs/quote', () => {
       const late = (await quote(manual, b.apiKey, bodyD())).body.data;
       expect(Date.parse(late.expiresAt)).toBe(clock.now() + 5 * 60_000);
       clock.advance(5 * 60_000 - 1_000);
-      expectOk(await createTask(manual, a.apiKey, { ...bodyD(), quoteId: early.quoteId, expectedCredits: early.estimatedCredits }), 202);
+      expectOk(
+        await createTask(manual, a.apiKey, {
+          ...bodyD(),
+          quoteId: early.quoteId,
+          expectedCredits: early.estimatedCredits,
+        }),
+        202,
+      );
       await checkBalance(manual, a.accountId, a.apiKey, { available: 100 - PRICE_D, held: PRICE_D });
       clock.advance(2_000);
-      const r = await createTask(manual, b.apiKey, { ...bodyD(), quoteId: late.quoteId, expectedCredits: late.estimatedCredits });
+      const r = await createTask(manual, b.apiKey, {
+        ...bodyD(),
+        quoteId: late.quoteId,
+        expectedCredits: late.estimatedCredits,
+      });
       expectError(r, 409, 40901);
       await checkBalance(manual, b.accountId, b.apiKey, { available: 100, held: 0, total: 100 });
       // A fresh quote for the same request is honoured again.
       const fresh = (await quote(manual, b.apiKey, bodyD())).body.data;
-      expectOk(await createTask(manual, b.apiKey, { ...bodyD(), quoteId: fresh.quoteId, expectedCredits: fresh.estimatedCredits }), 202);
+      expectOk(
+        await createTask(manual, b.apiKey, {
+          ...bodyD(),
+          quoteId: fresh.quoteId,
+          expectedCredits: fresh.estimatedCredits,
+        }),
+        202,
+      );
       await checkBalance(manual, b.accountId, b.apiKey, { total: 100 });
     });
 
@@ -174,15 +289,28 @@ describe('POST /jobs/quote', () => {
       expect(replay.status, JSON.stringify(replay.body)).toBe(202);
       expect(replay.body.data.taskId).toBe(first.body.data.taskId);
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
-      const holds = await manual.service.ctx.db.kysely.selectFrom('holds').select('task_id').where('account_id', '=', accountId).execute();
+      const holds = await manual.service.ctx.db.kysely
+        .selectFrom('holds')
+        .select('task_id')
+        .where('account_id', '=', accountId)
+        .execute();
       expect(holds).toEqual([{ task_id: first.body.data.taskId }]);
       await checkBalance(manual, accountId, apiKey);
       // A new request with the expired quote is still refused.
-      expectError(await createTask(manual, apiKey, body, { headers: { 'idempotency-key': 'another-order' } }), 409, 40901);
+      expectError(
+        await createTask(manual, apiKey, body, { headers: { 'idempotency-key': 'another-order' } }),
+        409,
+        40901,
+      );
       expectError(await createTask(manual, apiKey, body), 409, 40901);
       // The refused request left no trace: its Idempotency-Key is free for a request with a fresh quote.
       const fresh = (await quote(manual, apiKey, bodyD())).body.data;
-      const second = await createTask(manual, apiKey, { ...bodyD(), quoteId: fresh.quoteId, expectedCredits: fresh.estimatedCredits }, { headers: { 'idempotency-key': 'another-order' } });
+      const second = await createTask(
+        manual,
+        apiKey,
+        { ...bodyD(), quoteId: fresh.quoteId, expectedCredits: fresh.estimatedCredits },
+        { headers: { 'idempotency-key': 'another-order' } },
+      );
       expectOk(second, 202);
       expect(second.body.data.taskId).not.toBe(first.body.data.taskId);
       await checkBalance(manual, accountId, apiKey);

@@ -48,7 +48,14 @@ describe('retry, purge and wait', () => {
       expectOk(r, 200);
       const retry = r.body.data;
       expect(retry.taskId).not.toBe(source.taskId);
-      expect(retry).toMatchObject({ state: 'queued', retryOf: source.taskId, model: source.model, maxCredits: PRICE_D, credits: PRICE_D, settled: false });
+      expect(retry).toMatchObject({
+        state: 'queued',
+        retryOf: source.taskId,
+        model: source.model,
+        maxCredits: PRICE_D,
+        credits: PRICE_D,
+        settled: false,
+      });
       expect(r.headers.get('cache-control')).toBe('no-store');
       await checkBalance(t, accountId, apiKey);
 
@@ -73,7 +80,11 @@ describe('retry, purge and wait', () => {
       expect(r.body.data).toMatchObject({ state: 'queued', retryOf: source.taskId, credits: PRICE_D });
       expect(r.body.data.taskId).not.toBe(source.taskId);
       await checkBalance(expiring, accountId, apiKey);
-      expect((await recordInfo(expiring, apiKey, source.taskId)).body.data).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+      expect((await recordInfo(expiring, apiKey, source.taskId)).body.data).toMatchObject({
+        state: 'expired',
+        errorCode: 'deadline_exceeded',
+        credits: 0,
+      });
       expect((await waitForTerminal(expiring, apiKey, r.body.data.taskId)).state).toBe('expired');
       await checkBalance(expiring, accountId, apiKey, { available: 100, held: 0, spent: 0 });
     });
@@ -85,7 +96,11 @@ describe('retry, purge and wait', () => {
       const spent = await createTask(t, apiKey, bodyD('spends the whole balance'), { query: 'wait=30' });
       expect(spent.body.data.state).toBe('succeeded');
       await checkBalance(t, accountId, apiKey, { available: 0, held: 0, spent: PRICE_D });
-      expectError(await t.call('POST', '/api/v1/jobs/retry', { key: apiKey, body: { taskId: failed.body.data.taskId } }), 402, 40201);
+      expectError(
+        await t.call('POST', '/api/v1/jobs/retry', { key: apiKey, body: { taskId: failed.body.data.taskId } }),
+        402,
+        40201,
+      );
       await checkBalance(t, accountId, apiKey, { available: 0, held: 0, spent: PRICE_D });
     });
 
@@ -95,7 +110,11 @@ describe('retry, purge and wait', () => {
       const source = await waitForTerminal(t, apiKey, created.body.data.taskId);
       expect(source.state).toBe('succeeded');
       const before = await checkBalance(t, accountId, apiKey);
-      expectError(await t.call('POST', '/api/v1/jobs/retry', { key: apiKey, body: { taskId: source.taskId } }), 400, 40007);
+      expectError(
+        await t.call('POST', '/api/v1/jobs/retry', { key: apiKey, body: { taskId: source.taskId } }),
+        400,
+        40007,
+      );
       expect(await checkBalance(t, accountId, apiKey)).toEqual(before);
     });
 
@@ -108,7 +127,12 @@ describe('retry, purge and wait', () => {
       const created = await createTask(t, owner.apiKey, bodyD(`fog ${FAIL}`));
       const source = await waitForTerminal(t, owner.apiKey, created.body.data.taskId);
       expect(source.state).toBe('failed');
-      const key = who === 'sibling' ? await t.siblingKey(owner.accountId) : who === 'other' ? (await t.account(100)).apiKey : owner.apiKey;
+      const key =
+        who === 'sibling'
+          ? await t.siblingKey(owner.accountId)
+          : who === 'other'
+            ? (await t.account(100)).apiKey
+            : owner.apiKey;
       const taskId = who === 'unknown' ? 'task_doesnotexist0000' : source.taskId;
       const r = await t.call('POST', '/api/v1/jobs/retry', { key, body: { taskId } });
       expectError(r, 404, 40401);
@@ -164,7 +188,11 @@ describe('retry, purge and wait', () => {
       const done = await waitForTerminal(t, apiKey, created.body.data.taskId);
       const r = await t.call('POST', '/api/v1/jobs/purge', { key: apiKey, body: { taskId: done.taskId } });
       expectOk(r, 200);
-      expect((await recordInfo(t, apiKey, done.taskId)).body.data).toMatchObject({ state: 'failed', errorCode: 'generation_failed', input: null });
+      expect((await recordInfo(t, apiKey, done.taskId)).body.data).toMatchObject({
+        state: 'failed',
+        errorCode: 'generation_failed',
+        input: null,
+      });
     });
 
     it('of a queued or running task is 400 40006 and changes nothing', async () => {
@@ -186,7 +214,11 @@ describe('retry, purge and wait', () => {
       const created = await createTask(t, owner.apiKey, bodyD());
       const done = await waitForTerminal(t, owner.apiKey, created.body.data.taskId);
       const sibling = await t.siblingKey(owner.accountId);
-      expectError(await t.call('POST', '/api/v1/jobs/purge', { key: sibling, body: { taskId: done.taskId } }), 404, 40401);
+      expectError(
+        await t.call('POST', '/api/v1/jobs/purge', { key: sibling, body: { taskId: done.taskId } }),
+        404,
+        40401,
+      );
       expect((await recordInfo(t, owner.apiKey, done.taskId)).body.data.purgedAt).toBeNull();
     });
   });
@@ -195,19 +227,30 @@ describe('retry, purge and wait', () => {
     it.each([
       ['with the default service retention', 'default'],
       ['with no service retention limit', 'keepForever'],
-    ])('purges the content no sooner than the given seconds after the task ends, keeping billing (%s)', async (_name, which) => {
-      const s = which === 'default' ? t : keepForever;
-      const { accountId, apiKey } = await s.account(100);
-      const r = await createTask(s, apiKey, bodyD('kept for two seconds only'), { headers: { 'x-service-retention': '2' } });
-      expectOk(r, 202);
-      const done = await waitForTerminal(s, apiKey, r.body.data.taskId);
-      expect(done.state).toBe('succeeded');
-      const purged = await waitForPurge(s, apiKey, done.taskId);
-      expect(Date.parse(purged.purgedAt) - Date.parse(done.finishedAt)).toBeGreaterThanOrEqual(2_000);
-      expect(purged).toMatchObject({ state: 'succeeded', input: null, output: null, credits: PRICE_D, settled: true });
-      expect([403, 404]).toContain((await fetch(done.output.assets[0].url)).status);
-      await checkBalance(s, accountId, apiKey, { held: 0, spent: PRICE_D, available: 100 - PRICE_D });
-    });
+    ])(
+      'purges the content no sooner than the given seconds after the task ends, keeping billing (%s)',
+      async (_name, which) => {
+        const s = which === 'default' ? t : keepForever;
+        const { accountId, apiKey } = await s.account(100);
+        const r = await createTask(s, apiKey, bodyD('kept for two seconds only'), {
+          headers: { 'x-service-retention': '2' },
+        });
+        expectOk(r, 202);
+        const done = await waitForTerminal(s, apiKey, r.body.data.taskId);
+        expect(done.state).toBe('succeeded');
+        const purged = await waitForPurge(s, apiKey, done.taskId);
+        expect(Date.parse(purged.purgedAt) - Date.parse(done.finishedAt)).toBeGreaterThanOrEqual(2_000);
+        expect(purged).toMatchObject({
+          state: 'succeeded',
+          input: null,
+          output: null,
+          credits: PRICE_D,
+          settled: true,
+        });
+        expect([403, 404]).toContain((await fetch(done.output.assets[0].url)).status);
+        await checkBalance(s, accountId, apiKey, { held: 0, spent: PRICE_D, available: 100 - PRICE_D });
+      },
+    );
 
     it.each([['abc'], ['0'], ['-1'], ['1.5']])('%s is 400 40008 with nothing held', async (value) => {
       const { accountId, apiKey } = await t.account(100);
@@ -274,14 +317,17 @@ describe('retry, purge and wait', () => {
     });
 
     // The task takes 150 ms: a wait that was honoured would answer 200 with the finished task.
-    it.each([['wait=abc'], ['wait=0'], ['wait=-5'], ['wait=1.5'], ['wait=']])('ignores %s: the ordinary 202 with the task queued', async (query) => {
-      const { accountId, apiKey } = await t.account(100);
-      const r = await createTask(t, apiKey, bodyD(), { query });
-      expectOk(r, 202);
-      expect(r.body.data.state).toBe('queued');
-      await checkBalance(t, accountId, apiKey);
-      await waitForTerminal(t, apiKey, r.body.data.taskId);
-      await checkBalance(t, accountId, apiKey, { held: 0, spent: PRICE_D });
-    });
+    it.each([['wait=abc'], ['wait=0'], ['wait=-5'], ['wait=1.5'], ['wait=']])(
+      'ignores %s: the ordinary 202 with the task queued',
+      async (query) => {
+        const { accountId, apiKey } = await t.account(100);
+        const r = await createTask(t, apiKey, bodyD(), { query });
+        expectOk(r, 202);
+        expect(r.body.data.state).toBe('queued');
+        await checkBalance(t, accountId, apiKey);
+        await waitForTerminal(t, apiKey, r.body.data.taskId);
+        await checkBalance(t, accountId, apiKey, { held: 0, spent: PRICE_D });
+      },
+    );
   });
 });

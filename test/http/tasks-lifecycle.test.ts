@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { bodyD, checkBalance, createTask, expectOk, MODEL_D, MODEL_MINI, IMAGE, PRICE_D, recordInfo, usd } from './helpers.js';
+import {
+  bodyD,
+  checkBalance,
+  createTask,
+  expectOk,
+  MODEL_D,
+  MODEL_MINI,
+  IMAGE,
+  PRICE_D,
+  recordInfo,
+  usd,
+} from './helpers.js';
 
 const FAIL = 'FAIL-THIS-PROMPT';
 
@@ -11,7 +22,10 @@ describe('task lifecycle', () => {
   /** Tasks here never finish during a test, so the hold can be observed. */
   let slow: TestService;
   beforeAll(async () => {
-    [t, slow] = await Promise.all([startTestService({ simulatorFailWhenPromptContains: FAIL }), startTestService({ simulatorLatencyMs: 600_000 })]);
+    [t, slow] = await Promise.all([
+      startTestService({ simulatorFailWhenPromptContains: FAIL }),
+      startTestService({ simulatorLatencyMs: 600_000 }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([t?.close(), slow?.close()]);
@@ -24,7 +38,14 @@ describe('task lifecycle', () => {
       const r = await createTask(slow, apiKey, bodyD());
       expectOk(r, 202);
       const task = r.body.data;
-      expect(task).toMatchObject({ model: MODEL_D, state: 'queued', settled: false, credits: PRICE_D, cost: usd(PRICE_D), maxCredits: PRICE_D });
+      expect(task).toMatchObject({
+        model: MODEL_D,
+        state: 'queued',
+        settled: false,
+        credits: PRICE_D,
+        cost: usd(PRICE_D),
+        maxCredits: PRICE_D,
+      });
       expect(task.taskId).toMatch(/\S/);
       expect(r.headers.get('location')).toBe(`/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(task.taskId)}`);
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -49,12 +70,24 @@ describe('task lifecycle', () => {
       const r = await createTask(t, apiKey, bodyD());
       expectOk(r, 202);
       const done = await waitForTerminal(t, apiKey, r.body.data.taskId);
-      expect(done).toMatchObject({ state: 'succeeded', settled: true, credits: PRICE_D, cost: usd(PRICE_D), model: MODEL_D, progress: 100 });
+      expect(done).toMatchObject({
+        state: 'succeeded',
+        settled: true,
+        credits: PRICE_D,
+        cost: usd(PRICE_D),
+        model: MODEL_D,
+        progress: 100,
+      });
       expect(done.errorCode).toBeUndefined();
       expect(done.output.assets).toHaveLength(1);
       const asset = done.output.assets[0];
       expect(asset).toMatchObject({ url: expect.any(String), mime: 'video/mp4', durationSeconds: 5 });
-      await checkBalance(t, accountId, apiKey, { available: 100 - PRICE_D, held: 0, spent: PRICE_D, total: 100 - PRICE_D });
+      await checkBalance(t, accountId, apiKey, {
+        available: 100 - PRICE_D,
+        held: 0,
+        spent: PRICE_D,
+        total: 100 - PRICE_D,
+      });
 
       const media = await fetch(asset.url);
       expect(media.status).toBe(200);
@@ -79,25 +112,42 @@ describe('task lifecycle', () => {
     it.each([
       ['no Accept-Language', {}],
       ['Accept-Language de', { 'accept-language': 'de' }],
-    ])('releases the hold; errorMessage is the English model reason without the task id (%s)', async (_name, headers) => {
-      const { accountId, apiKey } = await t.account(100);
-      const r = await createTask(t, apiKey, bodyD(`a storm at sea ${FAIL}`), { headers });
-      expectOk(r, 202);
-      const taskId = r.body.data.taskId;
-      await waitForTerminal(t, apiKey, taskId);
-      const read = await recordInfo(t, apiKey, taskId, headers);
-      expectOk(read);
-      const task = read.body.data;
-      expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed', credits: 0, cost: '0.00', settled: true, output: null });
-      expect(task.errorMessage).toMatch(/^Content policy violation/);
-      expect(task.errorMessage).not.toContain(taskId);
-      expect(task.errorMessage).not.toMatch(/task_[A-Za-z0-9]/);
-      await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
-    });
+    ])(
+      'releases the hold; errorMessage is the English model reason without the task id (%s)',
+      async (_name, headers) => {
+        const { accountId, apiKey } = await t.account(100);
+        const r = await createTask(t, apiKey, bodyD(`a storm at sea ${FAIL}`), { headers });
+        expectOk(r, 202);
+        const taskId = r.body.data.taskId;
+        await waitForTerminal(t, apiKey, taskId);
+        const read = await recordInfo(t, apiKey, taskId, headers);
+        expectOk(read);
+        const task = read.body.data;
+        expect(task).toMatchObject({
+          state: 'failed',
+          errorCode: 'generation_failed',
+          credits: 0,
+          cost: '0.00',
+          settled: true,
+          output: null,
+        });
+        expect(task.errorMessage).toMatch(/^Content policy violation/);
+        expect(task.errorMessage).not.toContain(taskId);
+        expect(task.errorMessage).not.toMatch(/task_[A-Za-z0-9]/);
+        await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+      },
+    );
   });
 
   describe('duration_seconds -1 (the model chooses)', () => {
-    const body = { model: MODEL_MINI, input: { prompt: 'a slow pan across a city, @Image1 as the skyline', reference_image_urls: [IMAGE], duration_seconds: -1 } };
+    const body = {
+      model: MODEL_MINI,
+      input: {
+        prompt: 'a slow pan across a city, @Image1 as the skyline',
+        reference_image_urls: [IMAGE],
+        duration_seconds: -1,
+      },
+    };
     // 720p with no reference video: 7.94 credits/s; the hold covers the longest clip (15 s).
     const rateHundredths = 794;
     const maxCredits = Math.ceil((rateHundredths * 15) / 100);
@@ -125,7 +175,12 @@ describe('task lifecycle', () => {
       expect(done.credits).toBe(Math.ceil((rateHundredths * seconds) / 100));
       expect(done.credits).toBeLessThanOrEqual(maxCredits);
       // The difference between hold and charge is available again.
-      await checkBalance(t, accountId, apiKey, { available: 500 - done.credits, held: 0, spent: done.credits, total: 500 - done.credits });
+      await checkBalance(t, accountId, apiKey, {
+        available: 500 - done.credits,
+        held: 0,
+        spent: done.credits,
+        total: 500 - done.credits,
+      });
     });
   });
 });
@@ -141,19 +196,33 @@ describe('queued or running -> expired: the deadline passes', () => {
 
   it.each([
     ['en', undefined, 'The task did not finish before its deadline; the held credits were released.'],
-    ['de', 'de', 'Die Aufgabe wurde nicht vor Ablauf ihrer Frist abgeschlossen; die reservierten Credits wurden freigegeben.'],
+    [
+      'de',
+      'de',
+      'Die Aufgabe wurde nicht vor Ablauf ihrer Frist abgeschlossen; die reservierten Credits wurden freigegeben.',
+    ],
     ['fr-FR', 'fr-FR', "La tâche ne s'est pas terminée avant son échéance ; les crédits réservés ont été libérés."],
-  ])('releases the hold and reports deadline_exceeded in the caller language (%s)', async (_name, language, message) => {
-    const { accountId, apiKey } = await t.account(100);
-    const r = await createTask(t, apiKey, bodyD());
-    expectOk(r, 202);
-    const taskId = r.body.data.taskId;
-    await waitForTerminal(t, apiKey, taskId);
-    const read = await recordInfo(t, apiKey, taskId, language ? { 'accept-language': language } : undefined);
-    expectOk(read);
-    expect(read.body.data).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', errorMessage: message, credits: 0, settled: true, output: null });
-    await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
-  });
+  ])(
+    'releases the hold and reports deadline_exceeded in the caller language (%s)',
+    async (_name, language, message) => {
+      const { accountId, apiKey } = await t.account(100);
+      const r = await createTask(t, apiKey, bodyD());
+      expectOk(r, 202);
+      const taskId = r.body.data.taskId;
+      await waitForTerminal(t, apiKey, taskId);
+      const read = await recordInfo(t, apiKey, taskId, language ? { 'accept-language': language } : undefined);
+      expectOk(read);
+      expect(read.body.data).toMatchObject({
+        state: 'expired',
+        errorCode: 'deadline_exceeded',
+        errorMessage: message,
+        credits: 0,
+        settled: true,
+        output: null,
+      });
+      await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+    },
+  );
 
   it('resolves once: a late result after expiry settles nothing', async () => {
     const { accountId, apiKey } = await t.account(100);

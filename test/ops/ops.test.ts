@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
 import { ROOT } from '../support/catalogue.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { requestFrom } from '../console/support.js';
 
 const run = promisify(execFile);
 const CLI = join(ROOT, 'bin/mediaforge.js');
@@ -27,7 +28,10 @@ describe('health, readiness and metrics', () => {
 
   it('/metrics reports tasks by state, held credits, queue lag and request latency', async () => {
     const { apiKey } = await t.account(100);
-    const created = await t.call('POST', '/api/v1/jobs/createTask', { key: apiKey, body: { model: MODEL, input: INPUT } });
+    const created = await t.call('POST', '/api/v1/jobs/createTask', {
+      key: apiKey,
+      body: { model: MODEL, input: INPUT },
+    });
     await waitForTerminal(t, apiKey, created.body.data.taskId);
     const response = await fetch(`${t.url}/metrics`);
     const text = await response.text();
@@ -35,7 +39,9 @@ describe('health, readiness and metrics', () => {
     expect(text).toMatch(/^mediaforge_tasks\{state="succeeded"\} [1-9]\d*$/m);
     expect(text).toMatch(/^mediaforge_held_credits \d+$/m);
     expect(text).toMatch(/^mediaforge_queue_lag_seconds [\d.]+$/m);
-    expect(text).toMatch(/^mediaforge_http_request_duration_seconds_count\{route="\/api\/v1\/jobs\/createTask",method="POST",status="202"\} 1$/m);
+    expect(text).toMatch(
+      /^mediaforge_http_request_duration_seconds_count\{route="\/api\/v1\/jobs\/createTask",method="POST",status="202"\} 1$/m,
+    );
   });
 });
 
@@ -44,7 +50,12 @@ describe('migrations', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('serve refuses an unmigrated database with a clear message; migrate --json applies and reports', async () => {
-    const env = { ...process.env, MEDIAFORGE_DB: `sqlite:${join(dir, 'db.sqlite')}`, MEDIAFORGE_DATA_DIR: dir, PORT: '0' };
+    const env = {
+      ...process.env,
+      MEDIAFORGE_DB: `sqlite:${join(dir, 'db.sqlite')}`,
+      MEDIAFORGE_DATA_DIR: dir,
+      PORT: '0',
+    };
     const refused = await run(process.execPath, [CLI, 'serve'], { env }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => error,
@@ -67,11 +78,20 @@ describe('Idempotency-Key expiry is recurring work in the table', () => {
       const headers = { 'idempotency-key': 'old-key' };
       await t.call('POST', '/api/v1/jobs/createTask', { key: apiKey, body: { model: MODEL, input: INPUT }, headers });
       clock.advance(25 * 3600 * 1000);
-      await t.call('POST', '/api/v1/jobs/createTask', { key: apiKey, body: { model: MODEL, input: INPUT }, headers: { 'idempotency-key': 'new-key' } });
+      await t.call('POST', '/api/v1/jobs/createTask', {
+        key: apiKey,
+        body: { model: MODEL, input: INPUT },
+        headers: { 'idempotency-key': 'new-key' },
+      });
       await t.service.worker!.runOnce();
       const keys = await t.service.ctx.db.kysely.selectFrom('idempotency_keys').select('key').execute();
       expect(keys.map((k) => k.key)).toEqual(['new-key']);
-      const next = await t.service.ctx.db.kysely.selectFrom('work_items').select('due_at').where('kind', '=', 'expire-idempotency-keys').where('done_at', 'is', null).executeTakeFirstOrThrow();
+      const next = await t.service.ctx.db.kysely
+        .selectFrom('work_items')
+        .select('due_at')
+        .where('kind', '=', 'expire-idempotency-keys')
+        .where('done_at', 'is', null)
+        .executeTakeFirstOrThrow();
       expect(next.due_at).toBe(clock.now() + 3600 * 1000);
     } finally {
       await t.close();
@@ -85,14 +105,18 @@ describe.skipIf(!process.env.MEDIAFORGE_TEST_REDIS)('rate limits shared through 
     const a = await startTestService({ redisUrl, rateLimitPerMinute: 3 });
     const b = await startTestService({ redisUrl, rateLimitPerMinute: 3 });
     try {
-      // One account created on a's database; the key need not exist on b: the limit is counted before auth answers.
+      // Failed authentications count per client address, shared by both instances. The address is a
+      // random loopback one (127.0.0.0/8), so that runs sharing the Redis server (both projects) do not meet.
+      const address = `127.${1 + Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 250)}`;
       const key = `sk-service-ratelimit-${Date.now()}`;
+      const call = (t: TestService) =>
+        requestFrom(address, `${t.url}/api/v1/chat/credit`, { headers: { authorization: `Bearer ${key}` } });
       const statuses = [];
-      for (const t of [a, b, a, b]) statuses.push((await t.call('GET', '/api/v1/chat/credit', { key })).status);
+      for (const t of [a, b, a, b]) statuses.push((await call(t)).status);
       expect(statuses).toEqual([401, 401, 401, 429]);
-      const limited = await b.call('GET', '/api/v1/chat/credit', { key });
+      const limited = await call(b);
       expect(limited.body.code).toBe(42901);
-      expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(limited.headers['retry-after']).toMatch(/^\d+$/);
     } finally {
       await a.close();
       await b.close();

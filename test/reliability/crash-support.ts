@@ -61,7 +61,12 @@ export async function snapshot(db: Db, accountId: string): Promise<Snapshot> {
 }
 
 async function readAll(k: Kysely<Database>, accountId: string): Promise<Snapshot> {
-  const tasks = await k.selectFrom('tasks').selectAll().where('account_id', '=', accountId).orderBy('created_at').execute();
+  const tasks = await k
+    .selectFrom('tasks')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .execute();
   return {
     wallet: await k.selectFrom('wallets').selectAll().where('account_id', '=', accountId).executeTakeFirstOrThrow(),
     tasks,
@@ -99,7 +104,13 @@ export function checkTaskRows(s: Snapshot): string[] {
   const problems: string[] = [];
   // Nothing outlives the transaction that should have written it with its task.
   const taskIds = new Set(s.tasks.map((t) => t.id));
-  for (const orphan of [...s.holds, ...s.ledger.filter((e) => e.task_id !== null), ...s.keys, ...s.work, ...s.deliveries].filter((row) => !taskIds.has(row.task_id!))) {
+  for (const orphan of [
+    ...s.holds,
+    ...s.ledger.filter((e) => e.task_id !== null),
+    ...s.keys,
+    ...s.work,
+    ...s.deliveries,
+  ].filter((row) => !taskIds.has(row.task_id!))) {
     problems.push(`a row names no task: ${JSON.stringify(orphan).slice(0, 200)}`);
   }
   for (const task of s.tasks) {
@@ -113,13 +124,28 @@ export function checkTaskRows(s: Snapshot): string[] {
     const settles = rows('settle');
     const releases = rows('release');
     if (task.state === 'succeeded') {
-      if (hold.state !== 'settled' || settles.length !== 1 || releases.length !== 0) problems.push(`${task.id} succeeded: hold ${hold.state}, ${settles.length} settle, ${releases.length} release rows`);
-      else if (hold.charged !== task.charged_credits || settles[0].amount !== hold.charged || hold.charged! > hold.amount) problems.push(`${task.id}: charged ${task.charged_credits}, hold ${hold.charged}/${hold.amount}, settle row ${settles[0].amount}`);
+      if (hold.state !== 'settled' || settles.length !== 1 || releases.length !== 0)
+        problems.push(
+          `${task.id} succeeded: hold ${hold.state}, ${settles.length} settle, ${releases.length} release rows`,
+        );
+      else if (
+        hold.charged !== task.charged_credits ||
+        settles[0].amount !== hold.charged ||
+        hold.charged! > hold.amount
+      )
+        problems.push(
+          `${task.id}: charged ${task.charged_credits}, hold ${hold.charged}/${hold.amount}, settle row ${settles[0].amount}`,
+        );
     } else if (isTerminal(task.state)) {
-      if (hold.state !== 'released' || releases.length !== 1 || settles.length !== 0) problems.push(`${task.id} ${task.state}: hold ${hold.state}, ${settles.length} settle, ${releases.length} release rows`);
-    } else if (hold.state !== 'held' || settles.length + releases.length !== 0) problems.push(`${task.id} ${task.state}: hold ${hold.state} before the task ended`);
+      if (hold.state !== 'released' || releases.length !== 1 || settles.length !== 0)
+        problems.push(
+          `${task.id} ${task.state}: hold ${hold.state}, ${settles.length} settle, ${releases.length} release rows`,
+        );
+    } else if (hold.state !== 'held' || settles.length + releases.length !== 0)
+      problems.push(`${task.id} ${task.state}: hold ${hold.state} before the task ended`);
     const items = (kind: string) => s.work.filter((w) => w.task_id === task.id && w.kind === kind).length;
-    if (isTerminal(task.state) && items('purge') !== 1) problems.push(`${task.id}: ${items('purge')} purge items (one per resolution)`);
+    if (isTerminal(task.state) && items('purge') !== 1)
+      problems.push(`${task.id}: ${items('purge')} purge items (one per resolution)`);
     if (items('poll') > 1) problems.push(`${task.id}: ${items('poll')} poll items (one deployment job polled twice)`);
   }
   return problems;
@@ -177,12 +203,17 @@ export function auditDeliveries(input: {
     const before = input.atCrash.find((d) => d.id === row.id);
     const rec0 = before?.attempts ?? 0;
     const cut = pre - rec0;
-    if (row.state !== 'delivered' || pre + post === 0) problems.push(`${row.id}: ${row.state} after ${pre + post} requests`);
-    if (cut < 0) problems.push(`${row.id}: ${rec0} attempts recorded before the crash, ${pre} received (an attempt lost)`);
+    if (row.state !== 'delivered' || pre + post === 0)
+      problems.push(`${row.id}: ${row.state} after ${pre + post} requests`);
+    if (cut < 0)
+      problems.push(`${row.id}: ${rec0} attempts recorded before the crash, ${pre} received (an attempt lost)`);
     if (cut > 1) problems.push(`${row.id}: ${cut} unrecorded attempts before the crash`);
-    if (cut === 1 && before?.state !== 'pending') problems.push(`${row.id}: an unrecorded attempt, though it was ${before?.state ?? 'not written'} at the crash`);
-    if (post !== row.attempts - rec0) problems.push(`${row.id}: ${post} requests after the restart, ${row.attempts - rec0} attempts recorded`);
-    if (before?.state === 'delivered' && post > 0) problems.push(`${row.id}: sent again after it was recorded as delivered`);
+    if (cut === 1 && before?.state !== 'pending')
+      problems.push(`${row.id}: an unrecorded attempt, though it was ${before?.state ?? 'not written'} at the crash`);
+    if (post !== row.attempts - rec0)
+      problems.push(`${row.id}: ${post} requests after the restart, ${row.attempts - rec0} attempts recorded`);
+    if (before?.state === 'delivered' && post > 0)
+      problems.push(`${row.id}: sent again after it was recorded as delivered`);
     duplicates += pre + post - row.attempts;
   }
   return { duplicates, problems };
@@ -199,7 +230,11 @@ function deliveryIdOf(request: Received): string | undefined {
   }
 }
 
-function signatureVerifies(request: Received, kind: string, secrets: { callbackSecret: string; endpointSecret: string }): boolean {
+function signatureVerifies(
+  request: Received,
+  kind: string,
+  secrets: { callbackSecret: string; endpointSecret: string },
+): boolean {
   if (kind === 'callback') return verifyCallback(secrets.callbackSecret, request.headers, request.body);
   try {
     new Webhook(secrets.endpointSecret).verify(request.body, request.headers as Record<string, string>);

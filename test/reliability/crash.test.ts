@@ -9,7 +9,15 @@ import { addEndpoint } from '../../runtime/webhooks/admin.js';
 import { maintenanceWorkHandlers } from '../../runtime/worker/maintenance.js';
 import { checkLedger, dropTestSchema, startTestService, testDbUrl, type TestService } from '../support/service.js';
 import { LOOPBACK, MODEL, startReceiver } from '../webhooks/support.js';
-import { auditDeliveries, checkTaskRows, FAULT_CASES, isQuiet, snapshot, type FaultCase, type Snapshot } from './crash-support.js';
+import {
+  auditDeliveries,
+  checkTaskRows,
+  FAULT_CASES,
+  isQuiet,
+  snapshot,
+  type FaultCase,
+  type Snapshot,
+} from './crash-support.js';
 import { FAIL, recordCounts, spawnServer, type ServerProcess } from './support.js';
 
 /**
@@ -51,9 +59,25 @@ const REQUESTS = [
  * one's items over. The lease is short so that happens quickly, yet well above any one handler's
  * time on a busy machine (a live item must not be taken twice).
  */
-const SETTINGS = { secret: 'crash-secret', simulatorLatencyMs: 2000, leaseMs: 1500, workerIdleMs: 50, webhookTimeoutMs: 5000 };
+const SETTINGS = {
+  secret: 'crash-secret',
+  simulatorLatencyMs: 2000,
+  leaseMs: 1500,
+  workerIdleMs: 50,
+  webhookTimeoutMs: 5000,
+};
 
-const counts = { faultPoints: 0, crashesInjected: 0, restarts: 0, tasks: 0, requestsAfterRestart: 0, deliveries: 0, receivedRequests: 0, unavoidableDuplicates: 0, violations: 0 };
+const counts = {
+  faultPoints: 0,
+  crashesInjected: 0,
+  restarts: 0,
+  tasks: 0,
+  requestsAfterRestart: 0,
+  deliveries: 0,
+  receivedRequests: 0,
+  unavoidableDuplicates: 0,
+  violations: 0,
+};
 
 /** Scenario directories, whose PostgreSQL schemas are dropped after the last scenario. */
 const usedDirs: string[] = [];
@@ -80,15 +104,28 @@ interface Answer {
 }
 
 /** createTask as a client would send it; undefined when the connection died without an answer. */
-async function createTask(url: string, apiKey: string, request: (typeof REQUESTS)[number], callBackUrl: string): Promise<Answer | undefined> {
+async function createTask(
+  url: string,
+  apiKey: string,
+  request: (typeof REQUESTS)[number],
+  callBackUrl: string,
+): Promise<Answer | undefined> {
   try {
     const response = await fetch(`${url}/api/v1/jobs/createTask`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': request.key },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        'content-type': 'application/json',
+        'idempotency-key': request.key,
+      },
       body: JSON.stringify({ model: MODEL, input: { prompt: request.prompt }, callBackUrl }),
     });
     const body = (await response.json()) as { data?: { taskId?: string } };
-    return { status: response.status, replayed: response.headers.get('idempotent-replayed') === 'true', taskId: body.data?.taskId };
+    return {
+      status: response.status,
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+      taskId: body.data?.taskId,
+    };
   } catch {
     return undefined;
   }
@@ -105,7 +142,6 @@ async function deathOf(server: ServerProcess, ms: number): Promise<string> {
   return server.child.signalCode ?? `exit code ${server.child.exitCode}`;
 }
 
-
 async function scenario(fault: FaultCase): Promise<string[]> {
   const problems: string[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'mediaforge-crash-'));
@@ -119,10 +155,35 @@ async function scenario(fault: FaultCase): Promise<string[]> {
     await migrateToLatest(db);
     const account = await createAccount(db, { credits: CREDITS, now: Date.now() });
     // Maintenance is not due during the scenario, so the first work a worker claims is a task's.
-    await db.kysely.insertInto('work_items').values(Object.keys(maintenanceWorkHandlers).map((kind) => ({ kind, task_id: null, ref_id: null, due_at: Date.now() + 3600_000, lease_owner: null, lease_until: null, attempts: 0, done_at: null, created_at: Date.now() }))).execute();
-    const endpoint = await addEndpoint(db, { accountId: account.accountId, url: receiver.url, events: 'task.completed', policy: { allowPrivate: true, allowInsecure: true }, now: Date.now() });
+    await db.kysely
+      .insertInto('work_items')
+      .values(
+        Object.keys(maintenanceWorkHandlers).map((kind) => ({
+          kind,
+          task_id: null,
+          ref_id: null,
+          due_at: Date.now() + 3600_000,
+          lease_owner: null,
+          lease_until: null,
+          attempts: 0,
+          done_at: null,
+          created_at: Date.now(),
+        })),
+      )
+      .execute();
+    const endpoint = await addEndpoint(db, {
+      accountId: account.accountId,
+      url: receiver.url,
+      events: 'task.completed',
+      policy: { allowPrivate: true, allowInsecure: true },
+      now: Date.now(),
+    });
     const read = () => snapshot(db!, account.accountId);
-    const ledgerProblems = (when: string) => checkLedger({ ctx: { db: db! } } as never, account.accountId).then(() => [], (error: Error) => [`${when}: ${error.message}`]);
+    const ledgerProblems = (when: string) =>
+      checkLedger({ ctx: { db: db! } } as never, account.accountId).then(
+        () => [],
+        (error: Error) => [`${when}: ${error.message}`],
+      );
 
     // 1. The armed process: create both tasks until it dies, then wait for its death.
     armed = await spawnServer({
@@ -147,7 +208,8 @@ async function scenario(fault: FaultCase): Promise<string[]> {
       answers.set(request.key, answer);
     }
     const death = await deathOf(armed, 30_000);
-    if (death !== 'SIGKILL') return [`${fault.point}: the armed process ended with ${death}, not SIGKILL (never reached?)`];
+    if (death !== 'SIGKILL')
+      return [`${fault.point}: the armed process ended with ${death}, not SIGKILL (never reached?)`];
     counts.crashesInjected++;
 
     // 2. The database as the crash left it; the receiver's requests so far came from the dead process.
@@ -157,7 +219,10 @@ async function scenario(fault: FaultCase): Promise<string[]> {
     if (fault.phase === 'create') problems.push(...createCrashProblems(fault, atCrash, answers));
 
     // 3. Restart without faults; the client retries what got no answer, with the same key.
-    restarted = await startTestService({ ...SETTINGS, ...LOOPBACK, simulatorFailWhenPromptContains: FAIL, blobStore: 'local' }, { dir });
+    restarted = await startTestService(
+      { ...SETTINGS, ...LOOPBACK, simulatorFailWhenPromptContains: FAIL, blobStore: 'local' },
+      { dir },
+    );
     counts.restarts++;
     for (const request of REQUESTS) {
       const earlier = answers.get(request.key);
@@ -170,13 +235,17 @@ async function scenario(fault: FaultCase): Promise<string[]> {
       if (answer?.status !== 202) problems.push(`${request.key}: the retry got ${answer?.status ?? 'no answer'}`);
       const committed = atCrash.keys.find((k) => k.key === request.key);
       // A request committed before the crash is replayed, never created twice.
-      if (committed && (answer?.taskId !== committed.task_id || !answer.replayed)) problems.push(`${request.key}: the retry made ${answer?.taskId}, not a replay of ${committed.task_id}`);
+      if (committed && (answer?.taskId !== committed.task_id || !answer.replayed))
+        problems.push(`${request.key}: the retry made ${answer?.taskId}, not a replay of ${committed.task_id}`);
       if (answer) answers.set(request.key, answer);
     }
 
     // 4. Wait until the service is quiet, then check everything.
     let final: Snapshot = await read();
-    for (const until = Date.now() + 60_000; !isQuiet(final, REQUESTS.length, DELIVERIES_PER_TASK) && Date.now() < until; ) {
+    for (
+      const until = Date.now() + 60_000;
+      !isQuiet(final, REQUESTS.length, DELIVERIES_PER_TASK) && Date.now() < until;
+    ) {
       await sleep(100);
       final = await read();
     }
@@ -184,7 +253,11 @@ async function scenario(fault: FaultCase): Promise<string[]> {
     await restarted.close();
     restarted = undefined;
     final = await read(); // after the stop: nothing more may have moved
-    problems.push(...(await ledgerProblems('at the end')), ...checkTaskRows(final), ...(await finalProblems(final, answers, dir)));
+    problems.push(
+      ...(await ledgerProblems('at the end')),
+      ...checkTaskRows(final),
+      ...(await finalProblems(final, answers, dir)),
+    );
     const audit = auditDeliveries({
       requests: receiver.requests,
       preCount,
@@ -195,7 +268,8 @@ async function scenario(fault: FaultCase): Promise<string[]> {
     });
     problems.push(...audit.problems);
     // deliver.sent is hit after a 2xx: that attempt is re-made, so its duplicate must be there.
-    if (fault.point.startsWith('deliver.sent') && audit.duplicates < 1) problems.push('no delivery was re-sent after a crash between its send and its record');
+    if (fault.point.startsWith('deliver.sent') && audit.duplicates < 1)
+      problems.push('no delivery was re-sent after a crash between its send and its record');
     counts.unavoidableDuplicates += audit.duplicates;
     counts.tasks += final.tasks.length;
     counts.deliveries += final.deliveries.length;
@@ -215,19 +289,30 @@ async function scenario(fault: FaultCase): Promise<string[]> {
 /** createTask phase: a crash inside its transaction leaves nothing; one after the commit leaves it all. */
 function createCrashProblems(fault: FaultCase, atCrash: Snapshot, answers: Map<string, Answer>): string[] {
   const problems: string[] = [];
-  if (answers.size !== 0) problems.push(`the first createTask was answered (${JSON.stringify([...answers])}) though the crash is inside it`);
-  const rows = { tasks: atCrash.tasks.length, holds: atCrash.holds.length, keys: atCrash.keys.length, ledger: atCrash.ledger.filter((e) => e.kind !== 'purchase').length, work: atCrash.work.length };
+  if (answers.size !== 0)
+    problems.push(`the first createTask was answered (${JSON.stringify([...answers])}) though the crash is inside it`);
+  const rows = {
+    tasks: atCrash.tasks.length,
+    holds: atCrash.holds.length,
+    keys: atCrash.keys.length,
+    ledger: atCrash.ledger.filter((e) => e.kind !== 'purchase').length,
+    work: atCrash.work.length,
+  };
   const untouched = atCrash.wallet.available === CREDITS && atCrash.wallet.held === 0;
-  if (fault.rollsBack && (Object.values(rows).some((n) => n !== 0) || !untouched)) problems.push(`rows left by a rolled-back createTask: ${JSON.stringify(rows)}`);
-  if (!fault.rollsBack && (rows.tasks !== 1 || rows.holds !== 1 || rows.keys !== 1 || rows.work < 2)) problems.push(`createTask committed but: ${JSON.stringify(rows)}`);
+  if (fault.rollsBack && (Object.values(rows).some((n) => n !== 0) || !untouched))
+    problems.push(`rows left by a rolled-back createTask: ${JSON.stringify(rows)}`);
+  if (!fault.rollsBack && (rows.tasks !== 1 || rows.holds !== 1 || rows.keys !== 1 || rows.work < 2))
+    problems.push(`createTask committed but: ${JSON.stringify(rows)}`);
   return problems;
 }
 
 /** One task per key, in the state the simulator gives it, its media stored; two delivered announcements each. */
 async function finalProblems(final: Snapshot, answers: Map<string, Answer>, dir: string): Promise<string[]> {
   const problems: string[] = [];
-  if (final.tasks.length !== REQUESTS.length || final.keys.length !== REQUESTS.length) problems.push(`${final.tasks.length} tasks and ${final.keys.length} keys for ${REQUESTS.length} requests`);
-  if (final.wallet.held !== 0 || final.wallet.purchased !== CREDITS) problems.push(`wallet at the end: ${JSON.stringify(final.wallet)}`);
+  if (final.tasks.length !== REQUESTS.length || final.keys.length !== REQUESTS.length)
+    problems.push(`${final.tasks.length} tasks and ${final.keys.length} keys for ${REQUESTS.length} requests`);
+  if (final.wallet.held !== 0 || final.wallet.purchased !== CREDITS)
+    problems.push(`wallet at the end: ${JSON.stringify(final.wallet)}`);
   for (const request of REQUESTS) {
     const key = final.keys.find((k) => k.key === request.key);
     const task = final.tasks.find((t) => t.id === key?.task_id);
@@ -235,13 +320,17 @@ async function finalProblems(final: Snapshot, answers: Map<string, Answer>, dir:
       problems.push(`${request.key}: no task`);
       continue;
     }
-    if (answers.get(request.key)?.taskId !== task.id) problems.push(`${request.key}: answered ${answers.get(request.key)?.taskId}, the key names ${task.id}`);
+    if (answers.get(request.key)?.taskId !== task.id)
+      problems.push(`${request.key}: answered ${answers.get(request.key)?.taskId}, the key names ${task.id}`);
     if (task.state !== request.state) problems.push(`${task.id}: ${task.state}, expected ${request.state}`);
     for (const output of JSON.parse(task.output_json ?? '[]') as { key: string }[]) {
       const size = statSync(join(dir, 'blobs', output.key), { throwIfNoEntry: false })?.size ?? 0;
       if (size === 0) problems.push(`${task.id}: output ${output.key} missing from the blob store`);
     }
-    const kinds = final.deliveries.filter((d) => d.task_id === task.id).map((d) => d.kind).sort();
+    const kinds = final.deliveries
+      .filter((d) => d.task_id === task.id)
+      .map((d) => d.kind)
+      .sort();
     if (kinds.join() !== 'callback,endpoint') problems.push(`${task.id}: deliveries ${kinds.join() || 'none'}`);
   }
   return problems;
@@ -252,7 +341,9 @@ function summary(s: Snapshot): string {
   return JSON.stringify({
     tasks: s.tasks.map((t) => `${t.id}:${t.state}`),
     deliveries: s.deliveries.map((d) => `${d.id}:${d.state}/${d.attempts}`),
-    openWork: s.work.filter((w) => w.done_at === null && w.kind !== 'purge').map((w) => `${w.kind}:${w.task_id}:lease ${w.lease_until}`),
+    openWork: s.work
+      .filter((w) => w.done_at === null && w.kind !== 'purge')
+      .map((w) => `${w.kind}:${w.task_id}:lease ${w.lease_until}`),
   });
 }
 

@@ -30,7 +30,12 @@ describe('deadlines: a deployment that never answers', () => {
     for (const id of ids) expect((await waitForTerminal(t, apiKey, id, 15_000)).state).toBe('expired');
     expect(silent.polls).toBeGreaterThan(0);
     expect(await t.wallet(accountId)).toMatchObject({ available: 6 * PRICE_D, held: 0, spent: 0 });
-    const releases = await t.service.ctx.db.kysely.selectFrom('ledger_entries').select('task_id').where('account_id', '=', accountId).where('kind', '=', 'release').execute();
+    const releases = await t.service.ctx.db.kysely
+      .selectFrom('ledger_entries')
+      .select('task_id')
+      .where('account_id', '=', accountId)
+      .where('kind', '=', 'release')
+      .execute();
     expect(releases.map((r) => r.task_id).sort()).toEqual([...ids].sort());
     await t.checkLedger(accountId);
   }, 30_000);

@@ -35,7 +35,9 @@ export interface Tripwire {
 
 /** Installs the tripwire for this process (vitest runs each file in its own fork). */
 export function installTripwire(): Tripwire {
-  const { TCP } = (process as unknown as { binding(name: string): { TCP: { prototype: TcpPrototype } } }).binding('tcp_wrap');
+  const { TCP } = (process as unknown as { binding(name: string): { TCP: { prototype: TcpPrototype } } }).binding(
+    'tcp_wrap',
+  );
   const proto = TCP.prototype;
   const original = { connect: proto.connect, connect6: proto.connect6 };
   const attempts: ConnectAttempt[] = [];
@@ -75,7 +77,9 @@ export function stubDns(): StubDns {
     calls.set(name, n + 1);
     const answers = table.get(name);
     if (!answers) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return (answers[Math.min(n, answers.length - 1)] ?? []).map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 }));
+    return (answers[Math.min(n, answers.length - 1)] ?? []).map(
+      (address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 }),
+    );
   };
   return {
     resolver,

@@ -14,7 +14,14 @@ import { FAIL, GatedDeployment, recordCounts, simulatorAutoSeconds } from './sup
 type Kind = 'd' | 'mini' | 'fail';
 const BODIES: Record<Kind, object> = {
   d: bodyD(),
-  mini: { model: MODEL_MINI, input: { prompt: 'a slow pan across a city, @Image1 as the skyline', reference_image_urls: [IMAGE], duration_seconds: -1 } },
+  mini: {
+    model: MODEL_MINI,
+    input: {
+      prompt: 'a slow pan across a city, @Image1 as the skyline',
+      reference_image_urls: [IMAGE],
+      duration_seconds: -1,
+    },
+  },
   fail: bodyD(`a storm at sea ${FAIL}, Picture 1 as the ship`),
 };
 /** What each kind holds: family_d 5 s = 28; mini -1 holds 15 s at 7.94/s = 120. */
@@ -95,7 +102,16 @@ function accept(m: Model, r: { status: number; body: any }, kind: Kind, idempote
     return;
   }
   expect(r.status, JSON.stringify(r.body)).toBeOneOf([200, 202]);
-  m.tasks.push({ id: r.body.data.taskId, kind, state: 'open', hold: HOLD[kind], charged: 0, deadline: m.now + DEADLINE_MS, purged: false, idempotencyKey });
+  m.tasks.push({
+    id: r.body.data.taskId,
+    kind,
+    state: 'open',
+    hold: HOLD[kind],
+    charged: 0,
+    deadline: m.now + DEADLINE_MS,
+    purged: false,
+    idempotencyKey,
+  });
   m.available -= HOLD[kind];
   m.held += HOLD[kind];
 }
@@ -104,7 +120,10 @@ function accept(m: Model, r: { status: number; body: any }, kind: Kind, idempote
 async function verify(m: Model, real: Real) {
   counts.checks++;
   const credit = await t.call('GET', '/api/v1/chat/credit', { key: real.apiKey });
-  expect({ available: credit.body.data.available, held: credit.body.data.held }).toEqual({ available: m.available, held: m.held });
+  expect({ available: credit.body.data.available, held: credit.body.data.held }).toEqual({
+    available: m.available,
+    held: m.held,
+  });
   const w = await t.wallet(real.accountId);
   expect({ spent: w.spent, purchased: w.purchased }).toEqual({ spent: m.spent, purchased: m.purchased });
   await t.checkLedger(real.accountId);
@@ -113,7 +132,13 @@ async function verify(m: Model, real: Real) {
       const r = await recordInfo(t, real.apiKey, task.id);
       const d = r.body.data;
       if (task.state === 'open') expect(['queued', 'running'], task.id).toContain(d.state);
-      else expect({ id: task.id, state: d.state, credits: d.credits, settled: d.settled }).toEqual({ id: task.id, state: task.state, credits: task.charged, settled: true });
+      else
+        expect({ id: task.id, state: d.state, credits: d.credits, settled: d.settled }).toEqual({
+          id: task.id,
+          state: task.state,
+          credits: task.charged,
+          settled: true,
+        });
     }),
   );
 }
@@ -154,9 +179,14 @@ const commands = [
   fc.nat().map(
     (i) =>
       new Cmd(`replay(${i})`, async (m, { apiKey }) => {
-        const task = pick(m.tasks.filter((x) => x.idempotencyKey), i);
+        const task = pick(
+          m.tasks.filter((x) => x.idempotencyKey),
+          i,
+        );
         if (!task) return;
-        const r = await createTask(t, apiKey, BODIES[task.kind], { headers: { 'idempotency-key': task.idempotencyKey! } });
+        const r = await createTask(t, apiKey, BODIES[task.kind], {
+          headers: { 'idempotency-key': task.idempotencyKey! },
+        });
         expect(r.status).toBe(202);
         expect(r.body.data.taskId).toBe(task.id);
         expect(r.headers.get('idempotent-replayed')).toBe('true');
@@ -222,7 +252,11 @@ const commands = [
         const q = await t.call('POST', '/api/v1/jobs/quote', { key: apiKey, body: BODIES[k] });
         if (m.available < HOLD[k]) return expectError(q, 402, 40201);
         expect(q.body.data.maxCredits).toBe(HOLD[k]);
-        const r = await createTask(t, apiKey, { ...BODIES[k], quoteId: q.body.data.quoteId, expectedCredits: q.body.data.estimatedCredits });
+        const r = await createTask(t, apiKey, {
+          ...BODIES[k],
+          quoteId: q.body.data.quoteId,
+          expectedCredits: q.body.data.estimatedCredits,
+        });
         accept(m, r, k);
         await settle(m);
       }),
@@ -233,7 +267,11 @@ const commands = [
         const q = await t.call('POST', '/api/v1/jobs/quote', { key: apiKey, body: BODIES[k] });
         if (m.available < HOLD[k]) return expectError(q, 402, 40201);
         advance(m, QUOTE_TTL_MS + 1000);
-        const r = await createTask(t, apiKey, { ...BODIES[k], quoteId: q.body.data.quoteId, expectedCredits: q.body.data.estimatedCredits });
+        const r = await createTask(t, apiKey, {
+          ...BODIES[k],
+          quoteId: q.body.data.quoteId,
+          expectedCredits: q.body.data.estimatedCredits,
+        });
         expectError(r, 409, 40901);
         await settle(m);
       }),
@@ -251,17 +289,21 @@ describe('ledger model (fast-check commands against a reference model)', () => {
 
   it('matches the model after every command', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(0, 40, 150, 400, 1000), fc.commands(commands, { size: 'max', maxCommands: 15 }), async (credits, cmds) => {
-        counts.runs++;
-        const { accountId, apiKey } = await t.account(credits);
-        const m: Model = { available: credits, held: 0, spent: 0, purchased: credits, now: clock.now(), tasks: [] };
-        try {
-          await fc.asyncModelRun(() => ({ model: m, real: { t, accountId, apiKey } }), cmds);
-        } catch (error) {
-          counts.violations++;
-          throw error;
-        }
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(0, 40, 150, 400, 1000),
+        fc.commands(commands, { size: 'max', maxCommands: 15 }),
+        async (credits, cmds) => {
+          counts.runs++;
+          const { accountId, apiKey } = await t.account(credits);
+          const m: Model = { available: credits, held: 0, spent: 0, purchased: credits, now: clock.now(), tasks: [] };
+          try {
+            await fc.asyncModelRun(() => ({ model: m, real: { t, accountId, apiKey } }), cmds);
+          } catch (error) {
+            counts.violations++;
+            throw error;
+          }
+        },
+      ),
       { numRuns: Number(process.env.MODEL_RUNS ?? 30) },
     );
   }, 120_000);

@@ -88,7 +88,13 @@ export async function startFlakyReceiver(): Promise<FlakyReceiver> {
  * `durationMs`, with at most `maxInFlight` outstanding; a start that would pass the cap is skipped
  * and counted, so a slow service shows up as skipped starts rather than a burst later.
  */
-export async function paced(rate: number, durationMs: number, maxInFlight: number, send: () => Promise<void>, onTick?: (elapsedMs: number) => Promise<void> | void) {
+export async function paced(
+  rate: number,
+  durationMs: number,
+  maxInFlight: number,
+  send: () => Promise<void>,
+  onTick?: (elapsedMs: number) => Promise<void> | void,
+) {
   const started = Date.now();
   let launched = 0;
   let skipped = 0;

@@ -40,7 +40,16 @@ const GENERATOR_CHUNK = Buffer.alloc(64 * 1024, 'x');
 export async function startMisbehavingReceiver(behaviour: Behaviour): Promise<MisbehavingReceiver> {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
-  const receiver: MisbehavingReceiver = { url: '', port: 0, behaviour, requests: 0, connections: 0, bytesProduced: 0, closedAt: [], close: async () => {} };
+  const receiver: MisbehavingReceiver = {
+    url: '',
+    port: 0,
+    behaviour,
+    requests: 0,
+    connections: 0,
+    bytesProduced: 0,
+    closedAt: [],
+    close: async () => {},
+  };
   /** Writes `bytes` one per second until the socket goes. */
   const drip = (socket: Socket, bytes: Buffer) => {
     let i = 0;
@@ -67,13 +76,19 @@ export async function startMisbehavingReceiver(behaviour: Behaviour): Promise<Mi
           drip(req.socket, Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));
           return;
         case 'drip-body': {
-          res.writeHead(b.status, { 'content-type': 'text/plain' });
+          // A declared length, so the dripped bytes are a valid body: without one the body would be
+          // chunked, the first raw byte a malformed chunk, and the client would drop the connection
+          // after a second instead of waiting on the drip.
+          res.writeHead(b.status, { 'content-type': 'text/plain', 'content-length': '1000000' });
           res.flushHeaders();
           drip(req.socket, Buffer.alloc(1_000_000, 'y'));
           return;
         }
         case 'huge': {
-          res.writeHead(b.status, { 'content-type': 'application/octet-stream', ...(b.declareLength ? { 'content-length': String(b.bytes) } : {}) });
+          res.writeHead(b.status, {
+            'content-type': 'application/octet-stream',
+            ...(b.declareLength ? { 'content-length': String(b.bytes) } : {}),
+          });
           const produce = function* () {
             for (let left = b.bytes; left > 0; left -= GENERATOR_CHUNK.length) {
               const chunk = left >= GENERATOR_CHUNK.length ? GENERATOR_CHUNK : GENERATOR_CHUNK.subarray(0, left);

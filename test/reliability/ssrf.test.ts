@@ -36,7 +36,10 @@ type Row = [string, { given: Given; want: Want }];
 /** A public address the stub hands out; the tripwire guarantees it is never actually reached. */
 const PUBLIC = '93.184.216.34';
 const literal = (host: string): { given: Given; want: Want } => ({ given: { host }, want: 'blocked' });
-const named = (host: string, ...dns: string[][]): { given: Given; want: Want } => ({ given: { host, dns }, want: 'blocked' });
+const named = (host: string, ...dns: string[][]): { given: Given; want: Want } => ({
+  given: { host, dns },
+  want: 'blocked',
+});
 
 const ROWS: Row[] = [
   // IPv4: loopback, unspecified, RFC 1918, link-local and cloud metadata, CGNAT, benchmark, multicast, broadcast
@@ -93,8 +96,14 @@ const ROWS: Row[] = [
   ['name -> private first, public later (no retry lets it through)', named('flip.example', ['127.0.0.1'], [PUBLIC])],
   ['unknown name (NXDOMAIN)', { given: { host: 'nxdomain.example' }, want: 'unresolvable' }],
   // DNS rebinding: public when checked, loopback afterwards
-  ['DNS rebinding: public, then loopback', { given: { host: 'rebind.example', dns: [[PUBLIC], ['127.0.0.1']] }, want: 'rebinding' }],
-  ['DNS rebinding: public, then metadata', { given: { host: 'rebind-meta.example', dns: [[PUBLIC], ['169.254.169.254']] }, want: 'rebinding' }],
+  [
+    'DNS rebinding: public, then loopback',
+    { given: { host: 'rebind.example', dns: [[PUBLIC], ['127.0.0.1']] }, want: 'rebinding' },
+  ],
+  [
+    'DNS rebinding: public, then metadata',
+    { given: { host: 'rebind-meta.example', dns: [[PUBLIC], ['169.254.169.254']] }, want: 'rebinding' },
+  ],
 ];
 
 const counts = { cases: 0, blockedBeforeConnect: 0, pinnedConnects: 0, redirectsRefused: 0, violations: 0 };
@@ -122,7 +131,11 @@ describe('SSRF matrix through the service (stub DNS, tripwire on every TCP conne
     expect(t.config).toMatchObject({ webhookAllowPrivate: false, webhookAllowInsecure: false });
     ({ apiKey, accountId } = await t.account(UNLOCKED));
     const log = t.service.ctx.log;
-    t.service.ctx.log = { ...log, info: () => {}, warn: (obj: unknown) => void warnings.push(obj as never) } as typeof log;
+    t.service.ctx.log = {
+      ...log,
+      info: () => {},
+      warn: (obj: unknown) => void warnings.push(obj as never),
+    } as typeof log;
   });
   afterAll(async () => t?.close());
   beforeEach(() => {
@@ -152,7 +165,10 @@ describe('SSRF matrix through the service (stub DNS, tripwire on every TCP conne
   it.each(ROWS)('LoRA import, %s: 400 40017, nothing stored', async (_name, { given, want }) => {
     stage(given);
     const before = await t.service.ctx.db.kysely.selectFrom('assets').select('id').execute();
-    const r = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url: `https://${given.host}/models/style.safetensors` } });
+    const r = await t.call('POST', '/api/v1/files/import', {
+      key: apiKey,
+      body: { url: `https://${given.host}/models/style.safetensors` },
+    });
     expectError(r, 400, 40017);
     expect(warnings.map((w) => w.reason)).toEqual([want === 'blocked' ? 'blocked' : 'network']);
     if (given.dns) expect(dns.calls.get(hostname(given.host))).toBe(1);
@@ -160,24 +176,38 @@ describe('SSRF matrix through the service (stub DNS, tripwire on every TCP conne
     expect(await t.service.ctx.db.kysely.selectFrom('assets').select('id').execute()).toEqual(before);
   });
 
-  it.each(ROWS)('reference image fetched while a task starts, %s: the task fails reference_unreachable, hold released', async (_name, { given, want }) => {
-    stage(given);
-    const r = await createTask(t, apiKey, { model: FAMILY_C3, input: { prompt: 'the picture comes alive', reference_image_urls: [`https://${given.host}/ref.png`] } });
-    expect(r.status, JSON.stringify(r.body)).toBe(202);
-    const done = await waitForTerminal(t, apiKey, r.body.data.taskId);
-    expect(done).toMatchObject({ state: 'failed', errorCode: 'reference_unreachable', credits: 0 });
-    const row = await t.service.ctx.db.kysely.selectFrom('tasks').select('error_message').where('id', '=', done.taskId).executeTakeFirstOrThrow();
-    expect(row.error_message).toBe(`input.reference_image_urls[0]: ${want === 'blocked' ? 'blocked' : 'network'}`);
-    if (given.dns) expect(dns.calls.get(hostname(given.host))).toBe(1);
-    expectConnections(want, given);
-    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
-    await t.checkLedger(accountId);
-  });
+  it.each(ROWS)(
+    'reference image fetched while a task starts, %s: the task fails reference_unreachable, hold released',
+    async (_name, { given, want }) => {
+      stage(given);
+      const r = await createTask(t, apiKey, {
+        model: FAMILY_C3,
+        input: { prompt: 'the picture comes alive', reference_image_urls: [`https://${given.host}/ref.png`] },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      const done = await waitForTerminal(t, apiKey, r.body.data.taskId);
+      expect(done).toMatchObject({ state: 'failed', errorCode: 'reference_unreachable', credits: 0 });
+      const row = await t.service.ctx.db.kysely
+        .selectFrom('tasks')
+        .select('error_message')
+        .where('id', '=', done.taskId)
+        .executeTakeFirstOrThrow();
+      expect(row.error_message).toBe(`input.reference_image_urls[0]: ${want === 'blocked' ? 'blocked' : 'network'}`);
+      if (given.dns) expect(dns.calls.get(hostname(given.host))).toBe(1);
+      expectConnections(want, given);
+      expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+      await t.checkLedger(accountId);
+    },
+  );
 
   it.each(ROWS)('task callback, %s', async (_name, { given, want }) => {
     stage(given);
     const callBackUrl = `https://${given.host}/hook`;
-    const r = await createTask(t, apiKey, { model: MODEL_D, input: { prompt: 'a red fox, Picture 1 as the fox', reference_image_urls: ['https://example.com/a.png'] }, callBackUrl });
+    const r = await createTask(t, apiKey, {
+      model: MODEL_D,
+      input: { prompt: 'a red fox, Picture 1 as the fox', reference_image_urls: ['https://example.com/a.png'] },
+      callBackUrl,
+    });
     if (want !== 'rebinding') {
       // Refused at creation (the check of the specification's callback rules), nothing held.
       expectError(r, 400, 40002);
@@ -191,12 +221,18 @@ describe('SSRF matrix through the service (stub DNS, tripwire on every TCP conne
     await waitForTerminal(t, apiKey, r.body.data.taskId);
     const delivery = await eventuallyAttempted(t, r.body.data.taskId);
     expect(delivery).toMatchObject({ state: 'pending', attempts: 1, last_status: null });
-    expect(delivery.last_error).toMatch(new RegExp(`refused: non-public address ${given.dns![1][0].replace(/\./g, '\\.')}`));
+    expect(delivery.last_error).toMatch(
+      new RegExp(`refused: non-public address ${given.dns![1][0].replace(/\./g, '\\.')}`),
+    );
     expect(dns.calls.get(hostname(given.host))).toBe(2);
     counts.cases++;
     counts.blockedBeforeConnect++;
     expect(outbound()).toEqual([]);
-    await t.service.ctx.db.kysely.updateTable('webhook_deliveries').set({ state: 'failed', next_attempt_at: null }).where('id', '=', delivery.id).execute();
+    await t.service.ctx.db.kysely
+      .updateTable('webhook_deliveries')
+      .set({ state: 'failed', next_attempt_at: null })
+      .where('id', '=', delivery.id)
+      .execute();
     await t.checkLedger(accountId);
   });
 });
@@ -204,7 +240,11 @@ describe('SSRF matrix through the service (stub DNS, tripwire on every TCP conne
 async function eventuallyAttempted(t: TestService, taskId: string) {
   const until = Date.now() + 10_000;
   for (;;) {
-    const row = await t.service.ctx.db.kysely.selectFrom('webhook_deliveries').selectAll().where('task_id', '=', taskId).executeTakeFirst();
+    const row = await t.service.ctx.db.kysely
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('task_id', '=', taskId)
+      .executeTakeFirst();
     if (row && row.attempts > 0) return row;
     if (Date.now() > until) throw new Error(`no delivery attempt for ${taskId}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -236,11 +276,23 @@ describe('redirects to private addresses are never followed (import, reference f
       req.resume();
       res.writeHead(status, { location }).end();
     });
-    await Promise.all([target, redirector].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
+    await Promise.all(
+      [target, redirector].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))),
+    );
     dns.set('internal.example', [['127.0.0.1']]);
-    t = await startTestService({ webhookAllowPrivate: true, webhookAllowInsecure: true, outboundResolver: dns.resolver });
+    t = await startTestService({
+      webhookAllowPrivate: true,
+      webhookAllowInsecure: true,
+      outboundResolver: dns.resolver,
+    });
     ({ apiKey, accountId } = await t.account(UNLOCKED));
-    keyId = (await t.service.ctx.db.kysely.selectFrom('api_keys').select('id').where('account_id', '=', accountId).executeTakeFirstOrThrow()).id;
+    keyId = (
+      await t.service.ctx.db.kysely
+        .selectFrom('api_keys')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow()
+    ).id;
   });
   afterAll(async () => {
     await t?.close();
@@ -257,8 +309,13 @@ describe('redirects to private addresses are never followed (import, reference f
     ['a name resolving to loopback', () => `http://internal.example:${targetPort()}/x.safetensors`],
     ['a relative path on the same host', () => '/models/other.safetensors'],
   ];
-  const ROWS_REDIRECT: [string, { given: { status: number; location: () => string } }][] = [301, 302, 303, 307, 308].flatMap((code) =>
-    LOCATIONS.map(([name, to]): [string, { given: { status: number; location: () => string } }] => [`${code} to ${name}`, { given: { status: code, location: to } }]),
+  const ROWS_REDIRECT: [string, { given: { status: number; location: () => string } }][] = [
+    301, 302, 303, 307, 308,
+  ].flatMap((code) =>
+    LOCATIONS.map(([name, to]): [string, { given: { status: number; location: () => string } }] => [
+      `${code} to ${name}`,
+      { given: { status: code, location: to } },
+    ]),
   );
 
   it('control: the redirector and the target are reachable under these switches (the counters work)', async () => {
@@ -276,11 +333,20 @@ describe('redirects to private addresses are never followed (import, reference f
     const requestsBefore = redirectorRequests;
     const redirectorPort = (redirector.address() as AddressInfo).port;
 
-    const imported = await t.call('POST', '/api/v1/files/import', { key: apiKey, body: { url: `${redirectorBase()}/models/style.safetensors` } });
+    const imported = await t.call('POST', '/api/v1/files/import', {
+      key: apiKey,
+      body: { url: `${redirectorBase()}/models/style.safetensors` },
+    });
     expectError(imported, 400, 40017);
     // References must be https at acceptance, and a loopback TLS receiver would fail verification before
     // any redirect: the worker's check (the same fetch a task start makes) is called on a task row directly.
-    const problem = await checkReferencesBeforeRun(t.service.ctx, { id: 'task_redirect', account_id: accountId, api_key_id: keyId, model: FAMILY_C3, input_json: JSON.stringify({ reference_image_urls: [`${redirectorBase()}/ref.png`] }) } as TaskRow);
+    const problem = await checkReferencesBeforeRun(t.service.ctx, {
+      id: 'task_redirect',
+      account_id: accountId,
+      api_key_id: keyId,
+      model: FAMILY_C3,
+      input_json: JSON.stringify({ reference_image_urls: [`${redirectorBase()}/ref.png`] }),
+    } as TaskRow);
     expect(problem).toEqual({ code: 'reference_unreachable', detail: 'input.reference_image_urls[0]: redirect' });
 
     expect(redirectorRequests - requestsBefore).toBe(2); // the import's GET and the reference's GET, nothing more
@@ -288,11 +354,12 @@ describe('redirects to private addresses are never followed (import, reference f
     expect(dns.calls.get('internal.example') ?? 0).toBe(0);
     // Apart from the test's calls to the service, the only connections went to the redirector.
     const servicePort = Number(new URL(t.url).port);
-    const elsewhere = tripwire.attempts.slice(mark).filter((a) => a.port !== servicePort && a.port !== redirectorPort && a.port !== 5432);
+    const elsewhere = tripwire.attempts
+      .slice(mark)
+      .filter((a) => a.port !== servicePort && a.port !== redirectorPort && a.port !== 5432);
     expect(elsewhere).toEqual([]);
     counts.redirectsRefused += 2;
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
     await t.checkLedger(accountId);
   });
-
 });

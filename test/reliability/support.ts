@@ -62,7 +62,10 @@ export function simulatorAutoSeconds(taskId: string, min = 4, max = 15): number 
 export function recordCounts(suite: string, counts: Record<string, number>): void {
   mkdirSync('test-artifacts', { recursive: true });
   // The database too: the same suites run on SQLite and, with MEDIAFORGE_TEST_PG, on PostgreSQL.
-  appendFileSync('test-artifacts/reliability-counts.jsonl', `${JSON.stringify({ suite, db: TEST_DB, at: new Date().toISOString(), ...counts })}\n`);
+  appendFileSync(
+    'test-artifacts/reliability-counts.jsonl',
+    `${JSON.stringify({ suite, db: TEST_DB, at: new Date().toISOString(), ...counts })}\n`,
+  );
   console.log(`[reliability] ${suite} (${TEST_DB}): ${JSON.stringify(counts)}`);
 }
 
@@ -76,7 +79,10 @@ export interface ServerProcess {
 
 export async function spawnServer(env: NodeJS.ProcessEnv, args: string[] = []): Promise<ServerProcess> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['bin/mediaforge.js', 'serve', '--port', '0', '--migrate', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/mediaforge.js', 'serve', '--port', '0', '--migrate', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {

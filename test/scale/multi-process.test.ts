@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../runtime/accounts/accounts.js';
 import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { migrateToLatest } from '../../runtime/storage/migrate.js';
-import { ROOT } from '../support/catalogue.js';
+import { startProcess } from '../support/processes.js';
 import { testDbUrl } from '../support/service.js';
 
 /**
@@ -19,22 +19,6 @@ import { testDbUrl } from '../support/service.js';
 const TASKS = 500;
 const MODEL = 'vendor_d/family_d/reference-to-video';
 const PRICE = 28; // 5 s at 5.55 credits/s
-
-function startProcess(role: 'api' | 'worker', env: NodeJS.ProcessEnv, port = 0): Promise<{ child: ChildProcess; url?: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'serve', '--role', role, '--port', String(port)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const listening = /mediaforge listening on (http:\/\/\S+)/.exec(output);
-      if (listening) resolve({ child, url: listening[1] });
-      else if (/mediaforge worker running/.test(output)) resolve({ child });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`${role} exited with ${code}: ${output.slice(-2000)}`)));
-  });
-}
 
 describe('3 API processes and 2 workers on one PostgreSQL', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mediaforge-scale-'));
@@ -76,7 +60,13 @@ describe('3 API processes and 2 workers on one PostgreSQL', () => {
       MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1',
       MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1',
     };
-    const started = await Promise.all([startProcess('api', env), startProcess('api', env), startProcess('api', env), startProcess('worker', env), startProcess('worker', env)]);
+    const started = await Promise.all([
+      startProcess('api', env),
+      startProcess('api', env),
+      startProcess('api', env),
+      startProcess('worker', env),
+      startProcess('worker', env),
+    ]);
     for (const s of started) children.push(s.child);
     apis = started.filter((s) => s.url).map((s) => s.url!);
     workerToKill = started[3].child;
@@ -94,8 +84,16 @@ describe('3 API processes and 2 workers on one PostgreSQL', () => {
     const create = async (i: number, key: string) => {
       const response = await fetch(`${apis[i % apis.length]}/api/v1/jobs/createTask`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
-        body: JSON.stringify({ model: MODEL, callBackUrl: callback, input: { prompt: `task ${key}`, reference_image_urls: ['https://example.com/a.png'] } }),
+        headers: {
+          authorization: `Bearer ${account.apiKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': key,
+        },
+        body: JSON.stringify({
+          model: MODEL,
+          callBackUrl: callback,
+          input: { prompt: `task ${key}`, reference_image_urls: ['https://example.com/a.png'] },
+        }),
       });
       const body = (await response.json()) as { code: number; data: { taskId: string } };
       expect(response.status, JSON.stringify(body)).toBe(202);
@@ -104,13 +102,17 @@ describe('3 API processes and 2 workers on one PostgreSQL', () => {
     const taskByKey = new Map<string, string>();
     let killed = false;
     for (let batch = 0; batch < TASKS / 50; batch++) {
-      const ids = await Promise.all(Array.from({ length: 50 }, (_, j) => create(batch * 50 + j, `k-${batch * 50 + j}`)));
+      const ids = await Promise.all(
+        Array.from({ length: 50 }, (_, j) => create(batch * 50 + j, `k-${batch * 50 + j}`)),
+      );
       ids.forEach((id, j) => taskByKey.set(`k-${batch * 50 + j}`, id));
       // Random replays through other API processes: the same task, never a second hold.
-      const replays = await Promise.all(Array.from({ length: 10 }, (_, j) => {
-        const key = `k-${Math.floor(Math.random() * (batch + 1) * 50)}`;
-        return create(j + 1, key).then((id) => [key, id] as const);
-      }));
+      const replays = await Promise.all(
+        Array.from({ length: 10 }, (_, j) => {
+          const key = `k-${Math.floor(Math.random() * (batch + 1) * 50)}`;
+          return create(j + 1, key).then((id) => [key, id] as const);
+        }),
+      );
       for (const [key, id] of replays) expect(id).toBe(taskByKey.get(key));
       if (!killed && batch === 4) {
         workerToKill.kill('SIGKILL');
@@ -122,7 +124,11 @@ describe('3 API processes and 2 workers on one PostgreSQL', () => {
     // Wait (bounded) until every task is terminal and every callback has arrived.
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const open = await db.kysely.selectFrom('tasks').select((eb) => eb.fn.countAll<number>().as('n')).where('state', 'in', ['queued', 'running']).executeTakeFirstOrThrow();
+      const open = await db.kysely
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('state', 'in', ['queued', 'running'])
+        .executeTakeFirstOrThrow();
       if (Number(open.n) === 0 && deliveries.size === TASKS) break;
       if (Date.now() > deadline) throw new Error(`still open: ${open.n}, callbacks received: ${deliveries.size}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -134,11 +140,20 @@ describe('3 API processes and 2 workers on one PostgreSQL', () => {
     const holds = await db.kysely.selectFrom('holds').selectAll().execute();
     expect(holds).toHaveLength(TASKS);
     expect(holds.every((h) => h.state === 'settled' && h.charged === PRICE)).toBe(true);
-    const resolutions = await db.kysely.selectFrom('ledger_entries').select(['task_id', (eb) => eb.fn.countAll<number>().as('n')]).where('kind', 'in', ['settle', 'release']).groupBy('task_id').execute();
+    const resolutions = await db.kysely
+      .selectFrom('ledger_entries')
+      .select(['task_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('kind', 'in', ['settle', 'release'])
+      .groupBy('task_id')
+      .execute();
     expect(resolutions.every((r) => Number(r.n) === 1)).toBe(true);
     expect(resolutions).toHaveLength(TASKS);
     for (const task of tasks) expect(deliveries.get(task.id)?.size, task.id).toBe(1);
-    const wallet = await db.kysely.selectFrom('wallets').selectAll().where('account_id', '=', account.accountId).executeTakeFirstOrThrow();
+    const wallet = await db.kysely
+      .selectFrom('wallets')
+      .selectAll()
+      .where('account_id', '=', account.accountId)
+      .executeTakeFirstOrThrow();
     expect(wallet.held + wallet.spent + wallet.available).toBe(wallet.purchased);
     expect(wallet).toMatchObject({ held: 0, spent: TASKS * PRICE, available: 0, purchased: TASKS * PRICE });
   }, 300_000);

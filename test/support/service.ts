@@ -21,7 +21,11 @@ export interface TestService {
   account(credits: number, language?: string): Promise<{ accountId: string; apiKey: string; webhookSecret: string }>;
   siblingKey(accountId: string, workspace?: string): Promise<string>;
   /** A real HTTP request to the running server; JSON bodies are sent and parsed. */
-  call<T = any>(method: string, path: string, options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<HttpResult<T>>;
+  call<T = any>(
+    method: string,
+    path: string,
+    options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<HttpResult<T>>;
   wallet(accountId: string): Promise<{ available: number; held: number; spent: number; purchased: number }>;
   /** Throws unless the account's wallet and ledger agree (see checkLedger). */
   checkLedger(accountId: string): Promise<void>;
@@ -46,11 +50,16 @@ export async function testDbUrl(dir: string): Promise<string> {
 
 /** Drops the PostgreSQL schema of a service whose files lived in `dir` (nothing on SQLite). */
 export async function dropTestSchema(dir: string): Promise<void> {
-  if (TEST_DB === 'postgres') await withPg(process.env.MEDIAFORGE_TEST_PG!, (client) => client.query(`DROP SCHEMA IF EXISTS ${schemaFor(dir)} CASCADE`));
+  if (TEST_DB === 'postgres')
+    await withPg(process.env.MEDIAFORGE_TEST_PG!, (client) =>
+      client.query(`DROP SCHEMA IF EXISTS ${schemaFor(dir)} CASCADE`),
+    );
 }
 
 function schemaFor(dir: string): string {
-  return `t_${basename(dir).replace(/[^A-Za-z0-9]/g, '_').toLowerCase()}`;
+  return `t_${basename(dir)
+    .replace(/[^A-Za-z0-9]/g, '_')
+    .toLowerCase()}`;
 }
 
 async function withPg(url: string, run: (client: pg.Client) => Promise<unknown>): Promise<void> {
@@ -71,7 +80,10 @@ export interface TestServiceOptions extends ServiceOptions {
 }
 
 /** Starts the real service on a free port with a throwaway SQLite file and a fast simulator. */
-export async function startTestService(overrides: Partial<Config> = {}, options: TestServiceOptions = {}): Promise<TestService> {
+export async function startTestService(
+  overrides: Partial<Config> = {},
+  options: TestServiceOptions = {},
+): Promise<TestService> {
   const { startWorker = true, dir: givenDir, ...serviceOptions } = options;
   const dir = givenDir ?? mkdtempSync(join(tmpdir(), 'mediaforge-test-'));
   const config = configFromEnv(
@@ -85,6 +97,10 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
       simulatorLatencyMs: 150,
       workerIdleMs: 50,
       rateLimitPerMinute: 1_000_000,
+      // Suites sign many users up and in from 127.0.0.1; the limits' own tests lower these.
+      signInPerAddressPerMinute: 1_000_000,
+      signUpsPerAddressPerDay: 1_000_000,
+      signInFailuresBeforeLockout: 1_000_000,
       ...overrides,
     },
   );
@@ -96,13 +112,19 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
   }
   if (startWorker) service.worker?.start();
   const db = service.ctx.db;
-  const wallet = (accountId: string) => db.kysely.selectFrom('wallets').select(['available', 'held', 'spent', 'purchased']).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const wallet = (accountId: string) =>
+    db.kysely
+      .selectFrom('wallets')
+      .select(['available', 'held', 'spent', 'purchased'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
   return {
     service,
     url,
     config,
     account: (credits, language) => createAccount(db, { credits, language, now: Date.now() }),
-    siblingKey: async (accountId, workspace = 'personal') => (await createKey(db, accountId, workspace, Date.now())).apiKey,
+    siblingKey: async (accountId, workspace = 'personal') =>
+      (await createKey(db, accountId, workspace, Date.now())).apiKey,
     async call(method, path, options = {}) {
       const headers: Record<string, string> = { ...(options.headers ?? {}) };
       if (options.key) headers.authorization = `Bearer ${options.key}`;
@@ -148,15 +170,19 @@ export async function checkLedger(service: Service, accountId: string): Promise<
   const sum = (kind: string) => entries.filter((e) => e.kind === kind).reduce((a, e) => a + e.amount, 0);
   const problems: string[] = [];
   if (w.available < 0 || w.held < 0) problems.push(`negative balance ${JSON.stringify(w)}`);
-  if (w.purchased !== w.available + w.held + w.spent) problems.push(`purchased ${w.purchased} != available ${w.available} + held ${w.held} + spent ${w.spent}`);
+  if (w.purchased !== w.available + w.held + w.spent)
+    problems.push(`purchased ${w.purchased} != available ${w.available} + held ${w.held} + spent ${w.spent}`);
   if (sum('purchase') !== w.purchased) problems.push(`purchase rows ${sum('purchase')} != purchased ${w.purchased}`);
   const openHeld = holds.filter((h) => h.state === 'held').reduce((a, h) => a + h.amount, 0);
   if (openHeld !== w.held) problems.push(`open holds ${openHeld} != held ${w.held}`);
   if (sum('settle') !== w.spent) problems.push(`settle rows ${sum('settle')} != spent ${w.spent}`);
   for (const hold of holds) {
-    const resolutions = entries.filter((e) => e.task_id === hold.task_id && (e.kind === 'settle' || e.kind === 'release')).length;
+    const resolutions = entries.filter(
+      (e) => e.task_id === hold.task_id && (e.kind === 'settle' || e.kind === 'release'),
+    ).length;
     if (resolutions > 1) problems.push(`hold of ${hold.task_id} resolved ${resolutions} times`);
-    if (hold.state === 'settled' && (hold.charged ?? 0) > hold.amount) problems.push(`hold of ${hold.task_id} settled above its amount`);
+    if (hold.state === 'settled' && (hold.charged ?? 0) > hold.amount)
+      problems.push(`hold of ${hold.task_id} settled above its amount`);
   }
   if (problems.length) throw new Error(`ledger of ${accountId} is inconsistent:\n${problems.join('\n')}`);
 }
@@ -167,7 +193,8 @@ export async function waitForTerminal(t: TestService, key: string, taskId: strin
   for (;;) {
     const r = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, { key });
     if (['succeeded', 'failed', 'expired', 'canceled'].includes(r.body?.data?.state)) return r.body.data;
-    if (Date.now() > until) throw new Error(`task ${taskId} not terminal after ${timeoutMs} ms: ${JSON.stringify(r.body)}`);
+    if (Date.now() > until)
+      throw new Error(`task ${taskId} not terminal after ${timeoutMs} ms: ${JSON.stringify(r.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -1,6 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadCatalogue } from '../../generator/load/catalogue.js';
+import { SpecError } from '../../generator/load/spec-error.js';
 import { ROOT } from './catalogue.js';
 
 /** A temporary copy of spec/ (plus node_modules, linked) where a test may add or break files. */
@@ -11,4 +14,28 @@ export function copySpec(): { root: string; remove(): void } {
   cpSync(join(ROOT, 'package.json'), join(root, 'package.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
   return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** Runs `generator/cli.ts --check` on a copy of spec/ as a maintainer would: its exit status and standard error. */
+export function runGeneratorCheck(root: string): { status: number; stderr: string } {
+  try {
+    execFileSync(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'generator/cli.ts'), '--check', '--root', root], {
+      stdio: 'pipe',
+    });
+    return { status: 0, stderr: '' };
+  } catch (e) {
+    const failure = e as { status: number; stderr: Buffer };
+    return { status: failure.status, stderr: failure.stderr.toString() };
+  }
+}
+
+/** The SpecError that loading a (broken) copy of spec/ throws; fails the test when it loads, or throws anything else. */
+export function loadError(root: string): SpecError {
+  try {
+    loadCatalogue(root);
+  } catch (error) {
+    if (error instanceof SpecError) return error;
+    throw error;
+  }
+  throw new Error('the catalogue loaded');
 }

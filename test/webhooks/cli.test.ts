@@ -4,7 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.js';
-import { createTask, eventually, settledDeliveriesOf, LOOPBACK, startReceiver, verifyCallback, type Receiver } from './support.js';
+import {
+  createTask,
+  eventually,
+  settledDeliveriesOf,
+  LOOPBACK,
+  startReceiver,
+  verifyCallback,
+  type Receiver,
+} from './support.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -19,15 +27,20 @@ describe('mediaforge webhooks (CLI)', { timeout: 180_000 }, () => {
 
   function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; json: any; stderr: string }> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [join(ROOT, 'bin/mediaforge.js'), ...args], { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: t.config.dbUrl, ...env } }, (error, stdout, stderr) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = stdout;
-        }
-        resolve({ code: error ? Number(error.code ?? 1) : 0, json, stderr });
-      });
+      execFile(
+        process.execPath,
+        [join(ROOT, 'bin/mediaforge.js'), ...args],
+        { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: t.config.dbUrl, ...env } },
+        (error, stdout, stderr) => {
+          let json: unknown;
+          try {
+            json = JSON.parse(stdout);
+          } catch {
+            json = stdout;
+          }
+          resolve({ code: error ? Number(error.code ?? 1) : 0, json, stderr });
+        },
+      );
     });
   }
   const allow = { MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1', MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1' };
@@ -44,11 +57,47 @@ describe('mediaforge webhooks (CLI)', { timeout: 180_000 }, () => {
 
   it('adds, lists, rotates and resends; deliveries verify with what the commands printed', async () => {
     const [bad, refused, refusedPrivate, added] = await Promise.all([
-      cli(['webhooks', 'add', '--account', accountId, '--url', receiver.url, '--events', 'task.succeeded,task.started', '--json'], allow),
+      cli(
+        [
+          'webhooks',
+          'add',
+          '--account',
+          accountId,
+          '--url',
+          receiver.url,
+          '--events',
+          'task.succeeded,task.started',
+          '--json',
+        ],
+        allow,
+      ),
       // Without the switches a loopback http URL is refused, and so is a private https one.
       cli(['webhooks', 'add', '--account', accountId, '--url', receiver.url, '--events', 'task.succeeded', '--json']),
-      cli(['webhooks', 'add', '--account', accountId, '--url', 'https://169.254.169.254/latest', '--events', 'task.succeeded', '--json']),
-      cli(['webhooks', 'add', '--account', accountId, '--url', receiver.url, '--events', 'task.succeeded,task.failed', '--json'], allow),
+      cli([
+        'webhooks',
+        'add',
+        '--account',
+        accountId,
+        '--url',
+        'https://169.254.169.254/latest',
+        '--events',
+        'task.succeeded',
+        '--json',
+      ]),
+      cli(
+        [
+          'webhooks',
+          'add',
+          '--account',
+          accountId,
+          '--url',
+          receiver.url,
+          '--events',
+          'task.succeeded,task.failed',
+          '--json',
+        ],
+        allow,
+      ),
     ]);
     expect(bad.code).toBe(1);
     expect(bad.json.error).toMatch(/unknown event task\.started/);
@@ -63,21 +112,35 @@ describe('mediaforge webhooks (CLI)', { timeout: 180_000 }, () => {
     const taskId = await createTask(t, apiKey, receiver.url);
     const [listed, requests] = await Promise.all([
       cli(['webhooks', 'list', '--account', accountId, '--json']),
-      eventually(() => receiver.requests.filter((r) => r.body.includes(taskId)).length === 2 && receiver.requests.filter((r) => r.body.includes(taskId)), 'two deliveries'),
+      eventually(
+        () =>
+          receiver.requests.filter((r) => r.body.includes(taskId)).length === 2 &&
+          receiver.requests.filter((r) => r.body.includes(taskId)),
+        'two deliveries',
+      ),
     ]);
     expect(listed.json.endpoints).toEqual([
-      expect.objectContaining({ endpointId: added.json.endpointId, url: receiver.url, events: ['task.succeeded', 'task.failed'], enabled: true, previousSecretValidUntil: null }),
+      expect.objectContaining({
+        endpointId: added.json.endpointId,
+        url: receiver.url,
+        events: ['task.succeeded', 'task.failed'],
+        enabled: true,
+        previousSecretValidUntil: null,
+      }),
     ]);
     expect(JSON.stringify(listed.json)).not.toContain(added.json.secret);
     const endpointRequest = requests.find((r) => r.headers['webhook-id'])!;
     const callbackRequest = requests.find((r) => r.headers['x-webhook-signature'])!;
-    expect(new Webhook(added.json.secret).verify(endpointRequest.body, endpointRequest.headers as Record<string, string>)).toMatchObject({ type: 'task.succeeded' });
+    expect(
+      new Webhook(added.json.secret).verify(endpointRequest.body, endpointRequest.headers as Record<string, string>),
+    ).toMatchObject({ type: 'task.succeeded' });
     expect(verifyCallback(webhookSecret, callbackRequest.headers, callbackRequest.body)).toBe(true);
 
     await settledDeliveriesOf(t, taskId, 2);
     const deliveries = await cli(['webhooks', 'deliveries', '--account', accountId, '--json']);
     expect(deliveries.json.deliveries).toHaveLength(2);
-    for (const d of deliveries.json.deliveries) expect(d).toMatchObject({ taskId, state: 'delivered', attempts: 1, lastStatus: 200 });
+    for (const d of deliveries.json.deliveries)
+      expect(d).toMatchObject({ taskId, state: 'delivered', attempts: 1, lastStatus: 200 });
     expect(deliveries.json.deliveries.map((d: any) => d.kind).sort()).toEqual(['callback', 'endpoint']);
 
     // Rotations, shown once; the account secret takes effect at once.
@@ -91,9 +154,17 @@ describe('mediaforge webhooks (CLI)', { timeout: 180_000 }, () => {
     expect(rotated.code).toBe(0);
     expect(rotated.json.webhookSecret).toMatch(/^whsec_/);
     expect(rotated.json.webhookSecret).not.toBe(webhookSecret);
-    const account = await t.service.ctx.db.kysely.selectFrom('accounts').select('webhook_secret').where('id', '=', accountId).executeTakeFirstOrThrow();
+    const account = await t.service.ctx.db.kysely
+      .selectFrom('accounts')
+      .select('webhook_secret')
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
     expect(account.webhook_secret).toBe(rotated.json.webhookSecret);
-    expect(endpointRotated.json).toMatchObject({ endpointId: added.json.endpointId, secret: expect.stringMatching(/^whsec_/), previousValidUntil: expect.any(String) });
+    expect(endpointRotated.json).toMatchObject({
+      endpointId: added.json.endpointId,
+      secret: expect.stringMatching(/^whsec_/),
+      previousValidUntil: expect.any(String),
+    });
     expect(unknownEndpoint.code).toBe(1);
     expect(unknownDelivery.json.error).toMatch(/no delivery/);
     expect(usage.code).toBe(2);
@@ -109,7 +180,12 @@ describe('mediaforge webhooks (CLI)', { timeout: 180_000 }, () => {
     expect(resent).toMatchObject({ code: 0, json: { deliveryId: callbackId, state: 'pending' } });
     expect(resentEndpoint).toMatchObject({ code: 0, json: { deliveryId: endpointDeliveryId, state: 'pending' } });
     expect(listedAfter.json.endpoints[0].previousSecretValidUntil).toBe(endpointRotated.json.previousValidUntil);
-    const again = await eventually(() => receiver.requests.filter((r) => r.body.includes(taskId)).length === 4 && receiver.requests.filter((r) => r.body.includes(taskId)).slice(2), 'the resent deliveries');
+    const again = await eventually(
+      () =>
+        receiver.requests.filter((r) => r.body.includes(taskId)).length === 4 &&
+        receiver.requests.filter((r) => r.body.includes(taskId)).slice(2),
+      'the resent deliveries',
+    );
     const callbackAgain = again.find((r) => r.headers['x-webhook-signature'])!;
     const endpointAgain = again.find((r) => r.headers['webhook-id'])!;
     expect(callbackAgain.body).toBe(callbackRequest.body);
@@ -117,9 +193,16 @@ describe('mediaforge webhooks (CLI)', { timeout: 180_000 }, () => {
     expect(verifyCallback(webhookSecret, callbackAgain.headers, callbackAgain.body)).toBe(false);
     expect(endpointAgain.headers['webhook-id']).toBe(endpointDeliveryId);
     expect(String(endpointAgain.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    for (const secret of [endpointRotated.json.secret, added.json.secret]) expect(new Webhook(secret).verify(endpointAgain.body, endpointAgain.headers as Record<string, string>)).toBeTruthy();
+    for (const secret of [endpointRotated.json.secret, added.json.secret])
+      expect(
+        new Webhook(secret).verify(endpointAgain.body, endpointAgain.headers as Record<string, string>),
+      ).toBeTruthy();
     await eventually(async () => {
-      const rows = await t.service.ctx.db.kysely.selectFrom('webhook_deliveries').select(['state', 'attempts']).where('task_id', '=', taskId).execute();
+      const rows = await t.service.ctx.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select(['state', 'attempts'])
+        .where('task_id', '=', taskId)
+        .execute();
       return rows.every((row) => row.state === 'delivered' && row.attempts === 2);
     }, 'the resent deliveries recorded');
   });
@@ -131,9 +214,17 @@ describe('mediaforge webhooks (CLI)', { timeout: 180_000 }, () => {
       cli(['accounts', 'create', '--credits', '5', '--json']),
     ]);
     expect(set).toMatchObject({ code: 0, json: { accountId, payloadVersion: 1, language: 'de' } });
-    const row = await t.service.ctx.db.kysely.selectFrom('accounts').select(['payload_version', 'language']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    const row = await t.service.ctx.db.kysely
+      .selectFrom('accounts')
+      .select(['payload_version', 'language'])
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ payload_version: 1, language: 'de' });
-    expect(badVersion.code).toBe(1);
-    expect(created.json).toMatchObject({ accountId: expect.stringMatching(/^acct_/), apiKey: expect.stringMatching(/^sk-service-/), webhookSecret: expect.stringMatching(/^whsec_/) });
+    expect(badVersion.code).toBe(2); // a usage error: --payload-version must be 1 or 2
+    expect(created.json).toMatchObject({
+      accountId: expect.stringMatching(/^acct_/),
+      apiKey: expect.stringMatching(/^sk-service-/),
+      webhookSecret: expect.stringMatching(/^whsec_/),
+    });
   });
 });

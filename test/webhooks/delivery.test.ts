@@ -4,7 +4,17 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addEndpoint, setAccountWebhookSettings } from '../../runtime/webhooks/admin.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { createTask, deliveriesOf, eventually, settledDeliveriesOf, LOOPBACK, startReceiver, verifyCallback, withoutLinks, type Receiver } from './support.js';
+import {
+  createTask,
+  deliveriesOf,
+  eventually,
+  settledDeliveriesOf,
+  LOOPBACK,
+  startReceiver,
+  verifyCallback,
+  withoutLinks,
+  type Receiver,
+} from './support.js';
 
 /** Real clock, background worker, loopback receivers: what a receiver sees end to end. */
 describe('webhook deliveries', () => {
@@ -36,12 +46,27 @@ describe('webhook deliveries', () => {
     expect(request.headers['x-webhook-timestamp']).toMatch(/^\d+$/);
     expect(verifyCallback(webhookSecret, request.headers, request.body)).toBe(true);
     // Any change to the bytes breaks the signature: it is over the received bytes.
-    expect(verifyCallback(webhookSecret, request.headers, request.body.replace('"succeeded"', '"succeeded" '))).toBe(false);
-    expect(verifyCallback(webhookSecret.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), request.headers, request.body)).toBe(false);
+    expect(verifyCallback(webhookSecret, request.headers, request.body.replace('"succeeded"', '"succeeded" '))).toBe(
+      false,
+    );
+    expect(
+      verifyCallback(
+        webhookSecret.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+        request.headers,
+        request.body,
+      ),
+    ).toBe(false);
 
     const body = JSON.parse(request.body);
     const [delivery] = await settledDeliveriesOf(t, taskId, 1);
-    expect(delivery).toMatchObject({ kind: 'callback', account_id: accountId, state: 'delivered', attempts: 1, last_status: 200, event_type: 'task.succeeded' });
+    expect(delivery).toMatchObject({
+      kind: 'callback',
+      account_id: accountId,
+      state: 'delivered',
+      attempts: 1,
+      last_status: 200,
+      event_type: 'task.succeeded',
+    });
     expect(body.request_id).toBe(delivery.id);
     expect(delivery.id).toMatch(/^dlv_/);
 
@@ -88,16 +113,39 @@ describe('webhook deliveries', () => {
   it('delivers account endpoint events in Standard Webhooks format, verified by the standardwebhooks package', async () => {
     const { apiKey, accountId } = await t.account(100_000);
     const now = Date.now();
-    const succeeded = await addEndpoint(t.service.ctx.db, { accountId, url: `${receiver.url}&endpoint=succeeded`, events: 'task.succeeded,task.failed', policy, now });
-    const completed = await addEndpoint(t.service.ctx.db, { accountId, url: `${receiver.url}&endpoint=completed`, events: 'task.completed', policy, now });
-    const failedOnly = await addEndpoint(t.service.ctx.db, { accountId, url: `${receiver.url}&endpoint=failed`, events: 'task.failed,task.expired', policy, now });
+    const succeeded = await addEndpoint(t.service.ctx.db, {
+      accountId,
+      url: `${receiver.url}&endpoint=succeeded`,
+      events: 'task.succeeded,task.failed',
+      policy,
+      now,
+    });
+    const completed = await addEndpoint(t.service.ctx.db, {
+      accountId,
+      url: `${receiver.url}&endpoint=completed`,
+      events: 'task.completed',
+      policy,
+      now,
+    });
+    const failedOnly = await addEndpoint(t.service.ctx.db, {
+      accountId,
+      url: `${receiver.url}&endpoint=failed`,
+      events: 'task.failed,task.expired',
+      policy,
+      now,
+    });
     expect(succeeded.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
 
     const taskId = await createTask(t, apiKey);
-    const requests = await eventually(() => requestsFor(taskId).length >= 2 && requestsFor(taskId), 'two endpoint events');
+    const requests = await eventually(
+      () => requestsFor(taskId).length >= 2 && requestsFor(taskId),
+      'two endpoint events',
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(requestsFor(taskId)).toHaveLength(2);
-    const bySource = Object.fromEntries(requests.map((r) => [new URL(r.path, 'http://x').searchParams.get('endpoint'), r]));
+    const bySource = Object.fromEntries(
+      requests.map((r) => [new URL(r.path, 'http://x').searchParams.get('endpoint'), r]),
+    );
     expect(Object.keys(bySource).sort()).toEqual(['completed', 'succeeded']);
 
     const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
@@ -110,7 +158,10 @@ describe('webhook deliveries', () => {
       const request = bySource[name];
       expect(request.headers['user-agent']).toBe('Service-Webhook/1');
       expect(request.headers['content-type']).toBe('application/json');
-      const payload = new Webhook(endpoint.secret).verify(request.body, request.headers as Record<string, string>) as any;
+      const payload = new Webhook(endpoint.secret).verify(
+        request.body,
+        request.headers as Record<string, string>,
+      ) as any;
       expect(payload.type).toBe(type);
       expect(Date.parse(payload.timestamp)).not.toBeNaN();
       expect(withoutLinks(payload.data.object)).toEqual(withoutLinks(record.body.data));
@@ -130,8 +181,12 @@ describe('webhook deliveries', () => {
     const section = docs.slice(docs.indexOf('## Verifying a callback'));
     const source = /```ts\n([\s\S]*?)```/.exec(section)![1];
     expect(source.trim().split('\n').length).toBeLessThanOrEqual(12);
-    const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
-    const { verifyCallback: documented } = await import(`data:text/javascript;base64,${Buffer.from(js).toString('base64')}`);
+    const js = ts.transpileModule(source, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
+    const { verifyCallback: documented } = await import(
+      `data:text/javascript;base64,${Buffer.from(js).toString('base64')}`
+    );
 
     const { apiKey, webhookSecret, accountId } = await t.account(100_000);
     const taskId = await createTask(t, apiKey, receiver.url);
@@ -139,11 +194,20 @@ describe('webhook deliveries', () => {
     const headers = request.headers as Record<string, string>;
     expect(documented(webhookSecret, headers, Buffer.from(request.body))).toBe(true);
     expect(documented(webhookSecret, headers, Buffer.from(request.body.replace('}', ' }')))).toBe(false);
-    expect(documented(webhookSecret, { ...headers, 'x-webhook-timestamp': String(Number(headers['x-webhook-timestamp']) - 301) }, Buffer.from(request.body))).toBe(false);
+    expect(
+      documented(
+        webhookSecret,
+        { ...headers, 'x-webhook-timestamp': String(Number(headers['x-webhook-timestamp']) - 301) },
+        Buffer.from(request.body),
+      ),
+    ).toBe(false);
 
     await setAccountWebhookSettings(t.service.ctx.db, accountId, { payloadVersion: 1 });
     const legacyTask = await createTask(t, apiKey, receiver.url);
-    const [legacy] = await eventually(() => requestsFor(legacyTask).length > 0 && requestsFor(legacyTask), 'the version 1 callback');
+    const [legacy] = await eventually(
+      () => requestsFor(legacyTask).length > 0 && requestsFor(legacyTask),
+      'the version 1 callback',
+    );
     expect(legacy.headers['x-webhook-payload-version']).toBe('1');
     expect(documented(webhookSecret, legacy.headers as Record<string, string>, Buffer.from(legacy.body))).toBe(true);
   });
@@ -151,7 +215,12 @@ describe('webhook deliveries', () => {
   it('writes no delivery for a task without callBackUrl on an account without endpoints', async () => {
     const { apiKey } = await t.account(100_000);
     const taskId = await createTask(t, apiKey);
-    await eventually(async () => (await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey })).body.data.state === 'succeeded', 'the task');
+    await eventually(
+      async () =>
+        (await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey })).body.data.state ===
+        'succeeded',
+      'the task',
+    );
     expect(await deliveriesOf(t, taskId)).toEqual([]);
   });
 });

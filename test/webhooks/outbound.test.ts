@@ -38,7 +38,12 @@ describe('one outbound attempt', () => {
 
   it('reads at most 64 KiB of an answer, then hangs up', async () => {
     const { url } = await endless(500);
-    const result = await postOnce(url, '{}', { 'Content-Type': 'application/json' }, { policy: loopback, timeoutMs: 10_000 });
+    const result = await postOnce(
+      url,
+      '{}',
+      { 'Content-Type': 'application/json' },
+      { policy: loopback, timeoutMs: 10_000 },
+    );
     expect(result.status).toBe(500);
     expect(result.error).toBeNull();
     expect(Buffer.byteLength(result.responseExcerpt)).toBe(MAX_RESPONSE_BYTES);
@@ -78,7 +83,13 @@ describe('endpoints that are disabled', () => {
     receiver = await startReceiver(() => 500);
     const { apiKey, accountId } = await t.account(100_000);
     const db = t.service.ctx.db;
-    const { endpointId } = await addEndpoint(db, { accountId, url: receiver.url, events: 'task.completed', policy: loopback, now: clock.now() });
+    const { endpointId } = await addEndpoint(db, {
+      accountId,
+      url: receiver.url,
+      events: 'task.completed',
+      policy: loopback,
+      now: clock.now(),
+    });
     const first = await createTask(t, apiKey);
     await driveToTerminal(t, clock, first);
     await t.service.worker!.runOnce();
@@ -87,7 +98,11 @@ describe('endpoints that are disabled', () => {
     clock.advance(10_000);
     await t.service.worker!.runOnce();
     expect(receiver.requests).toHaveLength(1);
-    expect((await deliveriesOf(t, first))[0]).toMatchObject({ state: 'failed', attempts: 2, last_error: 'endpoint disabled' });
+    expect((await deliveriesOf(t, first))[0]).toMatchObject({
+      state: 'failed',
+      attempts: 2,
+      last_error: 'endpoint disabled',
+    });
 
     const second = await createTask(t, apiKey);
     await driveToTerminal(t, clock, second);

@@ -19,7 +19,13 @@ describe('purge and stored webhook bodies', () => {
 
   it('scrubs the prompt and the output from callback and endpoint delivery rows', async () => {
     const { apiKey, accountId } = await t.account(100_000);
-    await addEndpoint(t.service.ctx.db, { accountId, url: receiver.url, events: 'task.completed', policy: { allowPrivate: true, allowInsecure: true }, now: Date.now() });
+    await addEndpoint(t.service.ctx.db, {
+      accountId,
+      url: receiver.url,
+      events: 'task.completed',
+      policy: { allowPrivate: true, allowInsecure: true },
+      now: Date.now(),
+    });
     const prompt = 'a secret prompt about a purple giraffe';
     const taskId = await createTask(t, apiKey, receiver.url, prompt);
     const delivered = await settledDeliveriesOf(t, taskId, 2);
@@ -28,19 +34,26 @@ describe('purge and stored webhook bodies', () => {
     const purge = await t.call('POST', '/api/v1/jobs/purge', { key: apiKey, body: { taskId } });
     expect(purge.status).toBe(200);
 
-    const rows = await eventually(
-      async () => {
-        const r = await t.service.ctx.db.kysely.selectFrom('webhook_deliveries').selectAll().where('task_id', '=', taskId).execute();
-        return r.length === 2 && r;
-      },
-      'the delivery rows',
-    );
+    const rows = await eventually(async () => {
+      const r = await t.service.ctx.db.kysely
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('task_id', '=', taskId)
+        .execute();
+      return r.length === 2 && r;
+    }, 'the delivery rows');
     for (const row of rows) {
       expect(row.body).not.toContain(prompt);
       expect(row.body).not.toContain('/api/v1/media/');
       const body = JSON.parse(row.body);
       const record = body.data.object ?? body.data;
-      expect(record).toMatchObject({ taskId, state: 'succeeded', input: null, output: null, purgedAt: purge.body.data.purgedAt });
+      expect(record).toMatchObject({
+        taskId,
+        state: 'succeeded',
+        input: null,
+        output: null,
+        purgedAt: purge.body.data.purgedAt,
+      });
       expect(record.credits).toBeGreaterThan(0);
     }
   });

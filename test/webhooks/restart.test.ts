@@ -6,7 +6,16 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { createTask, deliveriesOf, settledDeliveriesOf, driveToTerminal, LOOPBACK, startReceiver, verifyCallback, type Receiver } from './support.js';
+import {
+  createTask,
+  deliveriesOf,
+  settledDeliveriesOf,
+  driveToTerminal,
+  LOOPBACK,
+  startReceiver,
+  verifyCallback,
+  type Receiver,
+} from './support.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -99,7 +108,8 @@ describe('deliveries across a restart', { timeout: 120_000 }, () => {
       MEDIAFORGE_WORKER_IDLE_MS: '50',
       MEDIAFORGE_LEASE_MS: '1000',
     };
-    const serve = () => spawn(process.execPath, ['bin/mediaforge.js', 'serve', '--role', 'worker'], { cwd: ROOT, env, stdio: 'ignore' });
+    const serve = () =>
+      spawn(process.execPath, ['bin/mediaforge.js', 'serve', '--role', 'worker'], { cwd: ROOT, env, stdio: 'ignore' });
     const until = async (check: () => boolean, what: string) => {
       const deadline = Date.now() + 60_000;
       while (!check()) {
@@ -109,7 +119,10 @@ describe('deliveries across a restart', { timeout: 120_000 }, () => {
     };
 
     const kill = async (child: ReturnType<typeof serve>) => {
-      const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve));
+      const exited =
+        child.exitCode !== null || child.signalCode !== null
+          ? Promise.resolve()
+          : new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
       await exited;
     };
@@ -136,6 +149,10 @@ describe('deliveries across a restart', { timeout: 120_000 }, () => {
     expect(verifyCallback(webhookSecret, delivered.headers, delivered.body)).toBe(true);
 
     // The killed attempt never got an outcome, so it is not counted; the receiver dedupes on request_id.
-    expect((await deliveriesOf(check, taskId))[0]).toMatchObject({ id: JSON.parse(cut.body).request_id, state: 'delivered', attempts: 1 });
+    expect((await deliveriesOf(check, taskId))[0]).toMatchObject({
+      id: JSON.parse(cut.body).request_id,
+      state: 'delivered',
+      attempts: 1,
+    });
   });
 });

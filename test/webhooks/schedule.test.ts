@@ -3,10 +3,27 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatMessage } from '../../generated/errors.js';
 import { ManualClock } from '../../runtime/clock.js';
 import { configFromEnv } from '../../runtime/config.js';
-import { addEndpoint, listDeliveries, resendDelivery, rotateAccountSecret, rotateEndpointSecret, setAccountWebhookSettings } from '../../runtime/webhooks/admin.js';
+import {
+  addEndpoint,
+  listDeliveries,
+  resendDelivery,
+  rotateAccountSecret,
+  rotateEndpointSecret,
+  setAccountWebhookSettings,
+} from '../../runtime/webhooks/admin.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../runtime/webhooks/deliver.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { createTask, deliveriesOf, driveToTerminal, LOOPBACK, startReceiver, verifyCallback, withoutLinks, type Answer, type Receiver } from './support.js';
+import {
+  createTask,
+  deliveriesOf,
+  driveToTerminal,
+  LOOPBACK,
+  startReceiver,
+  verifyCallback,
+  withoutLinks,
+  type Answer,
+  type Receiver,
+} from './support.js';
 
 /**
  * The retry schedule on a manual clock: the worker runs only when the test says so
@@ -54,7 +71,12 @@ describe('delivery schedule (manual clock)', () => {
     const gaps = [10_000, 30_000, 120_000];
     for (const [index, gap] of gaps.entries()) {
       const row = await delivery(taskId);
-      expect(row).toMatchObject({ state: 'pending', attempts: index + 1, last_status: 500, next_attempt_at: clock.now() + gap });
+      expect(row).toMatchObject({
+        state: 'pending',
+        attempts: index + 1,
+        last_status: 500,
+        next_attempt_at: clock.now() + gap,
+      });
       clock.advance(gap - 1);
       await runOnce();
       expect(receiver.requests).toHaveLength(index + 1); // not a millisecond early
@@ -63,14 +85,21 @@ describe('delivery schedule (manual clock)', () => {
       expect(receiver.requests).toHaveLength(index + 2);
     }
     const done = await delivery(taskId);
-    expect(done).toMatchObject({ state: 'delivered', attempts: 4, last_status: 200, next_attempt_at: null, delivered_at: clock.now() });
+    expect(done).toMatchObject({
+      state: 'delivered',
+      attempts: 4,
+      last_status: 200,
+      next_attempt_at: null,
+      delivered_at: clock.now(),
+    });
 
     const ids = receiver.requests.map((r) => JSON.parse(r.body).request_id);
     expect(new Set(ids)).toEqual(new Set([done.id]));
     expect(new Set(receiver.requests.map((r) => r.body)).size).toBe(1); // the same bytes every time
     const stamps = receiver.requests.map((r) => Number(r.headers['x-webhook-timestamp']));
     expect(stamps.slice(1).map((s, i) => s - stamps[i])).toEqual([10, 30, 120]); // signed again, fresh timestamp
-    for (const request of receiver.requests) expect(verifyCallback(webhookSecret, request.headers, request.body)).toBe(true);
+    for (const request of receiver.requests)
+      expect(verifyCallback(webhookSecret, request.headers, request.body)).toBe(true);
 
     clock.advance(24 * 3600 * 1000);
     await runOnce();
@@ -86,7 +115,12 @@ describe('delivery schedule (manual clock)', () => {
     await runOnce();
     expect(receiver.requests).toHaveLength(1);
     const cut = await delivery(taskId);
-    expect(cut).toMatchObject({ state: 'pending', attempts: 1, last_status: null, next_attempt_at: clock.now() + 10_000 });
+    expect(cut).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      last_status: null,
+      next_attempt_at: clock.now() + 10_000,
+    });
     expect(cut.last_error).toMatch(/timeout after 300 ms/);
     await vi.waitFor(() => expect(receiver.requests[0].aborted).toBe(true));
     clock.advance(10_000);
@@ -105,7 +139,12 @@ describe('delivery schedule (manual clock)', () => {
       await driveToTerminal(t, clock, taskId);
       await runOnce();
       const row = await delivery(taskId);
-      expect(row).toMatchObject({ state: 'pending', attempts: 1, last_status: 302, next_attempt_at: clock.now() + 10_000 });
+      expect(row).toMatchObject({
+        state: 'pending',
+        attempts: 1,
+        last_status: 302,
+        next_attempt_at: clock.now() + 10_000,
+      });
       expect(row.last_error).toMatch(/redirect not followed/);
       expect(elsewhere.connections).toBe(0);
       clock.advance(10_000);
@@ -137,7 +176,14 @@ describe('delivery schedule (manual clock)', () => {
     await runOnce();
     expect(receiver.requests).toHaveLength(8);
     const [listed] = await listDeliveries(t.service.ctx.db, accountId);
-    expect(listed).toMatchObject({ deliveryId: failed.id, taskId, kind: 'callback', state: 'failed', attempts: 8, lastStatus: 503 });
+    expect(listed).toMatchObject({
+      deliveryId: failed.id,
+      taskId,
+      kind: 'callback',
+      state: 'failed',
+      attempts: 8,
+      lastStatus: 503,
+    });
 
     up = true;
     await resendDelivery(t.service.ctx.db, failed.id, clock.now());
@@ -170,7 +216,13 @@ describe('delivery schedule (manual clock)', () => {
     await start(() => 200);
     const { apiKey, accountId } = await t.account(100_000);
     const policy = { allowPrivate: true, allowInsecure: true };
-    const { endpointId, secret: oldSecret } = await addEndpoint(t.service.ctx.db, { accountId, url: receiver.url, events: 'task.completed', policy, now: clock.now() });
+    const { endpointId, secret: oldSecret } = await addEndpoint(t.service.ctx.db, {
+      accountId,
+      url: receiver.url,
+      events: 'task.completed',
+      policy,
+      now: clock.now(),
+    });
     const rotated = await rotateEndpointSecret(t.service.ctx.db, accountId, endpointId, clock.now());
     expect(rotated.previousValidUntil).toBe(new Date(clock.now() + 24 * 3600 * 1000).toISOString());
 
@@ -180,9 +232,12 @@ describe('delivery schedule (manual clock)', () => {
     const [during] = receiver.requests;
     const signatures = String(during.headers['webhook-signature']).split(' ');
     expect(signatures).toHaveLength(2);
-    for (const secret of [rotated.secret, oldSecret]) expect(verifyAt(secret, during.body, during.headers)).toMatchObject({ type: 'task.completed' });
+    for (const secret of [rotated.secret, oldSecret])
+      expect(verifyAt(secret, during.body, during.headers)).toMatchObject({ type: 'task.completed' });
     // Current first: each signature on its own verifies with its own secret.
-    expect(verifyAt(rotated.secret, during.body, { ...during.headers, 'webhook-signature': signatures[0] })).toBeTruthy();
+    expect(
+      verifyAt(rotated.secret, during.body, { ...during.headers, 'webhook-signature': signatures[0] }),
+    ).toBeTruthy();
     expect(verifyAt(oldSecret, during.body, { ...during.headers, 'webhook-signature': signatures[1] })).toBeTruthy();
     expect(() => verifyAt(oldSecret, during.body, { ...during.headers, 'webhook-signature': signatures[0] })).toThrow();
 

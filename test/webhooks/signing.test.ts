@@ -2,23 +2,37 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { newWebhookSecret } from '../../runtime/accounts/accounts.js';
 import { eventFor, parseEvents } from '../../runtime/webhooks/events.js';
-import { endpointSignatureHeader, newEndpointSecret, signCallback, signEndpoint } from '../../runtime/webhooks/signing.js';
+import {
+  endpointSignatureHeader,
+  newEndpointSecret,
+  signCallback,
+  signEndpoint,
+} from '../../runtime/webhooks/signing.js';
 import { verifyCallback } from './support.js';
 
 describe('Standard Webhooks signatures', () => {
-  const body = '{"type":"task.succeeded","timestamp":"2026-01-01T00:00:00.000Z","data":{"object":{"taskId":"task_1","note":"ü €"}}}';
+  const body =
+    '{"type":"task.succeeded","timestamp":"2026-01-01T00:00:00.000Z","data":{"object":{"taskId":"task_1","note":"ü €"}}}';
   const now = Math.floor(Date.now() / 1000);
 
   it('match the standardwebhooks package (sign and verify)', () => {
     const secret = newEndpointSecret();
     const ours = signEndpoint(secret, 'dlv_1', now, body);
     expect(ours).toBe(new Webhook(secret).sign('dlv_1', new Date(now * 1000), body));
-    expect(new Webhook(secret).verify(body, { 'webhook-id': 'dlv_1', 'webhook-timestamp': String(now), 'webhook-signature': ours })).toEqual(JSON.parse(body));
+    expect(
+      new Webhook(secret).verify(body, {
+        'webhook-id': 'dlv_1',
+        'webhook-timestamp': String(now),
+        'webhook-signature': ours,
+      }),
+    ).toEqual(JSON.parse(body));
   });
 
   it('use the Base64-decoded key after whsec_, not the secret string', () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-    expect(signEndpoint(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    expect(signEndpoint(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
+      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    );
   });
 
   it('send two space-separated signatures during a rotation; either verifies', () => {
@@ -35,7 +49,12 @@ describe('Standard Webhooks signatures', () => {
 describe('task callback signature', () => {
   it('is base64(HMAC-SHA256(secret, "<taskId>.<timestamp>.<sha256_hex(raw body)>")), checked by an independent implementation', () => {
     const secret = newWebhookSecret();
-    const body = JSON.stringify({ code: 200, msg: 'success', data: { taskId: 'task_abc', state: 'succeeded', text: 'naïve' }, request_id: 'dlv_x' });
+    const body = JSON.stringify({
+      code: 200,
+      msg: 'success',
+      data: { taskId: 'task_abc', state: 'succeeded', text: 'naïve' },
+      request_id: 'dlv_x',
+    });
     const timestamp = 1767225600;
     const signature = signCallback(secret, 'task_abc', timestamp, body);
     expect(signature).toMatch(/^[A-Za-z0-9+/]{43}=$/);
@@ -54,7 +73,11 @@ describe('task callback signature', () => {
 describe('events', () => {
   it('validates and deduplicates the event list', () => {
     expect(parseEvents('task.succeeded, task.failed,task.succeeded')).toEqual(['task.succeeded', 'task.failed']);
-    expect(parseEvents('task.completed,task.expired,task.canceled')).toEqual(['task.completed', 'task.expired', 'task.canceled']);
+    expect(parseEvents('task.completed,task.expired,task.canceled')).toEqual([
+      'task.completed',
+      'task.expired',
+      'task.canceled',
+    ]);
     expect(() => parseEvents('task.created')).toThrow(/unknown event task\.created/);
     expect(() => parseEvents(' , ')).toThrow(/at least one/);
   });

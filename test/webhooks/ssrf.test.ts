@@ -53,7 +53,10 @@ describe('callback URLs at createTask (no allow switches)', () => {
   afterAll(async () => t?.close());
 
   it.each(REJECTED_URLS)('%s is rejected with 400 / 40002 "Invalid callback URL"', async (callBackUrl) => {
-    const response = await t.call('POST', '/api/v1/jobs/createTask', { key: apiKey, body: { model: MODEL, input: { prompt: 'a harbour' }, callBackUrl } });
+    const response = await t.call('POST', '/api/v1/jobs/createTask', {
+      key: apiKey,
+      body: { model: MODEL, input: { prompt: 'a harbour' }, callBackUrl },
+    });
     expect(response.status).toBe(400);
     expect(response.body.code).toBe(40002);
     expect(response.body.msg).toBe('Invalid callback URL');
@@ -61,7 +64,11 @@ describe('callback URLs at createTask (no allow switches)', () => {
   });
 
   it('creates nothing for any of them', async () => {
-    const tasks = await t.service.ctx.db.kysely.selectFrom('tasks').select('id').where('account_id', '=', accountId).execute();
+    const tasks = await t.service.ctx.db.kysely
+      .selectFrom('tasks')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .execute();
     expect(tasks).toEqual([]);
   });
 });
@@ -77,13 +84,33 @@ describe('isPublicAddress', () => {
     for (const host of ['127.1', '2130706433', '0x7f.1']) expect(literal(host)).toBe('127.0.0.1');
   });
 
-  it.each(['0.0.0.0', '127.0.0.1', '::', '::1', 'fe80::1', 'fc00::1', 'fd12:3456::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b::808:808', '255.255.255.255', '198.18.0.1', '192.0.2.1', '2001:db8::1'])('refuses %s', (address) => {
+  it.each([
+    '0.0.0.0',
+    '127.0.0.1',
+    '::',
+    '::1',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    '::127.0.0.1',
+    '64:ff9b::7f00:1',
+    '64:ff9b::808:808',
+    '255.255.255.255',
+    '198.18.0.1',
+    '192.0.2.1',
+    '2001:db8::1',
+  ])('refuses %s', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])('accepts the public address %s', (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  });
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])(
+    'accepts the public address %s',
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
 
   it('refuses non-addresses', () => {
     for (const text of ['', 'localhost', '127.0.0.1.nip.io', '1.2.3.4.5']) expect(isPublicAddress(text)).toBe(false);
@@ -104,7 +131,13 @@ describe('connect-time address check (guarded agent)', () => {
     (...addresses: string[]): Resolver =>
     async () =>
       addresses.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 }));
-  const post = (url: string, resolver: Resolver, p = policy) => postOnce(url, '{"probe":true}', { 'Content-Type': 'application/json' }, { policy: { ...p, resolver }, timeoutMs: 2000 });
+  const post = (url: string, resolver: Resolver, p = policy) =>
+    postOnce(
+      url,
+      '{"probe":true}',
+      { 'Content-Type': 'application/json' },
+      { policy: { ...p, resolver }, timeoutMs: 2000 },
+    );
 
   it('refuses a name that answered a public address at creation and 127.0.0.1 at delivery; the listener sees no connection', async () => {
     const answers = [['93.184.216.34'], ['127.0.0.1']];
@@ -143,7 +176,12 @@ describe('connect-time address check (guarded agent)', () => {
     const viaHttps = await post(`https://rebind.example:${listener.port}/hook`, answer('127.0.0.1'));
     expect(viaHttps.error).toMatch(/refused/);
     const error = await new Promise<Error>((resolve) => {
-      const request = http.request({ host: 'rebind.example', port: listener.port, path: '/', agent: guardedAgent(false, { ...policy, resolver: answer('10.0.0.1', '127.0.0.1') }) });
+      const request = http.request({
+        host: 'rebind.example',
+        port: listener.port,
+        path: '/',
+        agent: guardedAgent(false, { ...policy, resolver: answer('10.0.0.1', '127.0.0.1') }),
+      });
       request.on('error', resolve);
       request.on('response', () => resolve(new Error('connected')));
       request.end();
@@ -153,7 +191,10 @@ describe('connect-time address check (guarded agent)', () => {
   });
 
   it('does not follow a 3xx', async () => {
-    const redirecting = await startReceiver(() => ({ status: 307, headers: { location: `http://127.0.0.1:${listener.port}/` } }));
+    const redirecting = await startReceiver(() => ({
+      status: 307,
+      headers: { location: `http://127.0.0.1:${listener.port}/` },
+    }));
     try {
       const result = await post(redirecting.url, answer('127.0.0.1'), { allowPrivate: true, allowInsecure: true });
       expect(result.status).toBe(307);
@@ -166,32 +207,64 @@ describe('connect-time address check (guarded agent)', () => {
 
   it('without the switches, plain http is refused before any lookup', async () => {
     let looked = false;
-    const result = await post(`http://rebind.example:${listener.port}/`, async () => ((looked = true), []), { allowPrivate: false, allowInsecure: false });
+    const result = await post(`http://rebind.example:${listener.port}/`, async () => ((looked = true), []), {
+      allowPrivate: false,
+      allowInsecure: false,
+    });
     expect(result.error).toMatch(/invalid URL \(scheme\)/);
     expect(looked).toBe(false);
     expect(listener.connections).toBe(0);
   });
 
   it('control: with allowPrivate the same resolver does reach the listener (the counter works)', async () => {
-    const result = await post(`http://rebind.example:${listener.port}/hook`, answer('127.0.0.1'), { allowPrivate: true, allowInsecure: true });
+    const result = await post(`http://rebind.example:${listener.port}/hook`, answer('127.0.0.1'), {
+      allowPrivate: true,
+      allowInsecure: true,
+    });
     expect(result.status).toBe(200);
     expect(listener.connections).toBe(1);
     listener.connections = 0;
   });
 
   it('a delivery whose host now resolves to loopback is a failed, recorded attempt with no connection', async () => {
-    const t = await startTestService({ webhookAllowPrivate: false, webhookAllowInsecure: true, outboundResolver: answer('127.0.0.1') }, { startWorker: false });
+    const t = await startTestService(
+      { webhookAllowPrivate: false, webhookAllowInsecure: true, outboundResolver: answer('127.0.0.1') },
+      { startWorker: false },
+    );
     try {
       const { accountId } = await t.account(0);
       const now = t.service.ctx.clock.now();
       const id = 'dlv_rebinding_test';
       await t.service.ctx.db.kysely
         .insertInto('webhook_deliveries')
-        .values({ id, account_id: accountId, task_id: 'task_x', kind: 'callback', endpoint_id: null, event_type: 'task.succeeded', url: `http://rebind.example:${listener.port}/hook`, payload_version: 2, body: '{"data":{"taskId":"task_x"}}', state: 'pending', attempts: 0, round_attempts: 0, next_attempt_at: now, last_attempt_at: null, last_status: null, last_error: null, created_at: now, delivered_at: null })
+        .values({
+          id,
+          account_id: accountId,
+          task_id: 'task_x',
+          kind: 'callback',
+          endpoint_id: null,
+          event_type: 'task.succeeded',
+          url: `http://rebind.example:${listener.port}/hook`,
+          payload_version: 2,
+          body: '{"data":{"taskId":"task_x"}}',
+          state: 'pending',
+          attempts: 0,
+          round_attempts: 0,
+          next_attempt_at: now,
+          last_attempt_at: null,
+          last_status: null,
+          last_error: null,
+          created_at: now,
+          delivered_at: null,
+        })
         .execute();
       const outcome = await attemptDelivery(t.service.ctx, id);
       expect(outcome).toEqual({ retryAt: expect.any(Number) });
-      const row = await t.service.ctx.db.kysely.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await t.service.ctx.db.kysely
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(row).toMatchObject({ state: 'pending', attempts: 1, last_status: null });
       expect(row.last_error).toMatch(/refused: non-public address 127\.0\.0\.1/);
       expect(listener.connections).toBe(0);
@@ -201,7 +274,11 @@ describe('connect-time address check (guarded agent)', () => {
   });
 
   it('hostIsAllowed (the creation-time check) refuses the same literals', async () => {
-    for (const host of PRIVATE_HOSTS) expect(await hostIsAllowed(new URL(`https://${host}/`).hostname, { allowPrivate: false, allowInsecure: false }), host).toBe(false);
+    for (const host of PRIVATE_HOSTS)
+      expect(
+        await hostIsAllowed(new URL(`https://${host}/`).hostname, { allowPrivate: false, allowInsecure: false }),
+        host,
+      ).toBe(false);
     expect(await hostIsAllowed('8.8.8.8', { allowPrivate: false, allowInsecure: false })).toBe(true);
   });
 });

@@ -35,7 +35,9 @@ export interface Receiver {
 }
 
 /** A real HTTP receiver on 127.0.0.1 that records every request and connection. */
-export async function startReceiver(answer: (index: number, request: Received) => Answer = () => 200): Promise<Receiver> {
+export async function startReceiver(
+  answer: (index: number, request: Received) => Answer = () => 200,
+): Promise<Receiver> {
   const sockets = new Set<Socket>();
   const receiver: Receiver = {
     url: '',
@@ -52,7 +54,13 @@ export async function startReceiver(answer: (index: number, request: Received) =
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const received: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), aborted: false };
+      const received: Received = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        aborted: false,
+      };
       const index = receiver.requests.length;
       receiver.requests.push(received);
       res.on('close', () => {
@@ -60,7 +68,10 @@ export async function startReceiver(answer: (index: number, request: Received) =
       });
       const reply = receiver.answer(index, received);
       if (reply === 'hang') return;
-      const { status, headers, body } = typeof reply === 'number' ? { status: reply, headers: {}, body: statusText(reply) } : { body: '', headers: {}, ...reply };
+      const { status, headers, body } =
+        typeof reply === 'number'
+          ? { status: reply, headers: {}, body: statusText(reply) }
+          : { body: '', headers: {}, ...reply };
       res.writeHead(status, { 'content-type': 'text/plain', ...headers });
       res.end(body);
     });
@@ -95,18 +106,30 @@ export function verifyCallback(secret: string, headers: IncomingHttpHeaders, raw
 }
 
 export async function createTask(t: TestService, key: string, callBackUrl?: string, prompt = 'a lighthouse at dusk') {
-  const response = await t.call('POST', '/api/v1/jobs/createTask', { key, body: { model: MODEL, input: { prompt }, ...(callBackUrl ? { callBackUrl } : {}) } });
+  const response = await t.call('POST', '/api/v1/jobs/createTask', {
+    key,
+    body: { model: MODEL, input: { prompt }, ...(callBackUrl ? { callBackUrl } : {}) },
+  });
   if (response.status !== 202) throw new Error(`createTask: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.data.taskId as string;
 }
 
 export async function taskState(t: TestService, taskId: string): Promise<string> {
-  const row = await t.service.ctx.db.kysely.selectFrom('tasks').select('state').where('id', '=', taskId).executeTakeFirstOrThrow();
+  const row = await t.service.ctx.db.kysely
+    .selectFrom('tasks')
+    .select('state')
+    .where('id', '=', taskId)
+    .executeTakeFirstOrThrow();
   return row.state;
 }
 
 /** Manual-clock runs: passes of the worker until the task is terminal; deliveries are then written but not yet attempted. */
-export async function driveToTerminal(t: TestService, clock: ManualClock, taskId: string, stepMs = 200): Promise<string> {
+export async function driveToTerminal(
+  t: TestService,
+  clock: ManualClock,
+  taskId: string,
+  stepMs = 200,
+): Promise<string> {
   for (let pass = 0; pass < 50; pass++) {
     await t.service.worker!.runOnce();
     const state = await taskState(t, taskId);
@@ -117,7 +140,13 @@ export async function driveToTerminal(t: TestService, clock: ManualClock, taskId
 }
 
 export async function deliveriesOf(t: TestService, taskId: string) {
-  return t.service.ctx.db.kysely.selectFrom('webhook_deliveries').selectAll().where('task_id', '=', taskId).orderBy('kind').orderBy('id').execute();
+  return t.service.ctx.db.kysely
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('task_id', '=', taskId)
+    .orderBy('kind')
+    .orderBy('id')
+    .execute();
 }
 
 /** Background-worker tests: the receiver has the request a moment before the worker records the outcome; wait for the rows to be finished. */
@@ -129,7 +158,11 @@ export async function settledDeliveriesOf(t: TestService, taskId: string, count:
 }
 
 /** Waits (real time) until `check` holds; for background-worker tests only. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -29,6 +29,24 @@ export function modelInfo(model: Model) {
       minimumFor5sCredits: minimum,
     },
     outputSizes: model.outputSizes?.table ?? null,
+    output: {
+      frameRate: model.output.frameRate,
+      frameRatePublished: model.output.frameRatePublished,
+      containers: Object.fromEntries(
+        model.output.containers.map(({ name, label, mime, extension, brands }) => [
+          name,
+          { label, mime, extension, brands },
+        ]),
+      ),
+      defaultContainer: model.output.defaultContainer,
+      lastFrame: model.output.lastFrame ?? null,
+      codecs: model.output.codecs,
+      simulator: { codec: model.output.simulator.codec, sizesFollowingReferences: model.output.simulator.sizes },
+    },
+    /** null for a current model; the sunset date and the replacement while it is being retired. */
+    deprecated: model.deprecated
+      ? { sunset: model.deprecated.sunset, replacement: model.deprecated.replacement }
+      : null,
     inputSchema: model.inputSchema,
     notes: model.notes,
     decisions: model.decisions,

@@ -1,10 +1,21 @@
 import { readFileSync } from 'node:fs';
 import Handlebars from 'handlebars';
-import type { Catalogue, Condition, JsonSchema, MarkerStyle, Model, ModelField, ReferenceLimits, Rule, Scalar } from '../../load/types.js';
+import type {
+  Catalogue,
+  Condition,
+  JsonSchema,
+  MarkerStyle,
+  Model,
+  ModelField,
+  ReferenceLimits,
+  Rule,
+  Scalar,
+} from '../../load/types.js';
 import { allModelInputs, type GeneratedFile, type Plugin, type PluginContext } from '../../plugin.js';
 import { modelInfo } from '../catalogue/model-info.js';
 import { SOURCE_VIDEO_FORMAT } from '../../load/modes.js';
 import { billingConfig } from '../prices/emit.js';
+import { outputView } from './output-view.js';
 import { chargeCredits, creditsToUsd } from '../support/template.js';
 
 type Messages = Record<string, Record<string, string>>;
@@ -19,18 +30,33 @@ const md = (text: unknown) =>
     .map((part, i) => (i % 2 ? part : part.replace(/</g, '\\<')))
     .join('');
 hbs.registerHelper('md', md);
-hbs.registerHelper('cell', (text: unknown) => md(text).replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' '));
+hbs.registerHelper('cell', (text: unknown) =>
+  md(text)
+    .replace(/\|/g, '\\|')
+    .replace(/\s*\n\s*/g, ' '),
+);
 const template = (name: string) =>
   hbs.compile(readFileSync(new URL(`./templates/${name}.hbs`, import.meta.url), 'utf8'), { noEscape: true });
-const templates = { model: template('model'), index: template('index'), errors: template('errors') };
+const templates = {
+  model: template('model'),
+  index: template('index'),
+  errors: template('errors'),
+  decisions: template('decisions'),
+};
 
 /** Trims trailing spaces, collapses runs of blank lines, ends with one LF. */
-const tidy = (text: string) => `${text.replace(/\r\n/g, '\n').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim()}\n`;
+const tidy = (text: string) =>
+  `${text
+    .replace(/\r\n/g, '\n')
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()}\n`;
 
 // ---- small pure helpers ------------------------------------------------------------------
 
 const code = (value: unknown) => `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
-const list = (items: string[], last = 'and') => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${last} ${items[items.length - 1]}`);
+const list = (items: string[], last = 'and') =>
+  items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${last} ${items[items.length - 1]}`;
 
 /** An integer scaled by 10^places as an exact decimal without trailing zeros: (555, 4) -> "0.0555". */
 export function decimal(value: number, places: number): string {
@@ -60,7 +86,8 @@ function acceptedText(s: JsonSchema, path: string, model: Model, validation: Mes
     return `${code(auto.const)} (model chooses) or ${rangeText(range.minimum as number, range.maximum as number)}`;
   }
   if (s.type === 'boolean') return '`true`, `false`';
-  if (s.type === 'integer' || s.type === 'number') return rangeText(s.minimum as number, s.maximum as number) || `any ${s.type}`;
+  if (s.type === 'integer' || s.type === 'number')
+    return rangeText(s.minimum as number, s.maximum as number) || `any ${s.type}`;
   if (typeof s.pattern === 'string') {
     const key = model.patternMessages[`${path}/pattern`];
     const english = key ? validation[key]?.en : undefined;
@@ -71,7 +98,11 @@ function acceptedText(s: JsonSchema, path: string, model: Model, validation: Mes
     if (items.type !== 'object') return `each ${acceptedText(items, `${path}/items`, model, validation)}`;
     const required = (items.required as string[] | undefined) ?? [];
     const props = Object.entries(items.properties as Record<string, JsonSchema>).map(([name, p]) => {
-      const parts = [required.includes(name) ? 'required' : 'optional', itemsText(p), acceptedText(p, `${path}/items/properties/${name}`, model, validation)];
+      const parts = [
+        required.includes(name) ? 'required' : 'optional',
+        itemsText(p),
+        acceptedText(p, `${path}/items/properties/${name}`, model, validation),
+      ];
       if (p.default !== undefined) parts.push(`default ${code(p.default)}`);
       return `${code(name)} (${parts.filter(Boolean).join('; ')})`;
     });
@@ -84,11 +115,19 @@ function fieldView(f: ModelField, model: Model, validation: Messages) {
   const s = f.schema;
   const size = s.type === 'array' ? itemsText(s) : s.maxLength !== undefined ? `max ${s.maxLength} characters` : '';
   const accepted = acceptedText(s, `#/properties/${f.name}`, model, validation);
-  const shown = { default: s.default === undefined ? '—' : code(s.default), size: size || '—', description: s.description ?? '' };
+  const shown = {
+    default: s.default === undefined ? '—' : code(s.default),
+    size: size || '—',
+    description: s.description ?? '',
+  };
   return { name: f.name, type: typeText(s), required: f.required ? 'yes' : 'no', accepted, ...shown };
 }
 
-const CHECKED = { acceptance: 'at acceptance', generation: 'during generation' };
+/** When a limit is enforced; `generation-published` only where the specification says so for the model. */
+const CHECKED = {
+  acceptance: 'at acceptance (external links: during generation)',
+  'generation-published': 'during generation (published)',
+};
 
 function fileLimits(limits: ReferenceLimits, kind: string): string[] {
   const out: string[] = [];
@@ -96,7 +135,8 @@ function fileLimits(limits: ReferenceLimits, kind: string): string[] {
   if (limits.opaque) out.push('no transparency');
   if (limits.sidePx) out.push(`each side ${rangeText(limits.sidePx.min, limits.sidePx.max, ' px')}`);
   if (limits.shortSidePx) out.push(`shortest side ${rangeText(limits.shortSidePx.min, limits.shortSidePx.max, ' px')}`);
-  if (limits.maxBytes !== undefined) out.push(`up to ${decimal(limits.maxBytes, 6)} MB (${limits.maxBytes} bytes) per file`);
+  if (limits.maxBytes !== undefined)
+    out.push(`up to ${decimal(limits.maxBytes, 6)} MB (${limits.maxBytes} bytes) per file`);
   const each = kind === 'video' ? 'each clip' : 'each file';
   if (limits.clipSeconds) out.push(`${each} ${rangeText(limits.clipSeconds.min, limits.clipSeconds.max, ' s')}`);
   if (limits.totalSeconds) out.push(`${rangeText(limits.totalSeconds.min, limits.totalSeconds.max, ' s')} in total`);
@@ -111,7 +151,13 @@ function referenceViews(model: Model) {
       const limits = model.references[f.reference as keyof Model['references']] as ReferenceLimits | undefined;
       const count = f.schema.type === 'array' ? itemsText(f.schema) || 'no published limit' : 'one URL';
       const found = limits ? fileLimits(limits, f.reference!) : [];
-      return { kind: f.reference, field: f.name, count, limits: found.join('; ') || '—', checked: found.length ? CHECKED[limits!.checked] : '—' };
+      return {
+        kind: f.reference,
+        field: f.name,
+        count,
+        limits: found.join('; ') || '—',
+        checked: found.length ? CHECKED[limits!.checked] : '—',
+      };
     });
 }
 
@@ -119,12 +165,18 @@ const conditionText = (c: Condition) => ('present' in c ? `${c.field} is given` 
 
 export function ruleText(rule: Rule): string {
   switch (rule.kind) {
-    case 'atLeastOne': return `at least one of ${list(rule.fields, 'or')} must be given`;
-    case 'maxTotalItems': return `at most ${rule.max} items in all across ${list(rule.fields)}`;
-    case 'requiredWhen': return `${rule.field} is required when ${conditionText(rule.when)}`;
-    case 'forbiddenWhen': return `${rule.field} is not accepted when ${conditionText(rule.when)}`;
-    case 'valueWhen': return `${rule.field} must be ${list(rule.values.map(String), 'or')} when ${conditionText(rule.when)}`;
-    case 'sumEquals': return `the ${rule.property} values of the ${rule.field} entries must add up to ${rule.equalsField}`;
+    case 'atLeastOne':
+      return `at least one of ${list(rule.fields, 'or')} must be given`;
+    case 'maxTotalItems':
+      return `at most ${rule.max} items in all across ${list(rule.fields)}`;
+    case 'requiredWhen':
+      return `${rule.field} is required when ${conditionText(rule.when)}`;
+    case 'forbiddenWhen':
+      return `${rule.field} is not accepted when ${conditionText(rule.when)}`;
+    case 'valueWhen':
+      return `${rule.field} must be ${list(rule.values.map(String), 'or')} when ${conditionText(rule.when)}`;
+    case 'sumEquals':
+      return `the ${rule.property} values of the ${rule.field} entries must add up to ${rule.equalsField}`;
   }
 }
 
@@ -165,26 +217,43 @@ export function exampleInput(model: Model): Record<string, unknown> {
     if (kind !== 'any') need(arrayOf(kind), n);
     else {
       let left = n;
-      for (const k of model.markers.order ?? ['image', 'video', 'audio']) left -= need(left > 0 ? arrayOf(k) : undefined, left);
+      for (const k of model.markers.order ?? ['image', 'video', 'audio'])
+        left -= need(left > 0 ? arrayOf(k) : undefined, left);
     }
   }
-  for (const f of model.fields) if (f.required && f.reference) need(f, Math.max(1, (f.schema.minItems as number | undefined) ?? 1));
+  for (const f of model.fields)
+    if (f.required && f.reference) need(f, Math.max(1, (f.schema.minItems as number | undefined) ?? 1));
   for (const rule of model.rules) {
-    if (rule.kind === 'atLeastOne' && !rule.fields.some((name) => counts.get(name))) need(model.fields.find((f) => f.name === rule.fields[0]), 1);
+    if (rule.kind === 'atLeastOne' && !rule.fields.some((name) => counts.get(name)))
+      need(
+        model.fields.find((f) => f.name === rule.fields[0]),
+        1,
+      );
   }
   const input: Record<string, unknown> = {};
   for (const f of model.fields) {
-    const url = (i: number) => (f.reference === 'link' ? 'https://example.com/article' : `https://example.com/ref${i}.${EXTENSIONS[f.reference!]}`);
+    const url = (i: number) =>
+      f.reference === 'link'
+        ? 'https://example.com/article'
+        : `https://example.com/ref${i}.${EXTENSIONS[f.reference!]}`;
     const n = counts.get(f.name) ?? 0;
     if (f.name === 'prompt') input.prompt = hasReferenceLists(model) ? model.markers.example : PLAIN_PROMPT;
-    else if (n > 0) input[f.name] = f.schema.type === 'array' ? Array.from({ length: n }, (_, i) => url(i + 1)) : url(1);
+    else if (n > 0)
+      input[f.name] = f.schema.type === 'array' ? Array.from({ length: n }, (_, i) => url(i + 1)) : url(1);
     else if (f.format === SOURCE_VIDEO_FORMAT) input[f.name] = 'https://example.com/clip.mp4';
-    else if (f.required) input[f.name] = f.schema.default ?? (f.schema.enum as Scalar[] | undefined)?.[0] ?? f.schema.minimum ?? false;
+    else if (f.required)
+      input[f.name] = f.schema.default ?? (f.schema.enum as Scalar[] | undefined)?.[0] ?? f.schema.minimum ?? false;
   }
   return input;
 }
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** The link from one model's page to another's: both live under docs/models/<vendor>/<family>/. */
+export function relativeModelPath(from: string, to: string): string {
+  const depth = from.split('/').length - 1;
+  return `${'../'.repeat(depth)}${to}.md`;
+}
 
 // ---- pages -----------------------------------------------------------------------------------
 
@@ -198,32 +267,70 @@ function modelView(model: Model, catalogue: Catalogue) {
   const clips = model.pricing.referenceClips;
   const sizes = model.outputSizes?.table;
   const columns = sizes ? [...new Set(Object.values(sizes).flatMap((row) => Object.keys(row)))] : [];
-  const optionDecisions = model.pricing.options.filter((o) => o.decision).map((o) => `\`${o.name}\` (pricing option): ${o.decision}`);
+  const optionDecisions = model.pricing.options
+    .filter((o) => o.decision)
+    .map((o) => `\`${o.name}\` (pricing option): ${o.decision}`);
   return {
-    ...{ id: model.id, title: model.title, mode: model.mode, modeDescription: model.modeDescription, summary: model.summary, notes: model.notes, assumptions: model.assumptions },
+    ...{
+      id: model.id,
+      title: model.title,
+      mode: model.mode,
+      modeDescription: model.modeDescription,
+      summary: model.summary,
+      notes: model.notes,
+      assumptions: model.assumptions,
+    },
     fields: model.fields.map((f) => fieldView(f, model, validation)),
     references: referenceViews(model),
-    videoPlusDuration: model.references.videoSecondsPlusDuration && { max: model.references.videoSecondsPlusDuration.max, checked: CHECKED[model.references.videoSecondsPlusDuration.checked] },
-    anyGeneration: Object.values(model.references).some((l) => l?.checked === 'generation'),
+    videoPlusDuration: model.references.videoSecondsPlusDuration && {
+      max: model.references.videoSecondsPlusDuration.max,
+      checked: CHECKED[model.references.videoSecondsPlusDuration.checked],
+    },
+    anyGeneration: Object.values(model.references).some((l) => l?.checked === 'generation-published'),
     rules: model.rules.map((r) => ({ id: r.id, sentence: ruleText(r) })),
     marker: hasReferenceLists(model) && model.markers,
     rateOptions: model.pricing.options,
     fixedOptions: Object.entries(model.pricing.fixedOptions).map(([name, value]) => ({ name, value: String(value) })),
     rates: model.pricing.rates.map((r) => {
       const options = model.pricing.options.map((o) => (o.name in r.when ? String(r.when[o.name]) : 'any'));
-      return { options, rate: r.rate, usd: decimal(r.rateHundredths, 4), five: money(chargeCredits(r.rateHundredths, 5)) };
+      return {
+        options,
+        rate: r.rate,
+        usd: decimal(r.rateHundredths, 4),
+        five: money(chargeCredits(r.rateHundredths, 5)),
+      };
     }),
     minimum: money(minimumFor5s(model)),
-    billing: { ...billing, hasAuto: billing.auto !== undefined, clips, joined: model.pricing.sourceClip?.output === 'joined' },
-    outputSizes: sizes && { standard: model.outputSizes?.name === 'standard', columns, rows: Object.entries(sizes).map(([ratio, row]) => ({ ratio, sizes: columns.map((c) => row[c] ?? '—') })) },
+    billing: {
+      ...billing,
+      hasAuto: billing.auto !== undefined,
+      clips,
+      joined: model.pricing.sourceClip?.output === 'joined',
+    },
+    output: outputView(model, catalogue.output),
+    outputSizes: sizes && {
+      standard: model.outputSizes?.name === 'standard',
+      columns,
+      rows: Object.entries(sizes).map(([ratio, row]) => ({ ratio, sizes: columns.map((c) => row[c] ?? '—') })),
+    },
     decisions: [...model.decisions, ...optionDecisions],
+    deprecated: model.deprecated && {
+      ...model.deprecated,
+      replacementPath: relativeModelPath(model.id, model.deprecated.replacement),
+    },
     body: shellQuote(JSON.stringify({ model: model.id, input: exampleInput(model) }, null, 2)),
   };
 }
 
 function indexView(models: Model[], catalogue: Catalogue) {
   return {
-    models: models.map((m) => ({ id: m.id, path: `models/${m.id}.md`, mode: m.mode, marker: m.markers.name, minimum: money(minimumFor5s(m)) })),
+    models: models.map((m) => ({
+      id: m.id,
+      path: `models/${m.id}.md`,
+      mode: m.mode,
+      marker: m.markers.name,
+      minimum: money(minimumFor5s(m)),
+    })),
     decisions: catalogue.pricingOptions.filter((o) => o.decision).map((o) => ({ name: o.name, decision: o.decision })),
   };
 }
@@ -232,7 +339,11 @@ function errorsView(catalogue: Catalogue) {
   const { errors } = catalogue;
   const english = (section: Messages) => Object.entries(section).map(([key, messages]) => ({ key, en: messages.en }));
   return {
-    codes: [...errors.codes].sort((a, b) => a.code - b.code).map((c) => ({ code: c.code, http: c.http, name: c.name, en: c.messages.en })),
+    // The console's own codes (console_*) answer its internal API only: not part of the public errors page.
+    codes: [...errors.codes]
+      .filter((c) => !c.name.startsWith('console_'))
+      .sort((a, b) => a.code - b.code)
+      .map((c) => ({ code: c.code, http: c.http, name: c.name, en: c.messages.en })),
     validation: english(errors.validation),
     taskErrors: english(errors.taskErrors),
     warnings: english(errors.warnings),
@@ -248,10 +359,19 @@ function emit({ catalogue }: PluginContext): GeneratedFile[] {
       contents: tidy(templates.model(modelView(m, catalogue))),
       inputs: [...m.sources, 'spec/shared/*.yaml', 'spec/errors.yaml'],
     })),
-    { path: 'docs/index.md', contents: tidy(templates.index(indexView(models, catalogue))), inputs: allModelInputs(catalogue) },
+    {
+      path: 'docs/index.md',
+      contents: tidy(templates.index(indexView(models, catalogue))),
+      inputs: allModelInputs(catalogue),
+    },
     { path: 'docs/errors.md', contents: tidy(templates.errors(errorsView(catalogue))), inputs: ['spec/errors.yaml'] },
+    {
+      path: 'docs/decisions.md',
+      contents: tidy(templates.decisions({ decisions: catalogue.serviceDecisions })),
+      inputs: ['spec/service/decisions.yaml'],
+    },
   ];
 }
 
-/** generated/docs/: one Markdown page per model, an index with prices, and the error catalogue. */
+/** generated/docs/: one Markdown page per model, an index with prices, the error catalogue and the service-wide decisions. */
 export const docsPlugin: Plugin = { name: 'docs', emit };

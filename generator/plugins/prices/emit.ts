@@ -1,13 +1,12 @@
 import type { Model } from '../../load/types.js';
 import { allModelInputs, type Plugin } from '../../plugin.js';
-import { modelIdent } from '../validators/emit.js';
-
-const lit = (value: unknown) => JSON.stringify(value);
+import { printModule } from '../../print/module.js';
+import type { PriceOption, PriceTable } from './template.js';
 
 /** The pricing config a model's price function passes to computePrice. */
-export function billingConfig(model: Model): Record<string, unknown> {
+export function billingConfig(model: Model): PriceTable['billing'] {
   const duration = model.fields.find((f) => f.name === 'duration_seconds');
-  const config: Record<string, unknown> = {};
+  const config: PriceTable['billing'] = {};
   if (duration) {
     const range = (duration.schema.anyOf as Record<string, number>[] | undefined)?.[1] ?? duration.schema;
     config.durationField = 'duration_seconds';
@@ -20,35 +19,18 @@ export function billingConfig(model: Model): Record<string, unknown> {
   return config;
 }
 
-/** Expression reading one pricing option from the normalized input `v`. */
-function optionExpression(model: Model, name: string): string {
-  const option = model.pricing.options.find((o) => o.name === name)!;
-  return option.nonEmpty ? `given(v[${lit(option.nonEmpty)}])` : `v[${lit(option.from)}]`;
-}
-
-function emitPriceFunction(model: Model): string {
-  const ident = modelIdent(model.id);
-  const options = model.pricing.options.map((o) => `${lit(o.name)}: ${optionExpression(model, o.name)}`).join(', ');
-  const rows = model.pricing.rates.map((r) => {
-    const test = Object.entries(r.when).map(([k, value]) => `o[${lit(k)}] === ${lit(value)}`);
-    return `  ${test.length ? `if (${test.join(' && ')}) ` : ''}return [${r.rateHundredths}, ${lit(r.rate)}];`;
-  });
-  return [
-    `const billing_${ident} = ${lit(billingConfig(model))};`,
-    `function rate_${ident}(o) {`,
-    ...rows,
-    `  throw new Error("no rate row matches");`,
-    `}`,
-    `function price_${ident}(v, facts = {}) {`,
-    `  const o = { ${options} };`,
-    `  return computePrice(v, facts, billing_${ident}, rate_${ident}(o), o);`,
-    `}`,
-  ].join('\n');
+/** A model's price table: its billing config, how each option is read, its rate rows in spec order. */
+export function priceTable(model: Model): PriceTable {
+  const options = model.pricing.options.map(
+    (o): PriceOption => (o.nonEmpty ? { name: o.name, nonEmpty: o.nonEmpty } : { name: o.name, from: o.from! }),
+  );
+  const rates = model.pricing.rates.map((r) => ({ when: r.when, rateHundredths: r.rateHundredths, rate: r.rate }));
+  return { billing: billingConfig(model), options, rates };
 }
 
 /**
- * generated/prices.ts: one price function per model. Rates are integer hundredths of a credit,
- * matched first-row-wins; all arithmetic is integer (support.ts computePrice).
+ * generated/prices.ts: the template's price function over one table per model. Rates are integer
+ * hundredths of a credit, matched first-row-wins; all arithmetic is integer (support.ts computePrice).
  */
 export const pricesPlugin: Plugin = {
   name: 'prices',
@@ -56,18 +38,11 @@ export const pricesPlugin: Plugin = {
   emit: ({ catalogue }) => [
     {
       path: 'prices.ts',
-      contents: [
-        '// @ts-nocheck -- plain generated dispatch; the exported map is typed below.',
-        `import { computePrice, given, type PriceFacts, type PriceResult } from './support.js';`,
-        '',
-        ...catalogue.models.map(emitPriceFunction),
-        '',
-        '/** Price of a normalized input (from validateInput), by model id. */',
-        'export const prices: ReadonlyMap<string, (input: Record<string, unknown>, facts?: PriceFacts) => PriceResult> = new Map([',
-        ...catalogue.models.map((m) => `  [${lit(m.id)}, price_${modelIdent(m.id)}],`),
-        ']);',
-        '',
-      ].join('\n'),
+      contents: printModule({
+        template: new URL('./template.ts', import.meta.url),
+        imports: { '../support/template.js': './support.js' },
+        values: { PRICE_TABLES: Object.fromEntries(catalogue.models.map((m) => [m.id, priceTable(m)])) },
+      }),
       inputs: allModelInputs(catalogue),
     },
   ],

@@ -1,4 +1,11 @@
-import { astToString, resolveRef, scanDiscriminators, transformSchema, type OpenAPI3, type OpenAPITSOptions } from 'openapi-typescript';
+import {
+  astToString,
+  resolveRef,
+  scanDiscriminators,
+  transformSchema,
+  type OpenAPI3,
+  type OpenAPITSOptions,
+} from 'openapi-typescript';
 import type { Plugin } from '../../plugin.js';
 
 const OPTIONS: OpenAPITSOptions = { alphabetize: true, exportType: false, silent: true };
@@ -49,5 +56,11 @@ export function sdkTypes(doc: OpenAPI3): string {
 export const sdkTypesPlugin: Plugin = {
   name: 'sdk-types',
   dependsOn: ['openapi'],
-  emit: ({ emitted }) => [{ path: 'sdk/types.ts', contents: sdkTypes(JSON.parse(emitted.get('openapi.json')!.contents)), inputs: ['generated/openapi.json'] }],
+  emit: ({ emitted }) => [
+    {
+      path: 'sdk/types.ts',
+      contents: sdkTypes(JSON.parse(emitted.get('openapi.json')!.contents)),
+      inputs: ['generated/openapi.json'],
+    },
+  ],
 };

@@ -1,5 +1,6 @@
 import type { Plugin } from '../../plugin.js';
 import { readYaml } from '../../load/read-yaml.js';
+import { printModule } from '../../print/module.js';
 import { SpecError, type SpecProblem } from '../../load/spec-error.js';
 
 const FILE = 'spec/storage-plans.yaml';
@@ -17,31 +18,42 @@ export function loadStoragePlans(root: string): StoragePlanSpec[] {
   const found: SpecProblem[] = [];
   const data = source.data as { plans?: unknown } | null;
   const plans = data?.plans;
-  if (!Array.isArray(plans) || plans.length === 0) throw new SpecError([source.problem(['plans'], 'plans must be a non-empty list')]);
+  if (!Array.isArray(plans) || plans.length === 0)
+    throw new SpecError([source.problem(['plans'], 'plans must be a non-empty list')]);
   const out: StoragePlanSpec[] = [];
   const names = new Set<string>();
   plans.forEach((plan: Record<string, unknown>, index) => {
     const at = (key: string) => ['plans', index, key];
     const keys = Object.keys(plan ?? {});
-    for (const key of keys) if (!['name', 'minPurchasedCredits', 'limitBytes'].includes(key)) found.push(source.problem(at(key), `unknown key "${key}"`));
+    for (const key of keys)
+      if (!['name', 'minPurchasedCredits', 'limitBytes'].includes(key))
+        found.push(source.problem(at(key), `unknown key "${key}"`));
     const { name, minPurchasedCredits, limitBytes } = plan ?? {};
-    if (typeof name !== 'string' || !/^[a-z][a-z0-9-]{0,31}$/.test(name)) found.push(source.problem(at('name'), 'name must be a lowercase word (a-z, 0-9, -)'));
+    if (typeof name !== 'string' || !/^[a-z][a-z0-9-]{0,31}$/.test(name))
+      found.push(source.problem(at('name'), 'name must be a lowercase word (a-z, 0-9, -)'));
     else if (names.has(name)) found.push(source.problem(at('name'), `plan "${name}" is listed twice`));
     else names.add(name);
-    if (!Number.isSafeInteger(minPurchasedCredits) || (minPurchasedCredits as number) < 0) found.push(source.problem(at('minPurchasedCredits'), 'minPurchasedCredits must be a whole number >= 0'));
-    if (!Number.isSafeInteger(limitBytes) || (limitBytes as number) < 0) found.push(source.problem(at('limitBytes'), 'limitBytes must be a whole number >= 0'));
+    if (!Number.isSafeInteger(minPurchasedCredits) || (minPurchasedCredits as number) < 0)
+      found.push(source.problem(at('minPurchasedCredits'), 'minPurchasedCredits must be a whole number >= 0'));
+    if (!Number.isSafeInteger(limitBytes) || (limitBytes as number) < 0)
+      found.push(source.problem(at('limitBytes'), 'limitBytes must be a whole number >= 0'));
     const previous = out[out.length - 1];
-    if (index === 0 && minPurchasedCredits !== 0) found.push(source.problem(at('minPurchasedCredits'), 'the first plan must start at 0 credits'));
+    if (index === 0 && minPurchasedCredits !== 0)
+      found.push(source.problem(at('minPurchasedCredits'), 'the first plan must start at 0 credits'));
     if (previous && typeof minPurchasedCredits === 'number' && minPurchasedCredits <= previous.minPurchasedCredits) {
       found.push(source.problem(at('minPurchasedCredits'), 'plans must be in increasing order of minPurchasedCredits'));
     }
     out.push({ name: String(name), minPurchasedCredits: Number(minPurchasedCredits), limitBytes: Number(limitBytes) });
   });
+  if (!found.length && !out.some((plan) => plan.limitBytes > 0))
+    found.push(
+      source.problem(['plans'], 'at least one plan must have limitBytes > 0 (storage must be able to unlock)'),
+    );
   if (found.length) throw new SpecError(found);
   return out;
 }
 
-/** generated/storage-plans.ts: the storage tiers of the asset library, and the plan of a lifetime purchase total. */
+/** generated/storage-plans.ts: the storage tiers of the asset library, and the plan of a lifetime purchase total (code: ./template.ts). */
 export const storagePlansPlugin: Plugin = {
   name: 'storage-plans',
   emit: ({ catalogue }) => {
@@ -50,25 +62,13 @@ export const storagePlansPlugin: Plugin = {
       {
         path: 'storage-plans.ts',
         inputs: [FILE],
-        contents: [
-          '/** One storage tier: reached from `minPurchasedCredits` lifetime purchases; `limitBytes` 0 is locked. */',
-          'export interface StoragePlan {',
-          '  name: string;',
-          '  minPurchasedCredits: number;',
-          '  limitBytes: number;',
-          '}',
-          '',
-          '/** Every tier, in increasing order of minPurchasedCredits; the first starts at 0. */',
-          `export const STORAGE_PLANS: readonly StoragePlan[] = ${JSON.stringify(plans, null, 2)};`,
-          '',
-          '/** The plan of an account whose owner has purchased `purchasedCredits` in all. */',
-          'export function storagePlanFor(purchasedCredits: number): StoragePlan {',
-          '  let plan = STORAGE_PLANS[0];',
-          '  for (const tier of STORAGE_PLANS) if (purchasedCredits >= tier.minPurchasedCredits) plan = tier;',
-          '  return plan;',
-          '}',
-          '',
-        ].join('\n'),
+        contents: printModule({
+          template: new URL('./template.ts', import.meta.url),
+          values: {
+            STORAGE_PLANS: plans,
+            STORAGE_UNLOCK_CREDITS: plans.find((plan) => plan.limitBytes > 0)!.minPurchasedCredits,
+          },
+        }),
       },
     ];
   },

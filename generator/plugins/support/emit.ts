@@ -1,13 +1,13 @@
-import { readFileSync } from 'node:fs';
 import type { Plugin } from '../../plugin.js';
+import { printModule } from '../../print/module.js';
 
-/** generated/support.ts: the constant shared code of every generated module. */
+/** generated/support.ts: the constant shared code of every generated module, printed from ./template.ts (it has no placeholders). */
 export const supportPlugin: Plugin = {
   name: 'support',
   emit: () => [
     {
       path: 'support.ts',
-      contents: readFileSync(new URL('./template.ts', import.meta.url), 'utf8'),
+      contents: printModule({ template: new URL('./template.ts', import.meta.url) }),
       inputs: ['generator/plugins/support/template.ts'],
     },
   ],

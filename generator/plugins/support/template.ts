@@ -17,9 +17,7 @@ export interface FieldIssue {
   message: MessageRef;
 }
 
-export type ValidationResult =
-  | { ok: true; value: Record<string, unknown> }
-  | { ok: false; errors: FieldIssue[] };
+export type ValidationResult = { ok: true; value: Record<string, unknown> } | { ok: false; errors: FieldIssue[] };
 
 export interface Warning {
   code: string;
@@ -27,7 +25,8 @@ export interface Warning {
   message: MessageRef;
 }
 
-interface AjvError {
+/** One error of ajv's compiled schema function (the fields read here). */
+export interface AjvError {
   instancePath: string;
   schemaPath: string;
   keyword: string;
@@ -60,7 +59,8 @@ export function fieldPath(instancePath: string, child?: string): string {
   const parts = instancePath.split('/').slice(1);
   if (child !== undefined) parts.push(child);
   let out = 'input';
-  for (const part of parts) out += /^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, '/').replace(/~0/g, '~')}`;
+  for (const part of parts)
+    out += /^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, '/').replace(/~0/g, '~')}`;
   return out;
 }
 
@@ -132,20 +132,59 @@ export function mapAjvErrors(
   return out;
 }
 
-/** A copy of parsed JSON data, so that filling in defaults never touches the caller's object. */
+/** How deep a request's JSON may nest (a model input needs a handful of levels). */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * A copy of parsed JSON data, so that filling in defaults never touches the caller's object.
+ * Iterative (an explicit stack, not recursion): a body nested thousands of levels deep cannot
+ * overflow the call stack here.
+ */
 export function cloneJson<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(cloneJson) as T;
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value)) {
-      const item = cloneJson((value as Record<string, unknown>)[key]);
-      // An own "__proto__" key stays a plain key (then rejected as unknown), never a prototype.
-      if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
-      else out[key] = item;
+  const copy = (item: unknown): unknown =>
+    Array.isArray(item) ? new Array(item.length) : typeof item === 'object' && item !== null ? {} : item;
+  const root = copy(value);
+  const stack: [unknown, unknown][] = root !== value ? [[value, root]] : [];
+  while (stack.length > 0) {
+    const [from, to] = stack.pop()!;
+    if (Array.isArray(from)) {
+      for (let i = 0; i < from.length; i++) {
+        const item = copy(from[i]);
+        (to as unknown[])[i] = item;
+        if (item !== from[i]) stack.push([from[i], item]);
+      }
+      continue;
     }
-    return out as T;
+    for (const key of Object.keys(from as object)) {
+      const original = (from as Record<string, unknown>)[key];
+      const item = copy(original);
+      // An own "__proto__" key stays a plain key (then rejected as unknown), never a prototype.
+      if (key === '__proto__')
+        Object.defineProperty(to, key, { value: item, enumerable: true, writable: true, configurable: true });
+      else (to as Record<string, unknown>)[key] = item;
+      if (item !== original) stack.push([original, item]);
+    }
   }
-  return value;
+  return root as T;
+}
+
+/**
+ * The path (`input.a[0].b`, from `prefix`) of the first value nested deeper than `limit`
+ * levels, or undefined. Iterative, and it stops at the first one: linear in the data's size.
+ */
+export function tooDeepPath(value: unknown, limit = MAX_JSON_DEPTH, prefix = 'input'): string | undefined {
+  const stack: [unknown, string, number][] = [[value, prefix, 0]];
+  while (stack.length > 0) {
+    const [item, path, depth] = stack.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return path;
+    if (Array.isArray(item))
+      for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${path}[${i}]`, depth + 1]);
+    else
+      for (const key of Object.keys(item).reverse())
+        stack.push([(item as Record<string, unknown>)[key], path ? `${path}.${key}` : key, depth + 1]);
+  }
+  return undefined;
 }
 
 /** A field counts as given when it is present and, for arrays, not empty. */
@@ -155,6 +194,99 @@ export function given(value: unknown): boolean {
 
 export function countItems(value: unknown): number {
   return Array.isArray(value) ? value.length : 0;
+}
+
+// ---- cross-field rules ----------------------------------------------------------------
+
+type RuleScalar = string | number | boolean;
+
+/** A rule's condition: a field equals a value, or is given. */
+export type RuleCondition = { field: string; equals: RuleScalar } | { field: string; present: true };
+
+/** A cross-field rule of a model (spec `rules:`), checked on an input that passed the schema. */
+export type CrossFieldRule =
+  | { kind: 'atLeastOne'; id: string; fields: readonly string[] }
+  | { kind: 'maxTotalItems'; id: string; fields: readonly string[]; max: number }
+  | { kind: 'requiredWhen'; id: string; field: string; when: RuleCondition }
+  | { kind: 'forbiddenWhen'; id: string; field: string; when: RuleCondition }
+  | { kind: 'valueWhen'; id: string; field: string; values: readonly RuleScalar[]; when: RuleCondition }
+  | { kind: 'sumEquals'; id: string; field: string; property: string; equalsField: string };
+
+function conditionHolds(v: Record<string, unknown>, c: RuleCondition): boolean {
+  return 'present' in c ? given(v[c.field]) : v[c.field] === c.equals;
+}
+
+function conditionMessage(c: RuleCondition): MessageRef {
+  const field = `input.${c.field}`;
+  return 'present' in c
+    ? { key: 'condition_present', params: { field } }
+    : { key: 'condition_equals', params: { field, value: String(c.equals) } };
+}
+
+const fieldList = (fields: readonly string[]) => fields.map((f) => `input.${f}`).join(', ');
+
+/** The problem one rule finds in a normalized input, or undefined. */
+function ruleIssue(v: Record<string, unknown>, rule: CrossFieldRule): FieldIssue | undefined {
+  switch (rule.kind) {
+    case 'atLeastOne':
+      for (const f of rule.fields) if (given(v[f])) return undefined;
+      return ruleProblem(rule, 'input', 'rule_at_least_one', { fields: fieldList(rule.fields) });
+    case 'maxTotalItems': {
+      let total = 0;
+      for (const f of rule.fields) total += countItems(v[f]);
+      return total > rule.max
+        ? ruleProblem(rule, 'input', 'rule_max_total_items', { max: rule.max, fields: fieldList(rule.fields) })
+        : undefined;
+    }
+    case 'requiredWhen':
+      return conditionHolds(v, rule.when) && !given(v[rule.field])
+        ? ruleProblem(rule, `input.${rule.field}`, 'rule_required_when', { condition: conditionMessage(rule.when) })
+        : undefined;
+    case 'forbiddenWhen':
+      return conditionHolds(v, rule.when) && given(v[rule.field])
+        ? ruleProblem(rule, `input.${rule.field}`, 'rule_forbidden_when', { condition: conditionMessage(rule.when) })
+        : undefined;
+    case 'valueWhen': {
+      const value = v[rule.field];
+      const refused = conditionHolds(v, rule.when) && value !== undefined && !rule.values.includes(value as RuleScalar);
+      return refused
+        ? ruleProblem(rule, `input.${rule.field}`, 'rule_value_when', {
+            values: rule.values.join(', '),
+            condition: conditionMessage(rule.when),
+          })
+        : undefined;
+    }
+    case 'sumEquals': {
+      const items = v[rule.field];
+      const target = v[rule.equalsField];
+      if (!Array.isArray(items) || items.length === 0 || typeof target !== 'number') return undefined;
+      let sum = 0;
+      for (const item of items) sum += (item as Record<string, number>)[rule.property];
+      return sum !== target
+        ? ruleProblem(rule, `input.${rule.field}`, 'rule_sum_equals', { property: rule.property, target })
+        : undefined;
+    }
+  }
+}
+
+/** A rule's problem at `path` (built only when a rule fails: the passing path allocates nothing). */
+function ruleProblem(
+  rule: CrossFieldRule,
+  path: string,
+  key: string,
+  params: Record<string, string | number | MessageRef>,
+): FieldIssue {
+  return { path, rule: rule.id, message: { key, params: { field: path, ...params } } };
+}
+
+/** Every problem the model's cross-field rules find, in rule order. */
+export function checkRules(v: Record<string, unknown>, rules: readonly CrossFieldRule[]): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  for (const rule of rules) {
+    const found = ruleIssue(v, rule);
+    if (found) out.push(found);
+  }
+  return out;
 }
 
 // ---- money: integers only -------------------------------------------------------------
@@ -192,7 +324,12 @@ export interface BillingConfig {
   auto?: number;
   maxDuration?: number;
   defaultDuration?: number;
-  referenceClips?: { field: string; maxTotalSeconds: number; perClipMinimumSeconds?: number; holdAssumesSeconds: number };
+  referenceClips?: {
+    field: string;
+    maxTotalSeconds: number;
+    perClipMinimumSeconds?: number;
+    holdAssumesSeconds: number;
+  };
   /**
    * A supplied clip the model works on. `joined`: the output is the clip then a new segment of the
    * duration field, and the clip's seconds count only with billSourceSeconds; `clip-length`: the
@@ -263,13 +400,15 @@ export function computePrice(
   }
   const clip = config.sourceClip;
   // The clip's own seconds: the whole output of clip-length, a billed part of joined.
-  const clipSeconds = clip && (clip.output === 'clip-length' || clip.billSourceSeconds) ? sourceSeconds(config, facts) : 0;
+  const clipSeconds =
+    clip && (clip.output === 'clip-length' || clip.billSourceSeconds) ? sourceSeconds(config, facts) : 0;
   estimated += clipSeconds;
   max += clipSeconds;
   if (facts.outputSeconds !== undefined) {
     if (clip?.output === 'joined' && !clip.billSourceSeconds) {
       // The joined file holds the clip, which is not billed: the new segment is the rest.
-      if (facts.sourceClipSeconds !== undefined) estimated = wholeSeconds(facts.outputSeconds - facts.sourceClipSeconds);
+      if (facts.sourceClipSeconds !== undefined)
+        estimated = wholeSeconds(facts.outputSeconds - facts.sourceClipSeconds);
     } else estimated = Math.ceil(facts.outputSeconds);
   }
   const references = referenceSeconds(input, config, facts);
@@ -296,14 +435,27 @@ export interface MarkerPatternCode {
 }
 
 const ORDINALS: Record<string, number> = {
-  first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9, tenth: 10,
+  first: 1,
+  second: 2,
+  third: 3,
+  fourth: 4,
+  fifth: 5,
+  sixth: 6,
+  seventh: 7,
+  eighth: 8,
+  ninth: 9,
+  tenth: 10,
 };
 
 /**
  * Warnings for markers that name a reference that was not supplied. `counts` holds how many
  * references of each kind the request carries; kind `any` counts them all.
  */
-export function checkMarkerPatterns(prompt: unknown, patterns: readonly MarkerPatternCode[], counts: Record<string, number>): Warning[] {
+export function checkMarkerPatterns(
+  prompt: unknown,
+  patterns: readonly MarkerPatternCode[],
+  counts: Record<string, number>,
+): Warning[] {
   if (typeof prompt !== 'string') return [];
   const out: Warning[] = [];
   const seen = new Set<string>();
@@ -320,8 +472,16 @@ export function checkMarkerPatterns(prompt: unknown, patterns: readonly MarkerPa
       const label = kind === 'any' ? 'reference' : kind;
       out.push(
         count === 0
-          ? { code: 'marker_kind_missing', path: 'input.prompt', message: { key: 'marker_kind_missing', params: { marker, kind: label } } }
-          : { code: 'marker_unmatched', path: 'input.prompt', message: { key: 'marker_unmatched', params: { marker, count, kind: label } } },
+          ? {
+              code: 'marker_kind_missing',
+              path: 'input.prompt',
+              message: { key: 'marker_kind_missing', params: { marker, kind: label } },
+            }
+          : {
+              code: 'marker_unmatched',
+              path: 'input.prompt',
+              message: { key: 'marker_unmatched', params: { marker, count, kind: label } },
+            },
       );
     }
   }

@@ -2,6 +2,8 @@ import { LANGUAGES } from '../../load/catalogue.js';
 import { readYaml, type YamlSource } from '../../load/read-yaml.js';
 import { SpecError, type SpecProblem } from '../../load/spec-error.js';
 import type { Plugin } from '../../plugin.js';
+import { stringUnion } from '../../print/literal.js';
+import { printModule } from '../../print/module.js';
 
 const FILE = 'spec/ui-text.yaml';
 const KEY = /^[a-z][A-Za-z0-9]*(\.[a-z][A-Za-z0-9]*)+$/;
@@ -13,7 +15,11 @@ export interface UiTextSpec {
   languageNames: Record<string, string>;
 }
 
-const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort().join(',');
+const placeholders = (text: string) =>
+  [...text.matchAll(/\{(\w+)\}/g)]
+    .map((m) => m[1])
+    .sort()
+    .join(',');
 
 function checkEntry(source: YamlSource, key: string, entry: unknown, problems: SpecProblem[]): Record<string, string> {
   const at = ['texts', key];
@@ -23,12 +29,21 @@ function checkEntry(source: YamlSource, key: string, entry: unknown, problems: S
     return {};
   }
   const table = entry as Record<string, unknown>;
-  for (const lang of Object.keys(table)) if (!LANGUAGES.includes(lang)) problems.push(source.problem([...at, lang], `unknown language ${lang} (${LANGUAGES.join(', ')})`));
+  for (const lang of Object.keys(table))
+    if (!LANGUAGES.includes(lang))
+      problems.push(source.problem([...at, lang], `unknown language ${lang} (${LANGUAGES.join(', ')})`));
   const english = typeof table.en === 'string' ? table.en : '';
   for (const lang of LANGUAGES) {
     const text = table[lang];
-    if (typeof text !== 'string' || text.trim() === '') problems.push(source.problem(at, `"${key}" is missing its ${lang} text`));
-    else if (placeholders(text) !== placeholders(english)) problems.push(source.problem([...at, lang], `placeholders of "${key}" in ${lang} differ from the English text ({${placeholders(english)}})`));
+    if (typeof text !== 'string' || text.trim() === '')
+      problems.push(source.problem(at, `"${key}" is missing its ${lang} text`));
+    else if (placeholders(text) !== placeholders(english))
+      problems.push(
+        source.problem(
+          [...at, lang],
+          `placeholders of "${key}" in ${lang} differ from the English text ({${placeholders(english)}})`,
+        ),
+      );
   }
   return Object.fromEntries(LANGUAGES.map((lang) => [lang, String(table[lang] ?? '')]));
 }
@@ -39,14 +54,20 @@ export function loadUiText(root: string): UiTextSpec {
   if (!source) throw new SpecError(problems);
   const found: SpecProblem[] = [];
   const data = (source.data ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(data)) if (key !== 'texts' && key !== 'languageNames') found.push(source.problem([key], `unknown section "${key}" (texts, languageNames)`));
+  for (const key of Object.keys(data))
+    if (key !== 'texts' && key !== 'languageNames')
+      found.push(source.problem([key], `unknown section "${key}" (texts, languageNames)`));
   const rawTexts = data.texts;
-  if (typeof rawTexts !== 'object' || rawTexts === null || Object.keys(rawTexts).length === 0) throw new SpecError([source.problem(['texts'], 'texts must be a non-empty map of key to languages')]);
+  if (typeof rawTexts !== 'object' || rawTexts === null || Object.keys(rawTexts).length === 0)
+    throw new SpecError([source.problem(['texts'], 'texts must be a non-empty map of key to languages')]);
   const texts: Record<string, Record<string, string>> = {};
   for (const [key, entry] of Object.entries(rawTexts)) texts[key] = checkEntry(source, key, entry, found);
   const rawNames = (data.languageNames ?? {}) as Record<string, unknown>;
-  for (const lang of LANGUAGES) if (typeof rawNames[lang] !== 'string' || !rawNames[lang]) found.push(source.problem(['languageNames'], `languageNames is missing ${lang}`));
-  for (const lang of Object.keys(rawNames)) if (!LANGUAGES.includes(lang)) found.push(source.problem(['languageNames', lang], `unknown language ${lang}`));
+  for (const lang of LANGUAGES)
+    if (typeof rawNames[lang] !== 'string' || !rawNames[lang])
+      found.push(source.problem(['languageNames'], `languageNames is missing ${lang}`));
+  for (const lang of Object.keys(rawNames))
+    if (!LANGUAGES.includes(lang)) found.push(source.problem(['languageNames', lang], `unknown language ${lang}`));
   if (found.length) throw new SpecError(found);
   const sortedKeys = Object.keys(texts).sort();
   return {
@@ -58,7 +79,7 @@ export function loadUiText(root: string): UiTextSpec {
 /**
  * generated/ui-text.ts: the texts of the playground and console pages in the 12 languages, one
  * object per language (the server hands a page only its own language), and the key type the page
- * code is checked against.
+ * code is checked against (code: ./template.ts).
  */
 export const uiTextPlugin: Plugin = {
   name: 'ui-text',
@@ -66,28 +87,19 @@ export const uiTextPlugin: Plugin = {
   emit: ({ catalogue }) => {
     const spec = loadUiText(catalogue.root);
     const keys = Object.keys(spec.texts);
-    const byLanguage = Object.fromEntries(LANGUAGES.map((lang) => [lang, Object.fromEntries(keys.map((key) => [key, spec.texts[key][lang]]))]));
+    const byLanguage = Object.fromEntries(
+      LANGUAGES.map((lang) => [lang, Object.fromEntries(keys.map((key) => [key, spec.texts[key][lang]]))]),
+    );
     return [
       {
         path: 'ui-text.ts',
         inputs: [FILE],
-        contents: [
-          `import type { Language } from './errors.js';`,
-          '',
-          `export type UiTextKey =\n${keys.map((key) => `  | ${JSON.stringify(key)}`).join('\n')};`,
-          'export type UiTexts = Record<UiTextKey, string>;',
-          '',
-          '/** Each language by its own name, for the language picker. */',
-          `export const LANGUAGE_NAMES: Record<Language, string> = ${JSON.stringify(spec.languageNames, null, 2)};`,
-          '',
-          `export const UI_TEXT: Record<Language, UiTexts> = ${JSON.stringify(byLanguage, null, 2)};`,
-          '',
-          '/** The page texts of one language; placeholders are {name}. */',
-          'export function uiText(language: Language): UiTexts {',
-          '  return UI_TEXT[language];',
-          '}',
-          '',
-        ].join('\n'),
+        contents: printModule({
+          template: new URL('./template.ts', import.meta.url),
+          imports: { '../errors/template.js': './errors.js' },
+          types: { UiTextKey: stringUnion(keys) },
+          values: { LANGUAGE_NAMES: spec.languageNames, UI_TEXT: byLanguage },
+        }),
       },
     ];
   },

@@ -38,7 +38,8 @@ export function modelVectors(model: Model): Case[] {
 /** Every required field with a sample value, plus whatever the rules need to hold (one reference for atLeastOne). */
 export function baseInput(model: Model): Input {
   let input: Input = {};
-  for (const field of model.fields.filter((f) => f.required)) input = { ...input, [field.name]: sampleField(model, input, field.name) };
+  for (const field of model.fields.filter((f) => f.required))
+    input = { ...input, [field.name]: sampleField(model, input, field.name) };
   const base = satisfy(model, input, new Set());
   if (!base) throw new Error(`${model.id}: no input with only the required fields can satisfy the rules`);
   return base;

@@ -9,7 +9,7 @@ import {
   slotPath,
   slotPin,
   slotsOf,
-  textOfLength,
+  stringOfLength,
   type Slot,
 } from './sample.js';
 
@@ -35,7 +35,13 @@ export function fieldVectors(cases: Cases): void {
 /** Each required field left out. */
 function requiredVectors(cases: Cases): void {
   for (const field of cases.model.fields.filter((f) => f.required)) {
-    cases.reject(`${field.name} missing rejected`, cases.with([field.name], undefined), [field.name], `input.${field.name}`, 'required');
+    cases.reject(
+      `${field.name} missing rejected`,
+      cases.with([field.name], undefined),
+      [field.name],
+      `input.${field.name}`,
+      'required',
+    );
   }
 }
 
@@ -45,7 +51,13 @@ function unknownFieldVector(cases: Cases): void {
   // Fields of the dictionary this mode never has (aspect_ratio on image-to-video): unknown here, whatever the value.
   for (const field of cases.model.absentFields) {
     const withField = { ...cases.base, [field.name]: sampleOf(field) };
-    cases.reject(`${field.name} (not a field of ${cases.model.mode}) rejected as unknown`, withField, [], `input.${field.name}`, 'unknown_field');
+    cases.reject(
+      `${field.name} (not a field of ${cases.model.mode}) rejected as unknown`,
+      withField,
+      [],
+      `input.${field.name}`,
+      'unknown_field',
+    );
   }
 }
 
@@ -90,7 +102,13 @@ function enumVectors(cases: Cases, slot: Slot): void {
   }
   const bad = outsideEnum(slot.schema, values);
   if (bad === undefined) return;
-  cases.reject(`${label}=${show(bad)} (not a value) rejected`, cases.with(slot.segments, bad), [slotPin(slot)], slotPath(slot.segments), 'enum');
+  cases.reject(
+    `${label}=${show(bad)} (not a value) rejected`,
+    cases.with(slot.segments, bad),
+    [slotPin(slot)],
+    slotPath(slot.segments),
+    'enum',
+  );
 }
 
 /** min and max (and the auto value) accepted, one step outside either end rejected. */
@@ -105,12 +123,14 @@ function rangeVectors(cases: Cases, slot: Slot): void {
   if (range.min !== undefined) {
     cases.accept(`${label}=${range.min} (min) accepted`, at(range.min), pins);
     const below = range.min - range.step;
-    if (below !== range.auto) cases.reject(`${label}=${below} (min-${range.step}) rejected`, at(below), pins, path, ruleFor('minimum'));
+    if (below !== range.auto)
+      cases.reject(`${label}=${below} (min-${range.step}) rejected`, at(below), pins, path, ruleFor('minimum'));
   }
   if (range.max !== undefined) {
     cases.accept(`${label}=${range.max} (max) accepted`, at(range.max), pins);
     const above = range.max + range.step;
-    if (above !== range.auto) cases.reject(`${label}=${above} (max+${range.step}) rejected`, at(above), pins, path, ruleFor('maximum'));
+    if (above !== range.auto)
+      cases.reject(`${label}=${above} (max+${range.step}) rejected`, at(above), pins, path, ruleFor('maximum'));
   }
   if (range.auto !== undefined) cases.accept(`${label}=${range.auto} (auto) accepted`, at(range.auto), pins);
 }
@@ -123,8 +143,12 @@ function lengthVectors(cases: Cases, slot: Slot): void {
   const path = slotPath(slot.segments);
   const max = slot.schema.maxLength as number | undefined;
   const min = slot.schema.minLength as number | undefined;
-  const at = (length: number) => cases.with(slot.segments, textOfLength(length));
+  const hint = { field: slot.field.name, reference: slot.field.reference, n: 1 };
+  const at = (length: number) => cases.with(slot.segments, stringOfLength(slot.schema, hint, length).value);
   if (max !== undefined) {
+    // A URL of exactly maxLength characters still has to be a URL (a longer one fails on its length alone).
+    if (!stringOfLength(slot.schema, hint, max).matches)
+      throw new Error(`${cases.model.id}: no value of ${max} characters matches the pattern of ${label}`);
     cases.accept(`${label} of ${max} characters (maxLength) accepted`, at(max), pins);
     cases.reject(`${label} of ${max + 1} characters (maxLength+1) rejected`, at(max + 1), pins, path, 'maxLength');
   }
@@ -144,7 +168,10 @@ function countVectors(cases: Cases, slot: Slot): void {
   const max = slot.schema.maxItems as number | undefined;
   const min = slot.schema.minItems as number | undefined;
   const at = (count: number) =>
-    cases.with(slot.segments, sampleItems(slot.schema, { field: slot.field.name, reference: slot.field.reference, n: 1 }, count));
+    cases.with(
+      slot.segments,
+      sampleItems(slot.schema, { field: slot.field.name, reference: slot.field.reference, n: 1 }, count),
+    );
   if (max !== undefined) {
     // Dropped when another rule (a total over several lists) cannot hold with this many.
     cases.accept(`${label} with ${items(max)} (maxItems) accepted`, at(max), pins);

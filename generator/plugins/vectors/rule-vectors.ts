@@ -36,7 +36,8 @@ function atLeastOneVectors(cases: Cases, rule: RuleOf<'atLeastOne'>): void {
   const { model } = cases;
   const required = rule.fields.filter((f) => fieldOf(model, f)!.required);
   const none = rule.fields.reduce((input, f) => cases.with([f], undefined, input), cases.base);
-  if (required.length === 0) cases.violate(`rule ${rule.id}: violated (none of ${rule.fields.join(', ')} given)`, none, rule.fields, rule);
+  if (required.length === 0)
+    cases.violate(`rule ${rule.id}: violated (none of ${rule.fields.join(', ')} given)`, none, rule.fields, rule);
   for (const field of rule.fields) {
     if (required.some((r) => r !== field)) continue;
     const alone = cases.with([field], sampleField(model, none, field), none);
@@ -82,14 +83,19 @@ function maxTotalItemsVectors(cases: Cases, rule: RuleOf<'maxTotalItems'>): void
     const counts = allocate(cases, rule.fields, total);
     if (!counts) return undefined;
     let input = cases.base;
-    for (const [name, n] of counts) input = cases.with([name], n > 0 ? sampleOf(fieldOf(cases.model, name)!, n) : undefined, input);
-    const what = [...counts].filter(([, n]) => n > 0).map(([name, n]) => `${n} ${name}`).join(' + ');
+    for (const [name, n] of counts)
+      input = cases.with([name], n > 0 ? sampleOf(fieldOf(cases.model, name)!, n) : undefined, input);
+    const what = [...counts]
+      .filter(([, n]) => n > 0)
+      .map(([name, n]) => `${n} ${name}`)
+      .join(' + ');
     return { input, what };
   };
   const atMax = spread(rule.max);
   if (atMax) cases.accept(`rule ${rule.id}: ${atMax.what} (${rule.max} in total) accepted`, atMax.input, rule.fields);
   const over = spread(rule.max + 1);
-  if (over) cases.violate(`rule ${rule.id}: violated (${over.what} = ${rule.max + 1} in total)`, over.input, rule.fields, rule);
+  if (over)
+    cases.violate(`rule ${rule.id}: violated (${over.what} = ${rule.max + 1} in total)`, over.input, rule.fields, rule);
 }
 
 /** Condition true: with the field accepted, without it rejected. */
@@ -102,7 +108,13 @@ function requiredWhenVectors(cases: Cases, rule: RuleOf<'requiredWhen'>): void {
   const without = cases.with([rule.field], undefined, when);
   if (fieldOf(cases.model, rule.field)!.required) {
     // The field is required anyway: the schema rejects the request first, and its `required` is the complete reason.
-    cases.reject(`rule ${rule.id}: ${condition} without ${rule.field} rejected as required`, without, pins, `input.${rule.field}`, 'required');
+    cases.reject(
+      `rule ${rule.id}: ${condition} without ${rule.field} rejected as required`,
+      without,
+      pins,
+      `input.${rule.field}`,
+      'required',
+    );
     return;
   }
   cases.violate(`rule ${rule.id}: violated (${condition} without ${rule.field})`, without, pins, rule);
@@ -114,7 +126,11 @@ function forbiddenWhenVectors(cases: Cases, rule: RuleOf<'forbiddenWhen'>): void
   const pins = [rule.when.field, rule.field];
   const condition = describeCondition(rule.when);
   if (!fieldOf(cases.model, rule.field)!.required) {
-    cases.accept(`rule ${rule.id}: ${condition} without ${rule.field} accepted`, cases.with([rule.field], undefined, when), pins);
+    cases.accept(
+      `rule ${rule.id}: ${condition} without ${rule.field} accepted`,
+      cases.with([rule.field], undefined, when),
+      pins,
+    );
   }
   const withField = cases.with([rule.field], sampleField(cases.model, when, rule.field), when);
   cases.violate(`rule ${rule.id}: violated (${condition} with ${rule.field})`, withField, pins, rule);
@@ -126,7 +142,11 @@ function valueWhenVectors(cases: Cases, rule: RuleOf<'valueWhen'>): void {
   const pins = [rule.when.field, rule.field];
   const condition = describeCondition(rule.when);
   for (const value of rule.values) {
-    cases.accept(`rule ${rule.id}: ${condition} with ${rule.field}=${show(value)} accepted`, cases.with([rule.field], value, when), pins);
+    cases.accept(
+      `rule ${rule.id}: ${condition} with ${rule.field}=${show(value)} accepted`,
+      cases.with([rule.field], value, when),
+      pins,
+    );
   }
   const outside = choices(fieldOf(cases.model, rule.field)!.schema)?.find((v) => !rule.values.includes(v));
   if (outside === undefined) return;
@@ -151,8 +171,14 @@ function sumEqualsVectors(cases: Cases, rule: RuleOf<'sumEquals'>): void {
   const parts = items.map((item) => (item as Input)[rule.property] as number);
   const pins = [rule.field, rule.equalsField];
   const adds = `${rule.field} ${rule.property} ${parts.join('+')}`;
-  cases.accept(`rule ${rule.id}: ${adds} = ${rule.equalsField} ${target} accepted`, cases.with([rule.field], items, input), pins);
-  const off = items.map((item, i) => (i === items.length - 1 ? { ...(item as Input), [rule.property]: parts[i] + 1 } : item));
+  cases.accept(
+    `rule ${rule.id}: ${adds} = ${rule.equalsField} ${target} accepted`,
+    cases.with([rule.field], items, input),
+    pins,
+  );
+  const off = items.map((item, i) =>
+    i === items.length - 1 ? { ...(item as Input), [rule.property]: parts[i] + 1 } : item,
+  );
   const name = `rule ${rule.id}: violated (${rule.field} ${rule.property} adds up to ${target + 1}, ${rule.equalsField} is ${target})`;
   cases.violate(name, cases.with([rule.field], off, input), pins, rule);
 }

@@ -1,5 +1,16 @@
 import type { Condition, Model, Rule } from '../../load/types.js';
-import { alternatives, fieldOf, given, inRange, numericRange, sample, sampleOf, setAt, show, type Input } from './sample.js';
+import {
+  alternatives,
+  fieldOf,
+  given,
+  inRange,
+  numericRange,
+  sample,
+  sampleOf,
+  setAt,
+  show,
+  type Input,
+} from './sample.js';
 
 type SumRule = Extract<Rule, { kind: 'sumEquals' }>;
 
@@ -14,13 +25,15 @@ export function holds(model: Model, input: Input, condition: Condition): boolean
 }
 
 /** field=value, or "field given". */
-export const describeCondition = (c: Condition) => ('present' in c ? `${c.field} given` : `${c.field}=${show(c.equals)}`);
+export const describeCondition = (c: Condition) =>
+  'present' in c ? `${c.field} given` : `${c.field}=${show(c.equals)}`;
 
 /** Where the validator reports a broken rule. */
 export const rulePath = (rule: Rule) => ('field' in rule ? `input.${rule.field}` : 'input');
 
 const count = (value: unknown) => (Array.isArray(value) ? value.length : 0);
-const sumOf = (items: unknown[], property: string) => items.reduce<number>((s, item) => s + ((item as Input)[property] as number), 0);
+const sumOf = (items: unknown[], property: string) =>
+  items.reduce<number>((s, item) => s + ((item as Input)[property] as number), 0);
 
 /** Whether the input breaks the rule, judged as the generated validator judges it (defaults applied). */
 export function breaks(model: Model, rule: Rule, input: Input): boolean {
@@ -35,11 +48,17 @@ export function breaks(model: Model, rule: Rule, input: Input): boolean {
     case 'forbiddenWhen':
       return holds(model, input, rule.when) && given(value(rule.field));
     case 'valueWhen':
-      return holds(model, input, rule.when) && value(rule.field) !== undefined && !rule.values.includes(value(rule.field) as never);
+      return (
+        holds(model, input, rule.when) &&
+        value(rule.field) !== undefined &&
+        !rule.values.includes(value(rule.field) as never)
+      );
     case 'sumEquals': {
       const items = value(rule.field);
       const target = value(rule.equalsField);
-      return Array.isArray(items) && items.length > 0 && typeof target === 'number' && sumOf(items, rule.property) !== target;
+      return (
+        Array.isArray(items) && items.length > 0 && typeof target === 'number' && sumOf(items, rule.property) !== target
+      );
     }
   }
 }
@@ -105,14 +124,20 @@ function repairs(model: Model, rule: Rule, input: Input, pinned: Set<string>): I
       return [out];
     }
     case 'requiredWhen':
-      return [...(free(rule.field) ? [set(rule.field, sampleField(model, input, rule.field))] : []), ...conditionOff(model, input, rule.when, pinned)];
+      return [
+        ...(free(rule.field) ? [set(rule.field, sampleField(model, input, rule.field))] : []),
+        ...conditionOff(model, input, rule.when, pinned),
+      ];
     case 'forbiddenWhen':
       return [
         ...(free(rule.field) && !fieldOf(model, rule.field)!.required ? [set(rule.field, undefined)] : []),
         ...conditionOff(model, input, rule.when, pinned),
       ];
     case 'valueWhen':
-      return [...(free(rule.field) ? rule.values.map((v) => set(rule.field, v)) : []), ...conditionOff(model, input, rule.when, pinned)];
+      return [
+        ...(free(rule.field) ? rule.values.map((v) => set(rule.field, v)) : []),
+        ...conditionOff(model, input, rule.when, pinned),
+      ];
     case 'sumEquals':
       return rebalance(model, rule, input, pinned);
   }
@@ -131,7 +156,8 @@ function rebalance(model: Model, rule: SumRule, input: Input, pinned: Set<string
   }
   const range = numericRange(fieldOf(model, rule.equalsField)!.schema);
   const sum = sumOf(items, rule.property);
-  if (!isPinned(pinned, rule.equalsField) && range && inRange(range, sum)) out.push(setAt(model, input, [rule.equalsField], sum));
+  if (!isPinned(pinned, rule.equalsField) && range && inRange(range, sum))
+    out.push(setAt(model, input, [rule.equalsField], sum));
   return out;
 }
 

@@ -10,7 +10,8 @@ const EXTENSIONS: Record<string, string> = { image: 'png', video: 'mp4', audio: 
 export const clone = <T>(value: T): T => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T));
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-export const fieldOf = (model: Model, name: string): ModelField | undefined => model.fields.find((f) => f.name === name);
+export const fieldOf = (model: Model, name: string): ModelField | undefined =>
+  model.fields.find((f) => f.name === name);
 /** Shown in vector names: strings as they are, anything else as JSON. */
 export const show = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -81,7 +82,12 @@ export function alternatives(schema: JsonSchema): Scalar[] {
   if (fixed) return fixed;
   const range = numericRange(schema);
   if (!range) return [];
-  const candidates = [schema.default, range.min, range.min === undefined ? undefined : range.min + range.step, range.max];
+  const candidates = [
+    schema.default,
+    range.min,
+    range.min === undefined ? undefined : range.min + range.step,
+    range.max,
+  ];
   return [...new Set(candidates.filter((v): v is number => typeof v === 'number' && inRange(range, v)))];
 }
 
@@ -89,10 +95,28 @@ export const inRange = (range: NumericRange, value: number) =>
   (range.min === undefined || value >= range.min) && (range.max === undefined || value <= range.max);
 
 /** The prompt text repeated and cut to exactly `length` characters. */
-export const textOfLength = (length: number) => `${PROMPT} `.repeat(Math.ceil(length / (PROMPT.length + 1)) + 1).slice(0, length);
+export const textOfLength = (length: number) =>
+  `${PROMPT} `.repeat(Math.ceil(length / (PROMPT.length + 1)) + 1).slice(0, length);
+
+/**
+ * A string of exactly `length` characters for a schema: the prompt text, or for a patterned string
+ * (a URL) a sample value padded inside its last path segment, so that only its length is at stake.
+ * Where no padding keeps the pattern (the pattern itself bounds the length), the padded sample is
+ * returned anyway and `matches` says so.
+ */
+export function stringOfLength(schema: JsonSchema, hint: Hint, length: number): { value: string; matches: boolean } {
+  if (typeof schema.pattern !== 'string') return { value: textOfLength(length), matches: true };
+  const pattern = new RegExp(schema.pattern, 'u');
+  const base = sampleString(schema, hint);
+  const fill = 'x'.repeat(Math.max(length - base.length, 0));
+  const cut = base.lastIndexOf('/') + 1;
+  const candidates = [base.slice(0, cut) + fill + base.slice(cut), base + fill].map((c) => c.slice(0, length));
+  const found = candidates.find((c) => pattern.test(c));
+  return { value: found ?? candidates[0], matches: found !== undefined };
+}
 
 /** What a sample value is named after: the field, its reference kind, and its position in a list. */
-interface Hint {
+export interface Hint {
   field: string;
   reference?: string;
   n: number;

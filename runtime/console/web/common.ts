@@ -1,20 +1,8 @@
 /** Shared by both pages: the page's texts, the JSON calls (with the CSRF token), the sign-in form, tiny DOM helpers. */
 import type { UiTextKey } from '../../../generated/ui-text.js';
+import { api, CallError, setCsrfToken, type ApiData } from './api.js';
 
-export interface Envelope<T> {
-  code: number;
-  msg: string;
-  data: T;
-}
-
-export class CallError extends Error {
-  constructor(
-    readonly status: number,
-    readonly envelope: Envelope<any>,
-  ) {
-    super(envelope?.msg ?? `HTTP ${status}`);
-  }
-}
+export { api, CallError, csrfHeader, readEnvelope } from './api.js';
 
 let texts: Record<string, string> | undefined;
 
@@ -25,8 +13,10 @@ function pageTexts(): Record<string, string> {
 }
 
 /** One text with its {placeholders} filled. */
-export function t(key: UiTextKey, params: Record<string, string | number> = {}): string {
-  return (pageTexts()[key] ?? key).replace(/\{(\w+)\}/g, (whole, name: string) => (params[name] === undefined ? whole : String(params[name])));
+export function t(key: UiTextKey, params: Record<string, string | number | undefined> = {}): string {
+  return (pageTexts()[key] ?? key).replace(/\{(\w+)\}/g, (whole, name: string) =>
+    params[name] === undefined ? whole : String(params[name]),
+  );
 }
 
 /** One text with elements in its placeholders: the order of the parts is the language's, not the code's. */
@@ -44,27 +34,11 @@ export function tNodes(key: UiTextKey, parts: Record<string, Node | string | num
   return out.filter((part) => part !== '');
 }
 
-let csrfToken = '';
-
-export function csrfHeader(): Record<string, string> {
-  return { 'X-CSRF-Token': csrfToken };
-}
-
-export async function readEnvelope<T>(response: Response): Promise<T> {
-  const envelope = (await response.json().catch(() => ({ code: response.status, msg: response.statusText, data: null }))) as Envelope<T>;
-  if (!response.ok) throw new CallError(response.status, envelope);
-  return envelope.data;
-}
-
-export async function call<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { 'X-Requested-With': 'mediaforge-console' };
-  if (method !== 'GET') Object.assign(headers, csrfHeader());
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
-  return readEnvelope<T>(response);
-}
-
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string | boolean | number> = {}, ...children: (Node | string | null)[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | boolean | number> = {},
+  ...children: (Node | string | null)[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === false) continue;
@@ -75,33 +49,25 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<s
   return el;
 }
 
-export interface Session {
-  email: string;
-  csrfToken: string;
-  language: string | null;
-  /** The language of these pages for this session: the account's setting, else Accept-Language. */
-  uiLanguage: string;
-  payloadVersion: number;
-  languages: string[];
-  events: string[];
-}
+/** The signed-in session (uiLanguage: the language of these pages for it, the account's setting, else Accept-Language). */
+export type Session = ApiData<'/console/api/session', 'get'>;
 
 /** The session, or a sign-up / sign-in form until there is one. */
 export async function ensureSession(app: HTMLElement): Promise<Session> {
   for (;;) {
     try {
-      const session = await call<Session>('GET', '/console/api/session');
+      const session = await api('get', '/console/api/session');
       // Signed in with an account language other than the page's (served before sign-in): load the page in it.
       if (session.uiLanguage !== document.documentElement.lang) {
         location.reload();
         return new Promise<Session>(() => {});
       }
-      csrfToken = session.csrfToken;
+      setCsrfToken(session.csrfToken);
       const who = document.getElementById('who')!;
       who.replaceChildren(session.email + ' ');
       const out = h('button', { class: 'secondary', id: 'signout', text: t('auth.signOut') });
       out.onclick = async () => {
-        await call('POST', '/console/api/signout');
+        await api('post', '/console/api/signout');
         location.reload();
       };
       who.append(out);
@@ -116,23 +82,42 @@ export async function ensureSession(app: HTMLElement): Promise<Session> {
 function signInForm(app: HTMLElement): Promise<void> {
   return new Promise((resolve) => {
     const email = h('input', { type: 'email', id: 'email', autocomplete: 'username', required: true });
-    const password = h('input', { type: 'password', id: 'password', autocomplete: 'current-password', required: true, minlength: 8 });
+    const password = h('input', {
+      type: 'password',
+      id: 'password',
+      autocomplete: 'current-password',
+      required: true,
+      minlength: 8,
+    });
     const message = h('p', { class: 'error', id: 'auth-error' });
-    const submit = (path: string) => async (event: Event) => {
+    const submit = (path: '/console/api/signup' | '/console/api/signin') => async (event: Event) => {
       event.preventDefault();
       message.textContent = '';
       try {
-        const data = await call<{ csrfToken: string }>('POST', path, { email: email.value, password: password.value });
-        csrfToken = data.csrfToken;
+        const data = await api('post', path, { body: { email: email.value, password: password.value } });
+        setCsrfToken(data.csrfToken);
         resolve();
       } catch (error) {
         message.textContent = errorText(error);
       }
     };
-    const signUp = h('button', { type: 'button', id: 'signup', text: t('auth.signUp', { credits: document.body.dataset.playgroundCredits ?? '' }) });
+    const signUp = h('button', {
+      type: 'button',
+      id: 'signup',
+      text: t('auth.signUp', { credits: document.body.dataset.playgroundCredits ?? '' }),
+    });
     const signIn = h('button', { type: 'submit', class: 'secondary', id: 'signin', text: t('auth.signIn') });
     signUp.onclick = submit('/console/api/signup');
-    const form = h('form', {}, h('label', { for: 'email', text: t('auth.email') }), email, h('label', { for: 'password', text: t('auth.password') }), password, h('p', {}, signUp, ' ', signIn), message);
+    const form = h(
+      'form',
+      {},
+      h('label', { for: 'email', text: t('auth.email') }),
+      email,
+      h('label', { for: 'password', text: t('auth.password') }),
+      password,
+      h('p', {}, signUp, ' ', signIn),
+      message,
+    );
     form.onsubmit = submit('/console/api/signin');
     app.replaceChildren(h('section', { id: 'auth' }, h('h2', { text: t('auth.title') }), form));
   });

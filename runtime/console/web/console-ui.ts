@@ -44,23 +44,36 @@ export function button(text: string, id: string, run: () => Promise<void>, secon
 }
 
 /** A button that asks once more before it runs (no window.confirm: it blocks the page). */
-export function confirmButton(text: string, confirmText: string, id: string, run: () => Promise<void>): HTMLButtonElement {
+export function confirmButton(
+  text: string,
+  confirmText: string,
+  id: string,
+  run: () => Promise<void>,
+): HTMLButtonElement {
   let armed = false;
-  const b = button(text, id, async () => {
-    if (!armed) {
-      armed = true;
-      b.textContent = confirmText;
-      b.dataset.armed = 'true';
-      return;
-    }
-    await run();
-  }, true);
+  const b = button(
+    text,
+    id,
+    async () => {
+      if (!armed) {
+        armed = true;
+        b.textContent = confirmText;
+        b.dataset.armed = 'true';
+        return;
+      }
+      await run();
+    },
+    true,
+  );
   return b;
 }
 
 /** A secret shown once: in the page until it is reloaded, never retrievable again. */
 export function showOnce(slot: HTMLElement, label: string, secret: string, id: string) {
-  slot.replaceChildren(h('p', { text: t('console.shownOnce', { label }) }), h('div', { class: 'secret', id, text: secret }));
+  slot.replaceChildren(
+    h('p', { text: t('console.shownOnce', { label }) }),
+    h('div', { class: 'secret', id, text: secret }),
+  );
 }
 
 export function dateTime(iso: string): string {

@@ -2,7 +2,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { LANGUAGE_NAMES } from '../../../generated/ui-text.js';
-import { call, ensureSession, errorText, h, stateText, t, tNodes, type Session } from './common.js';
+import { api, ensureSession, errorText, h, stateText, t, tNodes, type Session } from './common.js';
 import { body, button, dateTime, section, showOnce, table } from './console-ui.js';
 import { renderDeliveries, renderWebhooks } from './console-webhooks.js';
 
@@ -10,9 +10,16 @@ let chart: uPlot | undefined;
 
 async function renderUsage() {
   const slot = body('usage');
-  const usage = await call<{ byDay: { day: string; api: number; playground: number; tasks: number }[]; byModel: { model: string; tasks: number; credits: number }[] }>('GET', '/console/api/usage');
+  const usage = await api('get', '/console/api/usage');
   const holder = h('div', { id: 'usage-chart' });
-  slot.replaceChildren(holder, table(['usage.colModel', 'usage.colTasks', 'usage.colCredits'], usage.byModel.map((m) => [m.model, String(m.tasks), String(m.credits)]), 'usage-by-model'));
+  slot.replaceChildren(
+    holder,
+    table(
+      ['usage.colModel', 'usage.colTasks', 'usage.colCredits'],
+      usage.byModel.map((m) => [m.model, String(m.tasks), String(m.credits)]),
+      'usage-by-model',
+    ),
+  );
   const xs = usage.byDay.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
   chart?.destroy();
   chart = new uPlot(
@@ -20,7 +27,11 @@ async function renderUsage() {
       width: Math.min(1000, (slot.clientWidth || 900) - 10),
       height: 220,
       title: t('usage.chartTitle'),
-      series: [{ label: t('usage.day') }, { label: t('wallet.api'), stroke: '#2f6fde', fill: 'rgba(47,111,222,.15)' }, { label: t('wallet.playground'), stroke: '#d0782a', fill: 'rgba(208,120,42,.15)' }],
+      series: [
+        { label: t('usage.day') },
+        { label: t('wallet.api'), stroke: '#2f6fde', fill: 'rgba(47,111,222,.15)' },
+        { label: t('wallet.playground'), stroke: '#d0782a', fill: 'rgba(208,120,42,.15)' },
+      ],
       axes: [{}, { label: t('usage.axisCredits') }],
     },
     [xs, usage.byDay.map((d) => d.api), usage.byDay.map((d) => d.playground)],
@@ -29,61 +40,123 @@ async function renderUsage() {
 }
 
 async function renderBalance() {
-  const b = await call<{ api: { available: number; held: number }; playground: { available: number } }>('GET', '/console/api/balance');
+  const b = await api('get', '/console/api/balance');
   body('balance').replaceChildren(
-    h('p', {}, ...tNodes('balance.summary', { api: h('strong', { id: 'api-balance', text: String(b.api.available) }), held: b.api.held, playground: h('strong', { id: 'playground-balance', text: String(b.playground.available) }) })),
+    h(
+      'p',
+      {},
+      ...tNodes('balance.summary', {
+        api: h('strong', { id: 'api-balance', text: String(b.api.available) }),
+        held: b.api.held,
+        playground: h('strong', { id: 'playground-balance', text: String(b.playground.available) }),
+      }),
+    ),
   );
 }
 
 async function renderKeys() {
   const slot = body('keys');
-  const keys = await call<{ keyId: string; prefix: string; workspace: string; createdAt: string; revokedAt: string | null }[]>('GET', '/console/api/keys');
+  const keys = await api('get', '/console/api/keys');
   const team = h('input', { type: 'text', id: 'team-name', placeholder: t('keys.teamPlaceholder') });
   const create = (teamName?: string) => async () => {
-    const created = await call<{ apiKey: string; workspace: string }>('POST', '/console/api/keys', teamName === undefined ? {} : { team: teamName });
+    const created = await api('post', '/console/api/keys', { body: teamName === undefined ? {} : { team: teamName } });
     await renderKeys();
-    showOnce(body('keys').querySelector('#new-key-slot')!, t('keys.newKey', { workspace: created.workspace }), created.apiKey, 'new-key');
+    showOnce(
+      body('keys').querySelector('#new-key-slot')!,
+      t('keys.newKey', { workspace: created.workspace }),
+      created.apiKey,
+      'new-key',
+    );
   };
   const rows = keys.map((k) => [
     `${k.prefix}…`,
     k.workspace,
     dateTime(k.createdAt),
-    k.revokedAt ? t('keys.revokedOn', { date: k.revokedAt.slice(0, 10) }) : button(t('keys.revoke'), `revoke-${k.keyId}`, async () => void (await call('POST', `/console/api/keys/${k.keyId}/revoke`), await renderKeys()), true),
+    k.revokedAt
+      ? t('keys.revokedOn', { date: k.revokedAt.slice(0, 10) })
+      : button(
+          t('keys.revoke'),
+          `revoke-${k.keyId}`,
+          async () =>
+            void (await api('post', '/console/api/keys/{keyId}/revoke', { params: { keyId: k.keyId } }),
+            await renderKeys()),
+          true,
+        ),
   ]);
   slot.replaceChildren(
     table(['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', ''], rows, 'keys-table'),
     keys.length ? '' : h('p', { class: 'hint', text: t('keys.none') }),
     h('p', {}, button(t('keys.createPersonal'), 'create-key', create()), ' '),
-    h('div', { class: 'row' }, team, button(t('keys.createTeam'), 'create-team-key', async () => create(team.value)())),
+    h(
+      'div',
+      { class: 'row' },
+      team,
+      button(t('keys.createTeam'), 'create-team-key', async () => create(team.value)()),
+    ),
     h('div', { id: 'new-key-slot' }),
   );
 }
 
 function renderSettings(session: Session) {
   const language = h('select', { id: 'language' }, h('option', { value: '', text: t('settings.languageBrowser') }));
-  for (const l of session.languages) language.append(h('option', { value: l, text: `${LANGUAGE_NAMES[l as keyof typeof LANGUAGE_NAMES] ?? l} (${l})`, selected: l === session.language }));
-  const version = h('select', { id: 'payload-version' }, ...[1, 2].map((v) => h('option', { value: String(v), text: t('settings.payloadVersionOption', { version: v }), selected: v === session.payloadVersion })));
+  for (const l of session.languages)
+    language.append(
+      h('option', {
+        value: l,
+        text: `${LANGUAGE_NAMES[l as keyof typeof LANGUAGE_NAMES] ?? l} (${l})`,
+        selected: l === session.language,
+      }),
+    );
+  const version = h(
+    'select',
+    { id: 'payload-version' },
+    ...[1, 2].map((v) =>
+      h('option', {
+        value: String(v),
+        text: t('settings.payloadVersionOption', { version: v }),
+        selected: v === session.payloadVersion,
+      }),
+    ),
+  );
   const saved = h('span', { id: 'settings-saved' });
   body('settings').replaceChildren(
-    h('label', { for: 'language', text: t('settings.language') }, h('small', { class: 'hint', text: t('settings.languageHint') })),
+    h(
+      'label',
+      { for: 'language', text: t('settings.language') },
+      h('small', { class: 'hint', text: t('settings.languageHint') }),
+    ),
     language,
     h('label', { for: 'payload-version', text: t('settings.payloadVersion') }),
     version,
-    h('p', {}, button(t('settings.save'), 'save-settings', async () => {
-      await call('POST', '/console/api/settings', { language: language.value, payloadVersion: Number(version.value) });
-      saved.textContent = ` ${t('settings.saved')}`;
-      // The pages follow the setting: load them again when it changes what they are written in.
-      if (language.value !== (session.language ?? '')) location.reload();
-    }), saved),
+    h(
+      'p',
+      {},
+      button(t('settings.save'), 'save-settings', async () => {
+        await api('post', '/console/api/settings', {
+          body: { language: language.value, payloadVersion: Number(version.value) as 1 | 2 },
+        });
+        saved.textContent = ` ${t('settings.saved')}`;
+        // The pages follow the setting: load them again when it changes what they are written in.
+        if (language.value !== (session.language ?? '')) location.reload();
+      }),
+      saved,
+    ),
   );
 }
 
 async function renderTasks() {
-  const tasks = await call<{ taskId: string; model: string; state: string; wallet: string; credits: number; createdAt: string }[]>('GET', '/console/api/tasks');
+  const tasks = await api('get', '/console/api/tasks');
   body('tasks').replaceChildren(
     table(
       ['tasks.colTask', 'tasks.colModel', 'tasks.colState', 'tasks.colWallet', 'tasks.colCredits', 'tasks.colCreated'],
-      tasks.map((x) => [x.taskId, x.model, h('span', { class: 'badge', 'data-state': x.state, text: stateText(x.state) }), t(x.wallet === 'api' ? 'wallet.api' : 'wallet.playground'), String(x.credits), dateTime(x.createdAt)]),
+      tasks.map((x) => [
+        x.taskId,
+        x.model,
+        h('span', { class: 'badge', 'data-state': x.state, text: stateText(x.state) }),
+        t(x.wallet === 'api' ? 'wallet.api' : 'wallet.playground'),
+        String(x.credits),
+        dateTime(x.createdAt),
+      ]),
       'tasks-table',
     ),
   );
@@ -102,7 +175,14 @@ async function main() {
     section('tasks', 'console.tasks'),
   );
   renderSettings(session);
-  await Promise.all([renderBalance(), renderUsage(), renderKeys(), renderWebhooks(session), renderDeliveries(), renderTasks()]);
+  await Promise.all([
+    renderBalance(),
+    renderUsage(),
+    renderKeys(),
+    renderWebhooks(session),
+    renderDeliveries(),
+    renderTasks(),
+  ]);
   document.body.dataset.ready = 'true';
 }
 

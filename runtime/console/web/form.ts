@@ -16,7 +16,10 @@ export interface ModelForm {
 }
 
 function fieldName(path: string): string {
-  return path.replace(/^(body\.)?input(\.|\/)?/, '').replace(/^\//, '').split(/[.[\/]/)[0];
+  return path
+    .replace(/^(body\.)?input(\.|\/)?/, '')
+    .replace(/^\//, '')
+    .split(/[.[\/]/)[0];
 }
 
 interface Control {
@@ -37,8 +40,13 @@ function control(name: string, prop: Prop): Control {
   if (enumValues) {
     const select = h('select', { id, name });
     if (prop.default === undefined) select.append(h('option', { value: '', text: '—' }));
-    for (const value of enumValues) select.append(h('option', { value: String(value), text: String(value), selected: value === prop.default }));
-    return { el: select, read: () => (select.value === '' ? undefined : (enumValues.find((v) => String(v) === select.value) ?? select.value)) };
+    for (const value of enumValues)
+      select.append(h('option', { value: String(value), text: String(value), selected: value === prop.default }));
+    return {
+      el: select,
+      read: () =>
+        select.value === '' ? undefined : (enumValues.find((v) => String(v) === select.value) ?? select.value),
+    };
   }
   if (prop.type === 'integer' || prop.type === 'number') {
     const input = h('input', { type: 'number', id, name, step: prop.type === 'integer' ? 1 : 'any' });
@@ -53,7 +61,10 @@ function control(name: string, prop: Prop): Control {
     return {
       el: area,
       read: () => {
-        const items = area.value.split(/\s*\n\s*/).map((s) => s.trim()).filter(Boolean);
+        const items = area.value
+          .split(/\s*\n\s*/)
+          .map((s) => s.trim())
+          .filter(Boolean);
         return items.length ? items : undefined;
       },
       put: (value) => {
@@ -61,7 +72,8 @@ function control(name: string, prop: Prop): Control {
       },
     };
   }
-  const long = name.includes('prompt') || (prop.maxLength ?? 0) > 200;
+  // A URL (a string with a format pattern) stays one line, however long its maxLength (2,048).
+  const long = name.includes('prompt') || (prop.pattern === undefined && (prop.maxLength ?? 0) > 200);
   const input = long ? h('textarea', { id, name }) : h('input', { type: 'text', id, name });
   if (prop.maxLength !== undefined) input.setAttribute('maxlength', String(prop.maxLength));
   if (prop.default !== undefined) input.value = String(prop.default);
@@ -101,13 +113,23 @@ export function buildForm(model: FormModel, onChange: () => void): ModelForm {
     el.addEventListener('change', onChange);
     readers.set(name, read);
     const hint = [prop.description ?? ''];
-    if (prop.minimum !== undefined || prop.maximum !== undefined) hint.push(t('form.range', { min: prop.minimum ?? '…', max: prop.maximum ?? '…' }));
-    if (prop.type === 'string' && !prop.enum && name.includes('prompt') && model.markerDescription) hint.push(t('form.markers', { description: model.markerDescription, example: model.markerExample }));
+    if (prop.minimum !== undefined || prop.maximum !== undefined)
+      hint.push(t('form.range', { min: prop.minimum ?? '…', max: prop.maximum ?? '…' }));
+    if (prop.type === 'string' && !prop.enum && name.includes('prompt') && model.markerDescription)
+      hint.push(t('form.markers', { description: model.markerDescription, example: model.markerExample }));
     const slot = h('div', { class: 'error', id: `err-${name}` });
-    const label = h('label', { for: `f-${name}` }, `${name}${required.has(name) ? ' *' : ''}`, h('small', { class: 'hint', text: hint.join(' ') }));
+    const label = h(
+      'label',
+      { for: `f-${name}` },
+      `${name}${required.has(name) ? ' *' : ''}`,
+      h('small', { class: 'hint', text: hint.join(' ') }),
+    );
     const wrapper = h('div', { class: 'field', 'data-field': name }, label, el);
     const kind = kinds.get(name);
-    if (kind && put && uploadable(kind)) wrapper.append(uploadWidget({ model: model.id, field: name, kind, multiple: prop.type === 'array', put, changed: onChange }));
+    if (kind && put && uploadable(kind))
+      wrapper.append(
+        uploadWidget({ model: model.id, field: name, kind, multiple: prop.type === 'array', put, changed: onChange }),
+      );
     wrapper.append(slot);
     wrappers.set(name, wrapper);
     errorSlots.set(name, slot);

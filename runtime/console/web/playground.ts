@@ -1,5 +1,5 @@
 /** /playground: pick a model, fill the generated form, watch the live quote, submit, follow the task, play the video. */
-import { call, CallError, ensureSession, errorText, h, stateText, t, tNodes } from './common.js';
+import { api, CallError, ensureSession, errorText, h, stateText, t, tNodes } from './common.js';
 import { buildForm, type ModelForm } from './form.js';
 
 interface ModelEntry {
@@ -12,6 +12,19 @@ interface ModelEntry {
   markerDescription: string;
   markerExample: string;
   minimumFor5sCredits: number;
+  /** What the model's defaults hold with just a prompt; null when it needs more than a prompt to run. */
+  defaultsMaxCredits: number | null;
+}
+
+/**
+ * The model the page opens on: the one whose defaults hold least among those a prompt alone can run
+ * within the balance (by price, never by name); without one, the cheapest by its lowest price.
+ */
+function openingModel(models: ModelEntry[], available: number): ModelEntry | undefined {
+  const byDefaults = models
+    .filter((m) => m.defaultsMaxCredits !== null && m.defaultsMaxCredits <= available)
+    .sort((a, b) => a.defaultsMaxCredits! - b.defaultsMaxCredits! || (a.id < b.id ? -1 : 1));
+  return byDefaults[0];
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'expired', 'canceled']);
@@ -19,10 +32,10 @@ const TERMINAL = new Set(['succeeded', 'failed', 'expired', 'canceled']);
 async function main() {
   const app = document.getElementById('app')!;
   await ensureSession(app);
-  const models = await call<ModelEntry[]>('GET', '/playground/api/models');
+  const models = await api('get', '/playground/api/models');
   const balance = h('span', { id: 'balance' });
   const refreshBalance = async () => {
-    const wallet = await call<{ available: number; held: number }>('GET', '/playground/api/balance');
+    const wallet = await api('get', '/playground/api/balance');
     balance.textContent = String(wallet.available);
     balance.dataset.available = String(wallet.available);
   };
@@ -30,8 +43,15 @@ async function main() {
 
   const picker = h('select', { id: 'model' });
   for (const m of [...models].sort((a, b) => a.minimumFor5sCredits - b.minimumFor5sCredits || (a.id < b.id ? -1 : 1))) {
-    picker.append(h('option', { value: m.id, text: t('playground.modelOption', { title: m.title, credits: m.minimumFor5sCredits }) }));
+    picker.append(
+      h('option', {
+        value: m.id,
+        text: t('playground.modelOption', { title: m.title, credits: m.minimumFor5sCredits }),
+      }),
+    );
   }
+  const opening = openingModel(models, Number(balance.dataset.available));
+  if (opening) picker.value = opening.id;
   const summary = h('p', { id: 'summary' });
   const formSlot = h('div');
   const quote = h('p', { id: 'quote', 'aria-live': 'polite' });
@@ -40,6 +60,8 @@ async function main() {
   const result = h('div', { id: 'result' });
 
   let form: ModelForm | undefined;
+  // Field errors wait until the user has done something: edited a field or pressed Generate.
+  let acted = false;
   let quoteSeq = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const current = () => models.find((m) => m.id === picker.value)!;
@@ -48,7 +70,7 @@ async function main() {
     if (!form) return;
     const seq = ++quoteSeq;
     try {
-      const q = await call<{ estimatedCredits: number; maxCredits: number; affordable: boolean; warnings: { message: string }[] }>('POST', '/playground/api/quote', { model: picker.value, input: form.read() });
+      const q = await api('post', '/playground/api/quote', { body: { model: picker.value, input: form.read() } });
       if (seq !== quoteSeq) return;
       form.showErrors([]);
       quote.dataset.credits = String(q.estimatedCredits);
@@ -60,18 +82,26 @@ async function main() {
     } catch (error) {
       if (seq !== quoteSeq) return;
       delete quote.dataset.credits;
-      quote.textContent = t('playground.noQuote');
-      showError(error);
+      if (acted) {
+        quote.textContent = t('playground.noQuote');
+        showError(error);
+      } else {
+        quote.textContent = t('playground.startHint');
+        form.showErrors([]);
+      }
     }
   }
   const scheduleQuote = () => {
+    acted = true;
     clearTimeout(timer);
     timer = setTimeout(updateQuote, 150);
   };
 
   function showError(error: unknown) {
-    if (error instanceof CallError && Array.isArray(error.envelope?.data?.errors)) form?.showErrors(error.envelope.data.errors);
-    else if (error instanceof CallError && error.envelope?.data?.param) form?.showErrors([{ path: error.envelope.data.param, message: error.envelope.msg }]);
+    if (error instanceof CallError && Array.isArray(error.envelope?.data?.errors))
+      form?.showErrors(error.envelope.data.errors);
+    else if (error instanceof CallError && error.envelope?.data?.param)
+      form?.showErrors([{ path: error.envelope.data.param, message: error.envelope.msg }]);
     else form?.showErrors([{ path: '', message: errorText(error) }]);
   }
 
@@ -80,6 +110,7 @@ async function main() {
     summary.textContent = `${model.mode}: ${model.summary}`;
     status.replaceChildren();
     result.replaceChildren();
+    acted = false;
     form = buildForm(model, scheduleQuote);
     formSlot.replaceChildren(form.element);
     void updateQuote();
@@ -88,24 +119,48 @@ async function main() {
 
   submit.onclick = async () => {
     if (!form) return;
+    acted = true;
     submit.disabled = true;
     status.replaceChildren();
     result.replaceChildren();
     try {
-      let task = await call('POST', '/playground/api/tasks', { model: picker.value, input: form.read() });
+      let task = await api('post', '/playground/api/tasks', { body: { model: picker.value, input: form.read() } });
       form.showErrors([]);
       await refreshBalance();
       while (!TERMINAL.has(task.state)) {
-        status.replaceChildren(...tNodes('playground.task', { taskId: task.taskId }), ' ', h('span', { class: 'badge', id: 'state', 'data-state': task.state, text: stateText(task.state) }), ` ${task.progress ?? 0}%`);
+        status.replaceChildren(
+          ...tNodes('playground.task', { taskId: task.taskId }),
+          ' ',
+          h('span', { class: 'badge', id: 'state', 'data-state': task.state, text: stateText(task.state) }),
+          ` ${task.progress ?? 0}%`,
+        );
         await new Promise((resolve) => setTimeout(resolve, 400));
-        task = await call('GET', `/playground/api/tasks/${encodeURIComponent(task.taskId)}`);
+        task = await api('get', '/playground/api/tasks/{taskId}', { params: { taskId: task.taskId } });
       }
-      status.replaceChildren(...tNodes('playground.task', { taskId: task.taskId }), ' ', h('span', { class: 'badge', id: 'state', 'data-state': task.state, text: stateText(task.state) }));
+      status.replaceChildren(
+        ...tNodes('playground.task', { taskId: task.taskId }),
+        ' ',
+        h('span', { class: 'badge', id: 'state', 'data-state': task.state, text: stateText(task.state) }),
+      );
       await refreshBalance();
-      if (task.state === 'succeeded') {
-        const asset = task.output.assets[0];
-        const video = h('video', { id: 'video', controls: true, muted: true, playsinline: true, preload: 'auto', src: asset.url });
-        result.append(video, h('p', { id: 'charge', 'data-credits': task.credits, text: t('playground.charged', { credits: task.credits, cost: task.cost, seconds: asset.durationSeconds }) }));
+      const asset = task.output?.assets[0];
+      if (task.state === 'succeeded' && asset) {
+        const video = h('video', {
+          id: 'video',
+          controls: true,
+          muted: true,
+          playsinline: true,
+          preload: 'auto',
+          src: asset.url,
+        });
+        result.append(
+          video,
+          h('p', {
+            id: 'charge',
+            'data-credits': task.credits,
+            text: t('playground.charged', { credits: task.credits, cost: task.cost, seconds: asset.durationSeconds }),
+          }),
+        );
       } else {
         result.append(h('p', { class: 'error', id: 'task-error', text: task.errorMessage ?? task.state }));
       }
@@ -117,8 +172,22 @@ async function main() {
   };
 
   app.replaceChildren(
-    h('section', {}, h('h2', {}, ...tNodes('playground.heading', { balance })), h('p', { text: t('playground.separate') })),
-    h('section', {}, h('label', { for: 'model', text: t('playground.model') }), picker, summary, formSlot, quote, submit),
+    h(
+      'section',
+      {},
+      h('h2', {}, ...tNodes('playground.heading', { balance })),
+      h('p', { text: t('playground.separate') }),
+    ),
+    h(
+      'section',
+      {},
+      h('label', { for: 'model', text: t('playground.model') }),
+      picker,
+      summary,
+      formSlot,
+      quote,
+      submit,
+    ),
     h('section', {}, h('h2', { text: t('playground.result') }), status, result),
   );
   selectModel();

@@ -1,21 +1,20 @@
 import type { Handlers } from '../../../generated/routes.js';
 import { creditsToUsd } from '../../../generated/support.js';
 import { ApiError } from '../../errors.js';
-import type { ApiRequest } from '../api-request.js';
+import { walletOf } from '../../ledger/wallets.js';
+import { usageRows } from '../../tasks/task-rows.js';
+import type { ApiRequests } from '../api-request.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 
-function parseDay(value: string | undefined, param: string): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;
-  // Date.parse rolls impossible days over (2026-02-30 -> 2026-03-02): the day must read back unchanged.
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw new ApiError('invalid_parameter', { param }, [], param);
-  return ms;
+/** A day the contract's `format: date` has already checked (it refuses 2026-02-30), as its UTC midnight. */
+function dayStart(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Date.parse(`${value}T00:00:00Z`);
 }
 
-export const accountHandlers: Pick<Handlers<ApiRequest>, 'getCredit' | 'getUsage'> = {
+export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsage'> = {
   async getCredit(req) {
-    const wallet = await req.ctx.db.kysely.selectFrom('wallets').selectAll().where('account_id', '=', req.caller.accountId).executeTakeFirstOrThrow();
+    const wallet = await walletOf(req.ctx.db.kysely, req.caller.accountId);
     const total = wallet.available + wallet.held;
     return {
       status: 200,
@@ -34,22 +33,20 @@ export const accountHandlers: Pick<Handlers<ApiRequest>, 'getCredit' | 'getUsage
   /** The calling key's tasks by UTC day and by model: counts and settled charges. Default: the last 30 days. */
   async getUsage(req) {
     const now = req.ctx.clock.now();
-    const to = (parseDay(req.query('to'), 'to') ?? now - (now % DAY_MS)) + DAY_MS;
-    const from = parseDay(req.query('from'), 'from') ?? to - 30 * DAY_MS;
+    const to = (dayStart(req.query.to) ?? now - (now % DAY_MS)) + DAY_MS;
+    const from = dayStart(req.query.from) ?? to - 30 * DAY_MS;
+    // A rule across two parameters, which the contract cannot state: the range is ordered and at most 366 days.
     if (from >= to || to - from > 366 * DAY_MS) throw new ApiError('invalid_parameter', { param: 'from' }, [], 'from');
-    const rows = await req.ctx.db.kysely
-      .selectFrom('tasks')
-      .select(['model', 'created_at', 'charged_credits', 'settled'])
-      .where('api_key_id', '=', req.caller.keyId)
-      .where('created_at', '>=', from)
-      .where('created_at', '<', to)
-      .execute();
+    const rows = await usageRows(req.ctx.db.kysely, { keyId: req.caller.keyId }, from, to);
     const byDay = new Map<string, { tasks: number; credits: number }>();
     const byModel = new Map<string, { tasks: number; credits: number }>();
     for (const row of rows) {
       const credits = row.settled === 1 ? (row.charged_credits ?? 0) : 0;
       const day = new Date(row.created_at).toISOString().slice(0, 10);
-      for (const [map, key] of [[byDay, day], [byModel, row.model]] as const) {
+      for (const [map, key] of [
+        [byDay, day],
+        [byModel, row.model],
+      ] as const) {
         const entry = map.get(key) ?? { tasks: 0, credits: 0 };
         entry.tasks += 1;
         entry.credits += credits;
@@ -60,8 +57,18 @@ export const accountHandlers: Pick<Handlers<ApiRequest>, 'getCredit' | 'getUsage
     return {
       status: 200,
       data: {
-        byDay: sorted(byDay).map(([day, e]) => ({ day, tasks: e.tasks, credits: e.credits, cost: creditsToUsd(e.credits) })),
-        byModel: sorted(byModel).map(([model, e]) => ({ model, tasks: e.tasks, credits: e.credits, cost: creditsToUsd(e.credits) })),
+        byDay: sorted(byDay).map(([day, e]) => ({
+          day,
+          tasks: e.tasks,
+          credits: e.credits,
+          cost: creditsToUsd(e.credits),
+        })),
+        byModel: sorted(byModel).map(([model, e]) => ({
+          model,
+          tasks: e.tasks,
+          credits: e.credits,
+          cost: creditsToUsd(e.credits),
+        })),
       },
     };
   },

@@ -1,33 +1,42 @@
 import { catalogue } from '../../../generated/catalogue.js';
 import type { Handlers } from '../../../generated/routes.js';
-import { readForm, type UploadedFile } from '../../compat/form.js';
-import { resolveReference } from '../../compat/uploads.js';
+import { formFields, readForm, type UploadedFile } from '../../compat/form.js';
+import { dropUnusedUpload, resolveReference } from '../../compat/uploads.js';
 import { videoObjects } from '../../compat/video-object.js';
 import { mapVideoRequest, renameIssues } from '../../compat/video-request.js';
 import { outboundPolicy } from '../../config.js';
 import { ApiError, fieldIssue, invalidInput } from '../../errors.js';
 import { requestFingerprint } from '../../idempotency/fingerprint.js';
+import { newId } from '../../ids.js';
 import { acceptTask, type Created } from '../../tasks/create-task.js';
+import { applyModelSunset } from '../../tasks/model-sunset.js';
 import { prepareRequest, type PreparedRequest } from '../../tasks/prepare-request.js';
 import { sourceClipsOf } from '../../tasks/source-clip.js';
 import { outputAssets, type TaskRow } from '../../tasks/task-record.js';
 import { purgeTaskContent, taskOfCaller } from '../../tasks/task-queries.js';
-import type { ApiRequest } from '../api-request.js';
-import { parseIdempotencyKey, parseRetention } from './jobs.js';
+import type { ApiRequest, ApiRequests } from '../api-request.js';
+import { tasksOfKeyAfter } from '../../tasks/task-rows.js';
 
-type CompatHandlers = Pick<Handlers<ApiRequest>, 'createVideo' | 'listVideos' | 'retrieveVideo' | 'deleteVideo' | 'downloadVideoContent' | 'listCompatModels'>;
+type CompatHandlers = Pick<
+  Handlers<ApiRequests>,
+  'createVideo' | 'listVideos' | 'retrieveVideo' | 'deleteVideo' | 'downloadVideoContent' | 'listCompatModels'
+>;
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 /** The same error with another `param` (the compat names: `video_id` for the path's task id). */
 function withParam(error: unknown, param: string): unknown {
-  return error instanceof ApiError ? new ApiError(error.errorName, error.params, error.fieldErrors, param, error.headers) : error;
+  return error instanceof ApiError
+    ? new ApiError(error.errorName, error.params, error.fieldErrors, param, error.headers)
+    : error;
 }
 
 /** A video of the calling key; unknown, another account's and a sibling key's are one 404. */
-async function videoOfCaller(req: ApiRequest): Promise<TaskRow> {
+async function videoOfCaller(
+  req: ApiRequest<'retrieveVideo' | 'deleteVideo' | 'downloadVideoContent'>,
+): Promise<TaskRow> {
   try {
-    return await taskOfCaller(req.ctx, req.caller, req.param('video_id'));
+    return await taskOfCaller(req.ctx, req.caller, req.params.video_id);
   } catch (error) {
     throw withParam(error, 'video_id');
   }
@@ -37,28 +46,29 @@ async function videoOfCaller(req: ApiRequest): Promise<TaskRow> {
 function replaceDeep(value: unknown, from: string, to: string): unknown {
   if (value === from) return to;
   if (Array.isArray(value)) return value.map((v) => replaceDeep(v, from, to));
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceDeep(v, from, to)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceDeep(v, from, to)]));
   return value;
 }
 
 /** The body as fields: JSON as sent, or multipart/form-data read into nested fields plus the file. */
-async function readBody(req: ApiRequest): Promise<{ fields: Record<string, unknown>; file?: UploadedFile; fromForm: boolean }> {
+async function readBody(
+  req: ApiRequest<'createVideo'>,
+): Promise<{ fields: Record<string, unknown>; file?: UploadedFile; fromForm: boolean }> {
   const request = req.raw;
   if (typeof request.isMultipart === 'function' && request.isMultipart()) {
-    const form = await readForm(request);
-    if (form.file && form.file.field !== 'input_reference') throw invalidInput([fieldIssue(form.file.field, 'unknown_field', 'unknown_field')]);
-    return { ...form, fromForm: true };
+    const { entries, file } = await readForm(request, req.ctx.config.bodyLimitBytes);
+    if (file && file.field !== 'input_reference')
+      throw invalidInput([fieldIssue(file.field, 'unknown_field', 'unknown_field')]);
+    // Array indexes are bounded by the model's schema (maxItems): the model is read first.
+    const model = entries.find(([key]) => key === 'model')?.[1] ?? req.ctx.config.compatDefaultModel;
+    const fields = formFields(entries, catalogue.get(model)?.info.inputSchema as Record<string, unknown> | undefined);
+    return { fields, file, fromForm: true };
   }
   const body = req.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidInput([fieldIssue('body', 'type', 'type', { type: 'object' })]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalidInput([fieldIssue('body', 'type', 'type', { type: 'object' })]);
   return { fields: body as Record<string, unknown>, fromForm: false };
-}
-
-function parseLimit(value: string | undefined): number {
-  if (value === undefined) return 20;
-  const limit = /^\d{1,3}$/.test(value) ? Number(value) : NaN;
-  if (!(limit >= 1 && limit <= 100)) throw new ApiError('invalid_parameter', { param: 'limit' }, [], 'limit');
-  return limit;
 }
 
 export const compatHandlers: CompatHandlers = {
@@ -66,16 +76,19 @@ export const compatHandlers: CompatHandlers = {
    * POST /v1/videos: the compat fields mapped onto the model's input, then exactly createTask's
    * path: the generated validator and price (prepareRequest), the hold in the same ledger and the
    * Idempotency-Key in the same key space (scope 'create') as /api/v1/jobs/createTask.
+   * An uploaded reference is stored only after validation, just before the hold, under the new
+   * task's id; a refusal from there on (402, 409, any error) or a replay removes it again.
    */
   async createVideo(req) {
     const { ctx, caller } = req;
-    const idempotencyKey = parseIdempotencyKey(req.header('idempotency-key'));
-    const retentionSeconds = parseRetention(req.header('x-service-retention'));
+    const taskId = newId('task');
+    const idempotencyKey = req.headers['Idempotency-Key'];
+    const retentionSeconds = req.headers['X-Service-Retention'];
     const { fields, file, fromForm } = await readBody(req);
     const mapped = await mapVideoRequest(fields, file !== undefined, {
       defaultModel: ctx.config.compatDefaultModel,
       fromForm,
-      resolveReference: (spec) => resolveReference(ctx, caller.accountId, spec, file?.bytes),
+      resolveReference: (spec) => resolveReference(ctx, caller.accountId, taskId, spec, file?.bytes),
     });
     let request: PreparedRequest;
     try {
@@ -84,18 +97,47 @@ export const compatHandlers: CompatHandlers = {
       throw error instanceof ApiError ? renameIssues(error, mapped) : error;
     }
     const token = mapped.reference?.stableToken;
-    if (token) request = { ...request, fingerprint: requestFingerprint(request.model.info.id, replaceDeep(request.input, mapped.reference!.url, token), request.callbackUrl) };
-    let created: Created;
+    if (token)
+      request = {
+        ...request,
+        fingerprint: requestFingerprint(
+          request.model.info.id,
+          replaceDeep(request.input, mapped.reference!.url, token),
+          request.callbackUrl,
+        ),
+      };
+    const upload = mapped.reference?.upload;
+    let created: Created | undefined;
     try {
-      created = await acceptTask(ctx, caller, request, { requestId: req.requestId, idempotencyKey, idempotencyScope: 'create', retentionSeconds });
+      if (upload) await ctx.blobs.put(upload.key, upload.bytes);
+      // A retired model is refused just before the hold, as on createTask (a replay keeps its task).
+      const beforeHold = () => applyModelSunset(request, ctx.clock.now());
+      created = await acceptTask(ctx, caller, request, {
+        requestId: req.requestId,
+        idempotencyKey,
+        idempotencyScope: 'create',
+        retentionSeconds,
+        taskId,
+        beforeHold,
+      });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       // The openai SDK retries 409s; a key reused for another request will not get better.
       if (error.status === 409 && error.errorName !== 'idempotency_in_progress') {
-        throw new ApiError(error.errorName, error.params, error.fieldErrors, error.param, { ...error.headers, 'x-should-retry': 'false' });
+        throw new ApiError(error.errorName, error.params, error.fieldErrors, error.param, {
+          ...error.headers,
+          'x-should-retry': 'false',
+        });
       }
       // Acceptance checks (service://a/ assets of the library) name input paths too.
       throw renameIssues(error, mapped);
+    } finally {
+      // Nothing is kept from a refused request; a replay answers with the first task's own upload.
+      if (upload && !(created && !created.replayed)) {
+        await dropUnusedUpload(ctx, taskId, upload.key).catch((error: unknown) =>
+          req.raw.log.error({ err: error, key: upload.key }, 'refused upload not removed'),
+        );
+      }
     }
     const [video] = await videoObjects(ctx, [created.task], req.language);
     const headers: Record<string, string> = { ...NO_STORE };
@@ -112,26 +154,20 @@ export const compatHandlers: CompatHandlers = {
   /** The key's videos by creation time; `after` is a video id, as the openai SDK's cursor page sends it. */
   async listVideos(req) {
     const { ctx, caller } = req;
-    const limit = parseLimit(req.query('limit'));
-    const order = req.query('order') ?? 'desc';
-    if (order !== 'asc' && order !== 'desc') throw new ApiError('invalid_parameter', { param: 'order' }, [], 'order');
-    let query = ctx.db.kysely.selectFrom('tasks').selectAll().where('api_key_id', '=', caller.keyId);
-    const after = req.query('after');
-    if (after !== undefined) {
-      const anchor =
-        after.length > 0 && after.length <= 100
-          ? await ctx.db.kysely.selectFrom('tasks').select(['id', 'created_at']).where('id', '=', after).where('api_key_id', '=', caller.keyId).executeTakeFirst()
-          : undefined;
-      if (!anchor) throw new ApiError('invalid_parameter', { param: 'after' }, [], 'after');
-      const cmp = order === 'desc' ? '<' : '>';
-      query = query.where((eb) => eb.or([eb('created_at', cmp, anchor.created_at), eb.and([eb('created_at', '=', anchor.created_at), eb('id', cmp, anchor.id)])]));
-    }
-    const rows = await query.orderBy('created_at', order).orderBy('id', order).limit(limit + 1).execute();
+    const { limit, order, after } = req.query;
+    const rows = await tasksOfKeyAfter(ctx.db.kysely, caller.keyId, { afterId: after, order, limit: limit + 1 });
+    if (!rows) throw new ApiError('invalid_parameter', { param: 'after' }, [], 'after');
     const page = rows.slice(0, limit);
     const data = await videoObjects(ctx, page, req.language);
     return {
       status: 200,
-      data: { object: 'list' as const, data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: rows.length > limit },
+      data: {
+        object: 'list' as const,
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data[data.length - 1]?.id ?? null,
+        has_more: rows.length > limit,
+      },
       headers: NO_STORE,
     };
   },
@@ -149,8 +185,7 @@ export const compatHandlers: CompatHandlers = {
 
   /** 302 to a fresh signed link of the video; the simulator makes no thumbnails or spritesheets (404). */
   async downloadVideoContent(req) {
-    const variant = req.query('variant') ?? 'video';
-    if (!['video', 'thumbnail', 'spritesheet'].includes(variant)) throw new ApiError('invalid_parameter', { param: 'variant' }, [], 'variant');
+    const { variant } = req.query;
     const row = await videoOfCaller(req);
     const assets = row.state === 'succeeded' ? (outputAssets(req.ctx, row) ?? []) : [];
     const asset = variant === 'video' ? (assets.find((a) => a.mime.startsWith('video/')) ?? assets[0]) : undefined;
@@ -161,7 +196,7 @@ export const compatHandlers: CompatHandlers = {
   /** The callable models in the third-party list shape; `created` is 0 (the catalogue has no dates). */
   async listCompatModels(req) {
     const data = [...catalogue.values()]
-      .filter((m) => req.ctx.deployments.pick(m.info))
+      .filter((m) => req.ctx.deployments.serves(m.info))
       .map((m) => ({ id: m.info.id, object: 'model' as const, created: 0, owned_by: m.info.vendor }));
     return { status: 200, data: { object: 'list' as const, data } };
   },

@@ -6,7 +6,11 @@ export function initial(engine: Engine) {
   const serial = serialPrimaryKey(engine);
   return {
     async up(db: Kysely<unknown>) {
-      await db.schema.createTable('settings').addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+      await db.schema
+        .createTable('settings')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
       await db.schema
         .createTable('accounts')
         .addColumn('id', 'text', (c) => c.primaryKey())

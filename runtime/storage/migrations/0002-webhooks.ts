@@ -18,7 +18,11 @@ export function webhooks(engine: Engine) {
         .addColumn('created_at', int, (c) => c.notNull())
         .addColumn('disabled_at', int)
         .execute();
-      await db.schema.createIndex('webhook_endpoints_by_account').on('webhook_endpoints').columns(['account_id', 'created_at']).execute();
+      await db.schema
+        .createIndex('webhook_endpoints_by_account')
+        .on('webhook_endpoints')
+        .columns(['account_id', 'created_at'])
+        .execute();
       await db.schema
         .createTable('webhook_deliveries')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -40,7 +44,11 @@ export function webhooks(engine: Engine) {
         .addColumn('created_at', int, (c) => c.notNull())
         .addColumn('delivered_at', int)
         .execute();
-      await db.schema.createIndex('webhook_deliveries_by_account').on('webhook_deliveries').columns(['account_id', 'created_at']).execute();
+      await db.schema
+        .createIndex('webhook_deliveries_by_account')
+        .on('webhook_deliveries')
+        .columns(['account_id', 'created_at'])
+        .execute();
       await db.schema.createIndex('webhook_deliveries_by_task').on('webhook_deliveries').columns(['task_id']).execute();
     },
   };

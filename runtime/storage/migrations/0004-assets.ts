@@ -51,7 +51,11 @@ export function assets(engine: Engine) {
         .addColumn('created_at', int, (c) => c.notNull())
         .addColumn('deleted_at', int)
         .execute();
-      await db.schema.createIndex('assets_by_library').on('assets').columns(['account_id', 'library', 'created_at', 'id']).execute();
+      await db.schema
+        .createIndex('assets_by_library')
+        .on('assets')
+        .columns(['account_id', 'library', 'created_at', 'id'])
+        .execute();
       await db.schema
         .createTable('entities')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -62,7 +66,11 @@ export function assets(engine: Engine) {
         .addColumn('created_at', int, (c) => c.notNull())
         .addColumn('deleted_at', int)
         .execute();
-      await db.schema.createIndex('entities_by_library').on('entities').columns(['account_id', 'library', 'created_at']).execute();
+      await db.schema
+        .createIndex('entities_by_library')
+        .on('entities')
+        .columns(['account_id', 'library', 'created_at'])
+        .execute();
     },
   };
 }

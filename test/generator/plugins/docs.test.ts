@@ -28,9 +28,9 @@ function curlBody(contents: string): { model: string; input: Record<string, unkn
 const modelIds = catalogue.models.map((m) => m.id);
 
 describe('docs plugin', () => {
-  it('emits one page per model, the index and the error page, and nothing else', () => {
+  it('emits one page per model, the index, the error page and the decisions page, and nothing else', () => {
     expect([...byPath.keys()].sort()).toEqual(
-      [...modelIds.map((id) => `docs/models/${id}.md`), 'docs/index.md', 'docs/errors.md'].sort(),
+      [...modelIds.map((id) => `docs/models/${id}.md`), 'docs/index.md', 'docs/errors.md', 'docs/decisions.md'].sort(),
     );
     expect(modelIds.filter((id) => id.endsWith('/reference-to-video')).length).toBe(17);
   });
@@ -70,15 +70,77 @@ describe('docs plugin', () => {
     it('shows fields, reference limits and when they are checked', () => {
       expect(contents).toContain('| `reference_image_urls` | array of strings | yes |');
       expect(contents).toContain('| `enable_prompt_expansion` | boolean | no | `false` | `false` |');
-      expect(contents).toContain('| video | `reference_video_urls` | up to 3 items | up to 15 s in total | during generation |');
+      expect(contents).toContain(
+        '| video | `reference_video_urls` | up to 3 items | up to 15 s in total | at acceptance (external links: during generation) |',
+      );
       expect(contents).toContain('| image | `reference_image_urls` | 1–9 items |');
       expect(contents).toContain('References add nothing to the billable seconds.');
-      expect(contents).not.toContain('## Decisions where the specification is silent');
+      expect(contents).toContain('## Decisions where the specification is silent');
+      expect(contents).toContain('known clips over 15 s in all are rejected with 400 and nothing is held');
       // family_d publishes no sizes: the page shows the standard table and says so.
       expect(contents).toContain('## Output sizes');
       expect(contents).toContain("mediaforge's standard table");
       expect(contents).toContain('| 16:9 | 1366x768 | 2560x1440 |');
-      expect(contents).not.toContain('## Assumptions');
+      // Its one assumption: the frame rate, which the specification does not publish for it.
+      expect(contents).toContain('## Assumptions');
+      expect(contents).toContain(
+        '- Frame rate: 24 frames per second (the specification publishes none for this model).',
+      );
+    });
+  });
+
+  describe('the Output section: what the file is, and what the simulator returns (issue 21 item 3)', () => {
+    it.each([
+      [
+        'vendor_e/q4-preview/reference-to-video',
+        [
+          '- File: MP4 (`video/mp4`, `.mp4`).',
+          '- Frame rate: 24 frames per second.\n',
+          '- Video codec: 540p, 720p and 1080p: H.264; 2k and 4k: 10-bit HEVC.',
+          '- At 2k and 4k the model returns 10-bit HEVC; the simulator returns H.264 (8-bit).',
+        ],
+        ['Last frame:', 'the model chooses the shape'],
+      ],
+      [
+        'vendor_a/family_a-2.5/text-to-video',
+        [
+          '- File: set by `output_format`: `mp4` (default): MP4 (`video/mp4`, `.mp4`); `mov`: QuickTime (`video/quicktime`, `.mov`).',
+          '- Frame rate: 24 frames per second (assumed: the specification publishes none for this model; see Assumptions).',
+          '- Last frame: with `return_last_frame` `true` the task has a second output asset, the final frame as a PNG image (`image/png`) of the same width and height.',
+          '- With `aspect_ratio` `adaptive` the model chooses the shape; the simulator does not read the references and returns the 16:9 size of the asked resolution: 480p 854x480, 720p 1280x720 and 1080p 1920x1080.',
+          'none when `generate_audio` is `false`',
+        ],
+        ['10-bit HEVC'],
+      ],
+      [
+        'vendor_c/4.0/text-to-video',
+        [
+          '- With `aspect_ratio` `auto` the model chooses the shape; the simulator does not read the references and returns the 16:9 size of the asked resolution: 720p 1280x720 and 1080p 1920x1080.',
+          '- Video codec: not published.',
+        ],
+        ['Last frame:', '`output_format`'],
+      ],
+      [
+        'vendor_b/family_c-2.6/image-to-video',
+        [
+          "- The model's frame shape follows the supplied frame or clip; the simulator does not read it and returns the 16:9 size of the asked resolution: 720p 1280x720 and 1080p 1920x1080.",
+          '- Frame size: the shape follows the input (the supplied frame or clip; there is no `aspect_ratio`), at the size `resolution` asks for.',
+        ],
+        ['the model chooses the shape'],
+      ],
+      [
+        'vendor_d/family_d/text-to-video',
+        [
+          "- Frame size: the width and height of the output sizes table for the request's `aspect_ratio` and `resolution`.\n",
+        ],
+        ['does not read'],
+      ],
+    ] as const)('%s', (id, present, absent) => {
+      const contents = modelPage(id);
+      expect(contents).toContain('## Output\n');
+      expect(contents).toContain('### What the simulator returns');
+      for (const text of present) expect(contents).toContain(text);
+      for (const text of absent) expect(contents).not.toContain(text);
     });
   });
 
@@ -98,7 +160,9 @@ describe('docs plugin', () => {
     });
 
     it('states the reference total rule', () => {
-      expect(contents).toContain('- `at-most-5-references`: at most 5 items in all across reference_image_urls and reference_video_urls');
+      expect(contents).toContain(
+        '- `at-most-5-references`: at most 5 items in all across reference_image_urls and reference_video_urls',
+      );
     });
   });
 
@@ -109,20 +173,40 @@ describe('docs plugin', () => {
   it('shows auto durations and the hold at the longest duration', () => {
     const contents = modelPage('vendor_a/family_a-2.0-mini/reference-to-video');
     expect(contents).toContain('| `duration_seconds` | integer | no | `-1` (model chooses) or 4–15 | `5` |');
-    expect(contents).toContain('the hold is taken at the longest duration, 15 s, and the charge is settled at the actual length');
+    expect(contents).toContain(
+      'the hold is taken at the longest duration, 15 s, and the charge is settled at the actual length',
+    );
     expect(contents).toContain('| 480p | true | any | 5.4 | 0.054 | 27 | 0.27 |');
     expect(contents).toContain('- `with_video` (pricing option): The specification does not say what sets with_video.');
     expect(modelPage('vendor_b/family_c-3.0/reference-to-video')).toContain('`-1` (model chooses) or 1–30');
   });
 
   it.each([
-    ['vendor_b/family_c-3.0/reference-to-video', 'formats JPEG, PNG, BMP, WEBP; no transparency; each side 240–8000 px; up to 20 MB'],
-    ['vendor_b/family_c-3.0/reference-to-video', 'Reference video seconds plus `duration_seconds` must not exceed 30 s (checked during generation)'],
+    [
+      'vendor_b/family_c-3.0/reference-to-video',
+      'formats JPEG, PNG, BMP, WEBP; no transparency; each side 240–8000 px; up to 20 MB',
+    ],
+    [
+      'vendor_b/family_c-3.0/reference-to-video',
+      'Reference video seconds plus `duration_seconds` must not exceed 30 s (checked during generation (published))',
+    ],
     ['vendor_b/family_b-1.1/reference-to-video', 'shortest side at least 400 px'],
-    ['vendor_e/q4-preview/reference-to-video', '| audio | `reference_audio_urls` | up to 3 items | formats MP3; each file 3–12 s | at acceptance |'],
-    ['vendor_c/o3/reference-to-video', '- `multi-prompt-adds-up-to-duration`: the duration_seconds values of the multi_prompt entries must add up to duration_seconds'],
-    ['vendor_c/o3/reference-to-video', '- `customize-needs-multi-prompt`: multi_prompt is required when shot_type is customize'],
-    ['vendor_a/family_a-2.0/reference-to-video', '- `image-or-video-required`: at least one of reference_image_urls or reference_video_urls must be given'],
+    [
+      'vendor_e/q4-preview/reference-to-video',
+      '| audio | `reference_audio_urls` | up to 3 items | formats MP3; each file 3–12 s | at acceptance (external links: during generation) |',
+    ],
+    [
+      'vendor_c/o3/reference-to-video',
+      '- `multi-prompt-adds-up-to-duration`: the duration_seconds values of the multi_prompt entries must add up to duration_seconds',
+    ],
+    [
+      'vendor_c/o3/reference-to-video',
+      '- `customize-needs-multi-prompt`: multi_prompt is required when shot_type is customize',
+    ],
+    [
+      'vendor_a/family_a-2.0/reference-to-video',
+      '- `image-or-video-required`: at least one of reference_image_urls or reference_video_urls must be given',
+    ],
     ['vendor_d/family_d-lora/reference-to-video', '`path` (required; a direct https link to a .safetensors file'],
   ])('%s says %s', (id, text) => {
     expect(modelPage(id)).toContain(text);
@@ -134,7 +218,8 @@ describe('docs plugin', () => {
     it('has its title, id, every rate row and every section with content', () => {
       expect(contents).toContain(`# ${model.title}\n`);
       expect(contents).toContain(`Model id: \`${id}\``);
-      for (const rate of model.pricing.rates) expect(contents).toMatch(new RegExp(`\\| ${rate.rate.replace('.', '\\.')} \\| [0-9.]+ \\| \\d+ \\|`));
+      for (const rate of model.pricing.rates)
+        expect(contents).toMatch(new RegExp(`\\| ${rate.rate.replace('.', '\\.')} \\| [0-9.]+ \\| \\d+ \\|`));
       for (const field of model.fields) expect(contents).toContain(`| \`${field.name}\` |`);
       for (const rule of model.rules) expect(contents).toContain(`- \`${rule.id}\`: `);
       for (const note of model.notes) expect(contents).toContain(note);
@@ -189,21 +274,82 @@ describe('docs plugin', () => {
       expect(contents).toContain(`| ${code} | ${http} | \`${name}\` | ${message} |`);
     });
 
-    it('lists every code, validation key, task error and warning of the catalogue', () => {
+    it('lists every public code, validation key, task error and warning of the catalogue', () => {
       const { errors } = catalogue;
-      for (const c of errors.codes) expect(contents).toContain(`| ${c.code} | ${c.http} | \`${c.name}\` |`);
-      for (const key of [...Object.keys(errors.validation), ...Object.keys(errors.taskErrors), ...Object.keys(errors.warnings)]) {
+      const [internal, open] = [
+        errors.codes.filter((c) => c.name.startsWith('console_')),
+        errors.codes.filter((c) => !c.name.startsWith('console_')),
+      ];
+      for (const c of open) expect(contents).toContain(`| ${c.code} | ${c.http} | \`${c.name}\` |`);
+      // The console's own refusals answer its internal API only.
+      expect(internal.length).toBeGreaterThan(0);
+      for (const c of internal) expect(contents).not.toContain(`\`${c.name}\``);
+      for (const key of [
+        ...Object.keys(errors.validation),
+        ...Object.keys(errors.taskErrors),
+        ...Object.keys(errors.warnings),
+      ]) {
         expect(contents).toContain(`| \`${key}\` |`);
       }
-      expect(contents).toContain('| `reference_url` | {field} must be an https URL or a service://a/\\<asset_id> URI. |');
+      expect(contents).toContain(
+        '| `reference_url` | {field} must be an https URL or a service://a/\\<asset_id> URI. |',
+      );
       const codes = [...contents.matchAll(/^\| (\d{5}) \|/gm)].map((m) => Number(m[1]));
       expect(codes).toEqual([...codes].sort((a, b) => a - b));
     });
 
     it('names the 12 languages and says codes never change with the language', () => {
       expect(catalogue.errors.languages).toHaveLength(12);
-      expect(contents).toContain(`these 12 languages: ${catalogue.errors.languages.map((l) => `\`${l}\``).join(', ')}.`);
+      expect(contents).toContain(
+        `these 12 languages: ${catalogue.errors.languages.map((l) => `\`${l}\``).join(', ')}.`,
+      );
       expect(contents).toContain('never change with the language');
     });
   });
+});
+
+describe('decisions written down (issue 21)', () => {
+  const decisions = page('docs/decisions.md');
+
+  it.each([
+    ['short-clips', { title: 'Clips shorter than 5 seconds', says: 'no minimum charge', interpretation: true }],
+    ['key-scopes-and-403', { title: 'API key scopes and when 403 is returned', says: '40305', interpretation: false }],
+    [
+      'concurrency',
+      { title: 'Concurrent tasks per account', says: 'MEDIAFORGE_WORKER_ACCOUNT_CAP', interpretation: false },
+    ],
+    [
+      'prompt-bound',
+      { title: 'Models with no published prompt limit', says: '10,000 characters', interpretation: false },
+    ],
+    [
+      'state-transitions',
+      { title: "State transitions beyond the specification's table", says: '(states.md)', interpretation: false },
+    ],
+    ['deprecation', { title: 'Retiring a model', says: 'sunset', interpretation: false }],
+  ])('the decisions page has %s under its own heading', (id, { title, says, interpretation }) => {
+    const start = decisions.indexOf(`## ${title}\n`);
+    expect(start, id).toBeGreaterThan(0);
+    const next = decisions.indexOf('\n## ', start + 3);
+    const section = decisions.slice(start, next < 0 ? undefined : next);
+    expect(section).toContain(says);
+    expect(section.includes('*Interpretation of the specification.*')).toBe(interpretation);
+  });
+
+  it('links the decisions and the state table from the index', () => {
+    expect(page('docs/index.md')).toContain('[decisions](decisions.md)');
+    expect(page('docs/index.md')).toContain('[states](states.md)');
+  });
+
+  it.each(['family_a-2.0-fast', 'family_a-2.0', 'family_a-2.5'])(
+    '%s: the unlabelled true/false rate rows are read as with_video, marked as an interpretation',
+    (family) => {
+      const contents = modelPage(`vendor_a/${family}/reference-to-video`);
+      expect(contents).toMatch(
+        new RegExp(
+          `- Interpretation: the specification's rate rows for ${family.replace('.', '\\.')} are labelled only true and false.*with_video: true`,
+        ),
+      );
+    },
+  );
 });

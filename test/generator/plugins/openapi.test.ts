@@ -7,7 +7,9 @@ import { ROOT } from '../../support/catalogue.js';
 describe('the merged OpenAPI document', () => {
   it('passes the Redocly recommended ruleset with no errors', async () => {
     const problems = await lint({ ref: `${ROOT}/generated/openapi.json`, config: await loadConfig({}) });
-    const errors = problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message} ${p.location?.[0]?.pointer}`);
+    const errors = problems
+      .filter((p) => p.severity === 'error')
+      .map((p) => `${p.ruleId}: ${p.message} ${p.location?.[0]?.pointer}`);
     expect(errors).toEqual([]);
   }, 60_000);
 

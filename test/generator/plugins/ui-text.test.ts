@@ -24,15 +24,20 @@ describe('page texts (spec/ui-text.yaml -> generated/ui-text.ts)', () => {
     expect(Object.keys(UI_TEXT)).toEqual([...LANGUAGES]);
     for (const language of LANGUAGES) {
       expect(Object.keys(UI_TEXT[language])).toEqual(Object.keys(spec.texts));
-      for (const [key, text] of Object.entries(UI_TEXT[language])) expect(text, `${language} ${key}`).toBe(spec.texts[key][language]);
+      for (const [key, text] of Object.entries(UI_TEXT[language]))
+        expect(text, `${language} ${key}`).toBe(spec.texts[key][language]);
     }
     expect(Object.keys(LANGUAGE_NAMES)).toEqual([...LANGUAGES]);
   });
 
   it('translations are real: in every language at most 1 text in 20 is the English one (names such as API, URL)', () => {
     for (const language of LANGUAGES.filter((l) => l !== 'en')) {
-      const same = Object.entries(UI_TEXT[language]).filter(([key, text]) => text === UI_TEXT.en[key as keyof typeof UI_TEXT.en]);
-      expect(same.length, `${language}: ${same.map(([key]) => key).join(', ')}`).toBeLessThanOrEqual(Object.keys(UI_TEXT.en).length / 20);
+      const same = Object.entries(UI_TEXT[language]).filter(
+        ([key, text]) => text === UI_TEXT.en[key as keyof typeof UI_TEXT.en],
+      );
+      expect(same.length, `${language}: ${same.map(([key]) => key).join(', ')}`).toBeLessThanOrEqual(
+        Object.keys(UI_TEXT.en).length / 20,
+      );
     }
   });
 
@@ -53,7 +58,10 @@ describe('page texts (spec/ui-text.yaml -> generated/ui-text.ts)', () => {
       const lines = readFileSync(path, 'utf8').split('\n');
       // auth.signUp loses its Polish text; playground.quote gets a German placeholder of its own.
       const signUp = lineOf(lines, '  auth.signUp:');
-      lines.splice(lineOf(lines, '    pl: "Utwórz konto ({credits} darmowych kredytów do piaskownicy)"', signUp) - 1, 1);
+      lines.splice(
+        lineOf(lines, '    pl: "Utwórz konto ({credits} darmowych kredytów do piaskownicy)"', signUp) - 1,
+        1,
+      );
       const quote = lineOf(lines, '  playground.quote:');
       const german = lineOf(lines, '    de: "Angebot: {credits} Credits (bis zu {max} reserviert)"', quote);
       lines[german - 1] = '    de: "Angebot: {credits} Credits (bis zu {maximum} reserviert)"';
@@ -82,7 +90,9 @@ describe('page texts (spec/ui-text.yaml -> generated/ui-text.ts)', () => {
       const path = join(copy.root, FILE);
       writeFileSync(path, readFileSync(path, 'utf8').replace('    ja: "ログイン"\n', ''));
       const catalogue = { root: copy.root } as Catalogue;
-      expect(() => uiTextPlugin.emit({ catalogue, emitted: new Map() })).toThrowError(/^spec\/ui-text\.yaml:\d+:3: "auth\.signIn" is missing its ja text$/);
+      expect(() => uiTextPlugin.emit({ catalogue, emitted: new Map() })).toThrowError(
+        /^spec\/ui-text\.yaml:\d+:3: "auth\.signIn" is missing its ja text$/,
+      );
     } finally {
       copy.remove();
     }

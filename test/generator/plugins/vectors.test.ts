@@ -82,7 +82,10 @@ describe('vectors plugin', () => {
       model: 'vendor_a/family_a-2.0-mini/reference-to-video',
       name: 'rule image-or-video-required: only reference_video_urls given accepted',
       want: 'accept',
-      input: { reference_image_urls: undefined, reference_video_urls: ['https://example.com/reference_video_urls-1.mp4'] },
+      input: {
+        reference_image_urls: undefined,
+        reference_video_urls: ['https://example.com/reference_video_urls-1.mp4'],
+      },
     },
     {
       model: 'vendor_a/family_a-2.0-mini/reference-to-video',
@@ -116,7 +119,10 @@ describe('vectors plugin', () => {
       model: 'vendor_c/o3/reference-to-video',
       name: 'shot_type=customize accepted',
       want: 'accept',
-      input: { shot_type: 'customize', multi_prompt: [{ prompt: 'A red fox trots through fresh snow at dawn.', duration_seconds: 5 }] },
+      input: {
+        shot_type: 'customize',
+        multi_prompt: [{ prompt: 'A red fox trots through fresh snow at dawn.', duration_seconds: 5 }],
+      },
     },
     {
       model: 'vendor_c/o3/reference-to-video',

@@ -1,0 +1,403 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { YamlSource } from './read-yaml.js';
+import type { SpecProblem } from './spec-error.js';
+import type { JsonSchema, Model, Scalar } from './types.js';
+
+/** The upstream protocols an adapter exists (or is planned) for; a mapping file is named after one. */
+export const PROVIDER_PROTOCOLS = ['openai-videos', 'jobs', 'fal-queue', 'replicate'] as const;
+export type ProviderProtocol = (typeof PROVIDER_PROTOCOLS)[number];
+
+const CONVERSIONS = ['string', 'number', 'integer', 'boolean'] as const;
+
+/**
+ * How one catalogue field is sent to a provider: under another name (`to`, a dot path nests it),
+ * converted (`as`), each value replaced (`values`, keyed by the catalogue value as text), never
+ * sent (`drop`), or not taken at all (`unsupported`: the provider has no counterpart, so a request
+ * that sets the field to anything but the model's default is not sent there).
+ */
+export interface ProviderField {
+  to?: string;
+  as?: (typeof CONVERSIONS)[number];
+  values?: Record<string, Scalar>;
+  drop?: true;
+  unsupported?: true;
+}
+
+/** A model's own part of a provider's mapping: fields over the shared ones, constants, where the result is, how much it serves. */
+export interface ProviderModel {
+  fields: Record<string, ProviderField>;
+  set: Record<string, unknown>;
+  result?: string;
+  /** all: every request the catalogue accepts maps; subset: some values do not (listed in `unmapped`); none: the protocol cannot run the model. */
+  serves: 'all' | 'subset' | 'none';
+}
+
+/** spec/providers/<protocol>.yaml, checked against every model of the catalogue. */
+export interface ProviderMapping {
+  protocol: ProviderProtocol;
+  file: string;
+  summary: string;
+  fields: Record<string, ProviderField>;
+  /** pass: a field the mapping does not name is sent under its own name; declared: every field a model has must be named. */
+  otherFields: 'pass' | 'declared';
+  set: Record<string, unknown>;
+  /** Dot path of the media link in the provider's result, for protocols whose result is JSON (fal, Replicate). */
+  result?: string;
+  models: Record<string, ProviderModel>;
+  /** Per model id, per field: the values the model accepts that have no provider value (serves: subset). */
+  unmapped: Record<string, Record<string, Scalar[]>>;
+  /** Per model id, per field the provider does not take (`unsupported`): the model's default, the one value sent as nothing. */
+  unsupported: Record<string, Record<string, { default?: unknown }>>;
+}
+
+const TOP_KEYS = ['protocol', 'summary', 'fields', 'otherFields', 'set', 'result', 'models'];
+const MODEL_KEYS = ['fields', 'set', 'result', 'serves'];
+const FIELD_KEYS = ['to', 'as', 'values', 'drop', 'unsupported'];
+const TARGET = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+/** A numeric range is enumerated for a `values` check only when it is this small. */
+const MAX_ENUMERATED = 1000;
+
+/** Reads and checks every spec/providers/*.yaml; problems go to `problems` as file:line:col. */
+export function loadProviders(
+  root: string,
+  read: (file: string) => YamlSource | undefined,
+  models: Model[],
+  dictionary: Record<string, JsonSchema>,
+  problems: SpecProblem[],
+): ProviderMapping[] {
+  const dir = join(root, 'spec/providers');
+  if (!existsSync(dir)) return [];
+  const out: ProviderMapping[] = [];
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.yaml'))
+    .sort()) {
+    const source = read(`spec/providers/${name}`);
+    if (!source) continue;
+    const mapping = checkProvider(source, name.slice(0, -'.yaml'.length), models, dictionary, problems);
+    if (mapping) out.push(mapping);
+  }
+  return out;
+}
+
+function isMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkProvider(
+  source: YamlSource,
+  base: string,
+  models: Model[],
+  dictionary: Record<string, JsonSchema>,
+  problems: SpecProblem[],
+): ProviderMapping | undefined {
+  const problem = (path: (string | number)[], message: string) => problems.push(source.problem(path, message));
+  const data = source.data;
+  if (!isMap(data)) {
+    problem([], 'a provider mapping is a map (protocol, fields, otherFields, ...)');
+    return undefined;
+  }
+  const before = problems.length;
+  for (const key of Object.keys(data))
+    if (!TOP_KEYS.includes(key)) problem([key], `unknown key "${key}" (${TOP_KEYS.join(', ')})`);
+  const protocol = data.protocol;
+  if (!(PROVIDER_PROTOCOLS as readonly unknown[]).includes(protocol))
+    problem(['protocol'], `protocol must be one of ${PROVIDER_PROTOCOLS.join(', ')}`);
+  else if (protocol !== base)
+    problem(['protocol'], `the file of protocol ${String(protocol)} must be named ${String(protocol)}.yaml`);
+  if (typeof data.summary !== 'string' || data.summary.length === 0)
+    problem(['summary'], 'summary must say in a sentence what the protocol is');
+  const otherFields = data.otherFields ?? 'pass';
+  if (otherFields !== 'pass' && otherFields !== 'declared')
+    problem(['otherFields'], 'otherFields must be pass or declared');
+  if (data.result !== undefined && (typeof data.result !== 'string' || !TARGET.test(data.result)))
+    problem(['result'], 'result must be a dot path (video.url)');
+
+  const fields = checkFields(
+    data.fields,
+    ['fields'],
+    (name) => (dictionary[name] ? undefined : `unknown field "${name}": it is not in spec/shared/fields.yaml`),
+    problem,
+  );
+  const set = checkSet(data.set, ['set'], problem);
+  const byId = new Map(models.map((m) => [m.id, m]));
+  const own: Record<string, ProviderModel> = {};
+  if (data.models !== undefined && !isMap(data.models))
+    problem(['models'], 'models must be a map of model id to its mapping');
+  for (const [id, raw] of Object.entries(isMap(data.models) ? data.models : {})) {
+    const at = ['models', id];
+    const model = byId.get(id);
+    if (!model) {
+      problem(at, `unknown model "${id}": not a callable model of spec/models`);
+      continue;
+    }
+    if (!isMap(raw)) {
+      problem(at, 'a model mapping is a map (fields, set, result, serves)');
+      continue;
+    }
+    for (const key of Object.keys(raw))
+      if (!MODEL_KEYS.includes(key)) problem([...at, key], `unknown key "${key}" (${MODEL_KEYS.join(', ')})`);
+    const serves = raw.serves ?? 'all';
+    if (serves !== 'all' && serves !== 'subset' && serves !== 'none')
+      problem([...at, 'serves'], 'serves must be all, subset or none');
+    if (raw.result !== undefined && (typeof raw.result !== 'string' || !TARGET.test(raw.result)))
+      problem([...at, 'result'], 'result must be a dot path (video.url)');
+    const names = new Set(model.fields.map((f) => f.name));
+    own[id] = {
+      fields: checkFields(
+        raw.fields,
+        [...at, 'fields'],
+        (name) => (names.has(name) ? undefined : `model ${id} has no field "${name}"`),
+        problem,
+      ),
+      set: checkSet(raw.set, [...at, 'set'], problem),
+      ...(typeof raw.result === 'string' ? { result: raw.result } : {}),
+      serves: serves as ProviderModel['serves'],
+    };
+  }
+  if (problems.length > before) return undefined;
+
+  // Every model against the merged mapping: what it sends, and whether every value it accepts maps.
+  const unmapped: Record<string, Record<string, Scalar[]>> = {};
+  const unsupported: Record<string, Record<string, { default?: unknown }>> = {};
+  for (const model of models) {
+    const local = own[model.id];
+    if (local?.serves === 'none') continue;
+    const merged = { ...fields, ...(local?.fields ?? {}) };
+    const where = (field: string) =>
+      local?.fields[field]
+        ? ['models', model.id, 'fields', field]
+        : fields[field]
+          ? ['fields', field]
+          : local
+            ? ['models', model.id]
+            : ['otherFields'];
+    const targets = new Map<string, string>();
+    const missing: Record<string, Scalar[]> = {};
+    for (const field of model.fields) {
+      const mapping = merged[field.name];
+      if (!mapping) {
+        if (otherFields === 'declared')
+          problem(
+            where(field.name),
+            `model ${model.id} has field "${field.name}", which this mapping does not name (otherFields: declared): map it or drop it`,
+          );
+        else claim(targets, field.name, field.name, model.id, where(field.name), problem);
+        continue;
+      }
+      if (mapping.drop) {
+        if (field.required)
+          problem(where(field.name), `field "${field.name}" is required on model ${model.id}: it cannot be dropped`);
+        continue;
+      }
+      if (mapping.unsupported) {
+        // Declared, so the model is served in part without saying so again; a field every request carries cannot be.
+        if (field.required)
+          problem(
+            where(field.name),
+            `field "${field.name}" is required on model ${model.id}: a protocol without it cannot run the model (serves: none)`,
+          );
+        const schema = (model.inputSchema.properties as Record<string, JsonSchema>)[field.name];
+        (unsupported[model.id] ??= {})[field.name] = schema && 'default' in schema ? { default: schema.default } : {};
+        continue;
+      }
+      claim(targets, mapping.to ?? field.name, field.name, model.id, where(field.name), problem);
+      const schema = (model.inputSchema.properties as Record<string, JsonSchema>)[field.name];
+      if (mapping.as) {
+        const kind = scalarKind(schema);
+        const fits =
+          mapping.as === 'string'
+            ? kind !== undefined
+            : mapping.as === 'boolean'
+              ? kind === 'boolean'
+              : kind === 'number' || kind === 'integer';
+        if (!fits && !mapping.values)
+          problem(
+            [...where(field.name), 'as'],
+            `field "${field.name}" of model ${model.id} (${kind ?? 'not a single value'}) cannot be sent as ${mapping.as}`,
+          );
+      }
+      if (mapping.values) {
+        const accepted = acceptedValues(schema);
+        if (accepted === undefined) {
+          problem(
+            [...where(field.name), 'values'],
+            `field "${field.name}" of model ${model.id} takes too many values to map one by one`,
+          );
+          continue;
+        }
+        const lost = accepted.filter((value) => !(String(value) in mapping.values!));
+        if (lost.length) missing[field.name] = lost;
+      }
+    }
+    for (const key of Object.keys({ ...set, ...(local?.set ?? {}) })) {
+      if (targets.has(key))
+        problem(
+          local?.set[key] !== undefined ? ['models', model.id, 'set', key] : ['set', key],
+          `"${key}" is both set and the name of field "${targets.get(key)}" on model ${model.id}`,
+        );
+    }
+    if (Object.keys(missing).length === 0) continue;
+    const serves = local?.serves ?? 'all';
+    if (serves === 'subset') unmapped[model.id] = missing;
+    else {
+      const [field, values] = Object.entries(missing)[0];
+      problem(
+        [...where(field), 'values'],
+        `model ${model.id} accepts ${field} ${values.map((v) => JSON.stringify(v)).join(', ')}, which this mapping has no value for: map them, or mark the model serves: subset`,
+      );
+    }
+  }
+  // A value mapped that no model accepts is a typo waiting to happen.
+  for (const [field, mapping] of Object.entries(fields)) {
+    if (!mapping.values) continue;
+    const everywhere = new Set(
+      models.flatMap((m) =>
+        (acceptedValues((m.inputSchema.properties as Record<string, JsonSchema>)[field]) ?? []).map(String),
+      ),
+    );
+    for (const key of Object.keys(mapping.values))
+      if (!everywhere.has(key)) problem(['fields', field, 'values', key], `no model accepts ${field} "${key}"`);
+  }
+  for (const [id, local] of Object.entries(own)) {
+    const model = byId.get(id)!;
+    for (const [field, mapping] of Object.entries(local.fields)) {
+      const accepted = new Set(
+        (acceptedValues((model.inputSchema.properties as Record<string, JsonSchema>)[field]) ?? []).map(String),
+      );
+      for (const key of Object.keys(mapping.values ?? {}))
+        if (!accepted.has(key))
+          problem(['models', id, 'fields', field, 'values', key], `model ${id} does not accept ${field} "${key}"`);
+    }
+  }
+  if (problems.length > before) return undefined;
+  return {
+    protocol: protocol as ProviderProtocol,
+    file: source.file,
+    summary: data.summary as string,
+    fields,
+    otherFields: otherFields as ProviderMapping['otherFields'],
+    set,
+    ...(typeof data.result === 'string' ? { result: data.result } : {}),
+    models: own,
+    unmapped,
+    unsupported,
+  };
+}
+
+/** Two fields sent under one name would overwrite each other. */
+function claim(
+  targets: Map<string, string>,
+  target: string,
+  field: string,
+  modelId: string,
+  at: (string | number)[],
+  problem: (path: (string | number)[], message: string) => void,
+) {
+  const other = targets.get(target);
+  if (other !== undefined)
+    problem(at, `fields "${other}" and "${field}" of model ${modelId} would both be sent as "${target}"`);
+  else targets.set(target, field);
+}
+
+function checkFields(
+  raw: unknown,
+  at: (string | number)[],
+  unknown: (name: string) => string | undefined,
+  problem: (path: (string | number)[], message: string) => void,
+): Record<string, ProviderField> {
+  if (raw === undefined) return {};
+  if (!isMap(raw)) {
+    problem(at, 'fields must be a map of field name to its mapping');
+    return {};
+  }
+  const out: Record<string, ProviderField> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const here = [...at, name];
+    const wrong = unknown(name);
+    if (wrong) {
+      problem(here, wrong);
+      continue;
+    }
+    // `prompt: text` is short for `prompt: { to: text }`.
+    const entry = typeof value === 'string' ? { to: value } : value;
+    if (!isMap(entry)) {
+      problem(here, 'a field mapping is a name or a map (to, as, values, drop)');
+      continue;
+    }
+    for (const key of Object.keys(entry))
+      if (!FIELD_KEYS.includes(key)) problem([...here, key], `unknown key "${key}" (${FIELD_KEYS.join(', ')})`);
+    if (entry.to !== undefined && (typeof entry.to !== 'string' || !TARGET.test(entry.to)))
+      problem([...here, 'to'], 'to must be a field name or a dot path (image.url)');
+    if (entry.as !== undefined && !(CONVERSIONS as readonly unknown[]).includes(entry.as))
+      problem([...here, 'as'], `as must be one of ${CONVERSIONS.join(', ')}`);
+    if (entry.drop !== undefined && entry.drop !== true) problem([...here, 'drop'], 'drop must be true (or left out)');
+    if (entry.drop === true && Object.keys(entry).length > 1)
+      problem([...here, 'drop'], 'a dropped field takes no other key');
+    if (entry.unsupported !== undefined && entry.unsupported !== true)
+      problem([...here, 'unsupported'], 'unsupported must be true (or left out)');
+    if (entry.unsupported === true && Object.keys(entry).length > 1)
+      problem([...here, 'unsupported'], 'an unsupported field takes no other key');
+    if (entry.values !== undefined) {
+      if (!isMap(entry.values) || Object.keys(entry.values).length === 0)
+        problem([...here, 'values'], 'values must map each catalogue value to the provider value');
+      else
+        for (const [key, to] of Object.entries(entry.values))
+          if (!['string', 'number', 'boolean'].includes(typeof to))
+            problem([...here, 'values', key], 'a provider value is a string, a number or a boolean');
+    }
+    out[name] = {
+      ...(typeof entry.to === 'string' ? { to: entry.to } : {}),
+      ...(entry.as !== undefined ? { as: entry.as as ProviderField['as'] } : {}),
+      ...(isMap(entry.values) ? { values: entry.values as Record<string, Scalar> } : {}),
+      ...(entry.drop === true ? { drop: true as const } : {}),
+      ...(entry.unsupported === true ? { unsupported: true as const } : {}),
+    };
+  }
+  return out;
+}
+
+function checkSet(
+  raw: unknown,
+  at: (string | number)[],
+  problem: (path: (string | number)[], message: string) => void,
+): Record<string, unknown> {
+  if (raw === undefined) return {};
+  if (!isMap(raw)) {
+    problem(at, 'set must be a map of provider field to a constant value');
+    return {};
+  }
+  for (const key of Object.keys(raw))
+    if (!TARGET.test(key)) problem([...at, key], 'a set key is a field name or a dot path');
+  return raw;
+}
+
+/** string, number, integer or boolean for a field of one value; undefined for arrays and objects. */
+function scalarKind(schema: JsonSchema | undefined): string | undefined {
+  if (!schema) return undefined;
+  if (Array.isArray(schema.enum)) return typeof schema.enum[0] === 'number' ? 'number' : typeof schema.enum[0];
+  if (Array.isArray(schema.anyOf)) return 'integer';
+  const type = schema.type;
+  return type === 'string' || type === 'number' || type === 'integer' || type === 'boolean' ? type : undefined;
+}
+
+/** Every value a field can take, when they can be listed: an enum, booleans, or a small integer range (with its auto value). */
+export function acceptedValues(schema: JsonSchema | undefined): Scalar[] | undefined {
+  if (!schema) return undefined;
+  if (Array.isArray(schema.enum)) return schema.enum as Scalar[];
+  if (schema.type === 'boolean') return [true, false];
+  const ranges = Array.isArray(schema.anyOf) ? (schema.anyOf as JsonSchema[]) : [schema];
+  const values: Scalar[] = [];
+  for (const range of ranges) {
+    if (range.const !== undefined) values.push(range.const as Scalar);
+    else if (
+      typeof range.minimum === 'number' &&
+      typeof range.maximum === 'number' &&
+      (schema.type === 'integer' || range.type === 'integer' || Array.isArray(schema.anyOf))
+    ) {
+      if (range.maximum - range.minimum > MAX_ENUMERATED) return undefined;
+      for (let v = range.minimum; v <= range.maximum; v++) values.push(v);
+    } else return undefined;
+  }
+  return values;
+}

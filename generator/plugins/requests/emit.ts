@@ -1,0 +1,242 @@
+import { Ajv } from 'ajv';
+import standaloneModule from 'ajv/dist/standalone/index.js';
+import {
+  IndentationText,
+  NewLineKind,
+  Project,
+  QuoteKind,
+  VariableDeclarationKind,
+  Writers,
+  type WriterFunction,
+} from 'ts-morph';
+import { operations, type Operation, type ParameterIn } from '../../load/operations.js';
+import type { JsonSchema } from '../../load/types.js';
+import type { Plugin } from '../../plugin.js';
+import { requestVectors } from './vectors.js';
+
+type StandaloneCode = (ajv: Ajv, refs: Record<string, string>) => string;
+// ajv ships CommonJS: depending on the loader the default import is the function or the module object.
+const standaloneCode: StandaloneCode =
+  typeof standaloneModule === 'function'
+    ? (standaloneModule as StandaloneCode)
+    : (standaloneModule as unknown as { default: StandaloneCode }).default;
+
+/** The parts of a request that are checked, with the suffix of their validator's export name. */
+const PARTS: { in: ParameterIn; key: 'query' | 'path' | 'headers'; suffix: string }[] = [
+  { in: 'path', key: 'path', suffix: 'Path' },
+  { in: 'query', key: 'query', suffix: 'Query' },
+  { in: 'header', key: 'headers', suffix: 'Headers' },
+];
+
+/** The JSON Schema of one part of an operation's parameters: an object of the declared names (others pass). */
+export function partSchema(op: Operation, where: ParameterIn): JsonSchema | undefined {
+  const params = op.parameters.filter((p) => p.in === where);
+  if (params.length === 0) return undefined;
+  const required = params.filter((p) => p.required).map((p) => p.name);
+  return {
+    type: 'object',
+    properties: Object.fromEntries(params.map((p) => [p.name, p.schema])),
+    ...(required.length ? { required } : {}),
+  };
+}
+
+/**
+ * generated/requests/: every operation's path, query and header parameters and its JSON body
+ * compiled by ajv into standalone validators (validators.js, one named export per part through
+ * standaloneCode's export map), their declarations (validators.d.ts), the table the HTTP layer
+ * reads (index.ts: which validator, which parameters are integers, which business code a bad value
+ * answers with) and one request with a bad value per operation and kind of parameter (vectors.json).
+ */
+export const requestsPlugin: Plugin = {
+  name: 'requests',
+  dependsOn: ['openapi', 'routes'],
+  emit: ({ emitted }) => {
+    const doc = JSON.parse(emitted.get('openapi.json')!.contents) as JsonSchema;
+    const ops = operations(doc);
+    const inputs = ['generated/openapi.json'];
+    // Defaults fill absent parameters (limit 20); every problem is listed (a body's 40001 names each).
+    const ajv = new Ajv({
+      allErrors: true,
+      useDefaults: true,
+      strict: true,
+      strictTypes: false,
+      validateSchema: false,
+      addUsedSchema: false,
+      code: { source: true, esm: true, optimize: 1 },
+    });
+    // `format: date` is checked by the pattern beside it in the contract: ajv-formats is a build-time
+    // package only, and the generated code must not require it in production.
+    ajv.addFormat('date', true);
+    const exportsMap: Record<string, string> = {};
+    for (const op of ops) {
+      for (const part of PARTS) {
+        const schema = partSchema(op, part.in);
+        if (!schema) continue;
+        ajv.addSchema(schema, `${op.operationId}${part.suffix}`);
+        exportsMap[`${op.operationId}${part.suffix}`] = `${op.operationId}${part.suffix}`;
+      }
+      if (op.body?.checkedBy === 'contract' && op.body.schema) {
+        ajv.addSchema(op.body.schema, `${op.operationId}Body`);
+        exportsMap[`${op.operationId}Body`] = `${op.operationId}Body`;
+      }
+    }
+    const code = standaloneCode(ajv, exportsMap);
+    // ajv's ESM output still calls require() for its runtime helpers and formats (ajv issue #2209).
+    const prelude = code.includes('require(')
+      ? "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
+      : '';
+    return [
+      { path: 'requests/validators.js', contents: `${prelude}${code}\n`, inputs },
+      { path: 'requests/validators.d.ts', contents: declarations(Object.keys(exportsMap)), inputs },
+      { path: 'requests/index.ts', contents: table(ops, new Set(Object.keys(exportsMap))), inputs },
+      {
+        path: 'requests/vectors.json',
+        contents: `${JSON.stringify({ cases: requestVectors(ops) }, null, 2)}\n`,
+        inputs,
+      },
+    ];
+  },
+};
+
+function newFile(name: string) {
+  const project = new Project({
+    useInMemoryFileSystem: true,
+    manipulationSettings: {
+      indentationText: IndentationText.TwoSpaces,
+      quoteKind: QuoteKind.Single,
+      newLineKind: NewLineKind.LineFeed,
+    },
+  });
+  return project.createSourceFile(name);
+}
+
+function declarations(names: string[]): string {
+  const file = newFile('validators.d.ts');
+  file.addInterface({
+    isExported: true,
+    name: 'RequestValidatorError',
+    docs: ["The fields of ajv's ErrorObject the runtime reads."],
+    properties: [
+      { name: 'instancePath', type: 'string' },
+      { name: 'schemaPath', type: 'string' },
+      { name: 'keyword', type: 'string' },
+      { name: 'params', type: 'Record<string, unknown>' },
+    ],
+  });
+  file.addInterface({
+    isExported: true,
+    name: 'RequestValidator',
+    docs: ['An ajv standalone validator: true when the value passed; fills defaults in place.'],
+    callSignatures: [{ parameters: [{ name: 'value', type: 'unknown' }], returnType: 'boolean' }],
+    properties: [{ name: 'errors', type: 'RequestValidatorError[] | null', hasQuestionToken: true }],
+  });
+  for (const name of names) {
+    file.addVariableStatement({
+      isExported: true,
+      hasDeclareKeyword: true,
+      declarationKind: VariableDeclarationKind.Const,
+      declarations: [{ name, type: 'RequestValidator' }],
+    });
+  }
+  return file.getFullText();
+}
+
+const literal = (value: unknown) => JSON.stringify(value).replace(/"/g, "'");
+
+function table(ops: Operation[], compiled: Set<string>): string {
+  const file = newFile('index.ts');
+  file.addImportDeclaration({ isTypeOnly: true, namedImports: ['ErrorName'], moduleSpecifier: '../errors.js' });
+  file.addImportDeclaration({ isTypeOnly: true, namedImports: ['OperationId'], moduleSpecifier: '../routes.js' });
+  file.addImportDeclaration({
+    isTypeOnly: true,
+    namedImports: ['RequestValidator'],
+    moduleSpecifier: './validators.js',
+  });
+  file.addImportDeclaration({ namespaceImport: 'validators', moduleSpecifier: './validators.js' });
+  file.addInterface({
+    isExported: true,
+    name: 'ParameterRule',
+    properties: [
+      { name: 'name', type: 'string', isReadonly: true, docs: ['As the contract spells it (header names too).'] },
+      { name: 'in', type: "'query' | 'path' | 'header'", isReadonly: true },
+      {
+        name: 'integer',
+        type: 'boolean',
+        isReadonly: true,
+        docs: [
+          'A decimal integer literal in the URL or header is read as a number; anything else stays text and fails the type.',
+        ],
+      },
+      { name: 'error', type: 'ErrorName', isReadonly: true, docs: ['The business code a bad value answers with.'] },
+    ],
+  });
+  file.addInterface({
+    isExported: true,
+    name: 'RequestRules',
+    properties: [
+      { name: 'parameters', type: 'readonly ParameterRule[]', isReadonly: true },
+      { name: 'path', type: 'RequestValidator', isReadonly: true, hasQuestionToken: true },
+      { name: 'query', type: 'RequestValidator', isReadonly: true, hasQuestionToken: true },
+      { name: 'headers', type: 'RequestValidator', isReadonly: true, hasQuestionToken: true },
+      {
+        name: 'body',
+        type: '{ readonly validate: RequestValidator; readonly required: boolean; readonly error: ErrorName }',
+        isReadonly: true,
+        hasQuestionToken: true,
+        docs: [
+          'A JSON body checked against the contract (a body naming a model is checked by its generated validator instead).',
+        ],
+      },
+    ],
+  });
+  const entries: Record<string, WriterFunction> = {};
+  for (const op of ops) {
+    const fields: Record<string, string | WriterFunction> = {
+      parameters: (w) =>
+        w.write(
+          `[${op.parameters.map((p) => `{ name: ${literal(p.name)}, in: ${literal(p.in)}, integer: ${p.schema.type === 'integer'}, error: ${literal(p.error)} }`).join(', ')}]`,
+        ),
+    };
+    for (const part of PARTS)
+      if (compiled.has(`${op.operationId}${part.suffix}`))
+        fields[part.key] = `validators.${op.operationId}${part.suffix}`;
+    if (compiled.has(`${op.operationId}Body`)) {
+      fields.body = Writers.object({
+        validate: `validators.${op.operationId}Body`,
+        required: String(op.body!.required),
+        error: literal(op.body!.error),
+      });
+    }
+    entries[op.operationId] = Writers.object(fields);
+  }
+  file.addVariableStatement({
+    isExported: true,
+    declarationKind: VariableDeclarationKind.Const,
+    docs: ["Each operation's request rules, read by the HTTP layer before its handler runs."],
+    declarations: [
+      {
+        name: 'requestRules',
+        type: 'Readonly<Record<OperationId, RequestRules>>',
+        initializer: Writers.object(entries),
+      },
+    ],
+  });
+  const defaulted = ops
+    .map(
+      (op) =>
+        [
+          op.operationId,
+          op.parameters.filter((p) => p.in === 'query' && p.schema.default !== undefined).map((p) => p.name),
+        ] as const,
+    )
+    .filter(([, names]) => names.length > 0);
+  file.addTypeAlias({
+    isExported: true,
+    name: 'DefaultedQuery',
+    docs: ['The query parameters with a contract default, by operation: always present after validation.'],
+    type: Writers.objectType({
+      properties: defaulted.map(([id, names]) => ({ name: id, type: names.map(literal).join(' | ') })),
+    }),
+  });
+  return file.getFullText();
+}

@@ -1,0 +1,294 @@
+/**
+ * Every command of the `mediaforge` CLI: its words, what it does, its flags, and how to load it. The
+ * table imports nothing: `mediaforge --help` reads it alone, and a command's module (and through it
+ * the database drivers, Fastify, the generated catalogue) is imported only when that command runs.
+ */
+
+export interface Flag {
+  /** Placeholder of the value (`N`, `URL`); absent for a switch. */
+  value?: string;
+  description: string;
+  short?: string;
+}
+
+/** What a command's run function gets: its flags' values (strings, or true for switches) and its positional arguments. */
+export interface CommandInput {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+export type CommandRun = (input: CommandInput) => Promise<number>;
+
+export interface Command {
+  /** The words that name it: `['accounts', 'create']`. */
+  words: string[];
+  summary: string;
+  /** Positional arguments after the words, e.g. `DELIVERY_ID`. */
+  args?: { name: string; description: string }[];
+  flags: Record<string, Flag>;
+  /** Flags that must be given (shown without brackets in the usage line). */
+  required?: string[];
+  load: () => Promise<CommandRun>;
+}
+
+const DB: Flag = {
+  value: 'URL',
+  description: 'database: sqlite:PATH or postgres://... (default: MEDIAFORGE_DB, else sqlite:./data/mediaforge.db)',
+};
+const JSON_OUT: Flag = { description: 'print one JSON object' };
+const ACCOUNT: Flag = { value: 'ID', description: 'the account id (acct_...)' };
+const WORKSPACE: Flag = { value: 'W', description: 'personal (default) or team:NAME' };
+const ENDPOINT: Flag = { value: 'ID', description: 'the endpoint id' };
+const DEPLOYMENTS: Flag = {
+  value: 'FILE',
+  description: "the operator's deployments file (default: MEDIAFORGE_DEPLOYMENTS; none: every model on the simulator)",
+};
+
+const admin = (name: keyof typeof import('./commands/admin.js')) => async () =>
+  (await import('./commands/admin.js'))[name] as CommandRun;
+const deployments = (name: keyof typeof import('./commands/deployments.js')) => async () =>
+  (await import('./commands/deployments.js'))[name] as CommandRun;
+const webhooks = (sub: string) => async () =>
+  ((input: CommandInput) => import('./commands/webhooks.js').then((m) => m.webhooksCommand(sub, input))) as CommandRun;
+const entities = (sub: string) => async () =>
+  ((input: CommandInput) => import('./commands/entities.js').then((m) => m.entities(sub, input))) as CommandRun;
+
+export const COMMANDS: Command[] = [
+  {
+    words: ['serve'],
+    summary: 'run the service: the HTTP API and the worker (by --role)',
+    flags: {
+      port: { value: 'P', description: 'port to listen on (default: PORT, else 8080)' },
+      host: { value: 'H', description: 'address to listen on (default: HOST, else 127.0.0.1)' },
+      db: DB,
+      role: { value: 'R', description: 'api, worker or all (default: MEDIAFORGE_ROLE, else all)' },
+      migrate: { description: 'apply pending migrations first (npm start does)' },
+      deployments: DEPLOYMENTS,
+    },
+    load: async () => (await import('./commands/serve.js')).serve,
+  },
+  {
+    words: ['migrate'],
+    summary: 'apply pending database migrations',
+    flags: { db: DB, json: JSON_OUT },
+    load: admin('migrate'),
+  },
+  {
+    words: ['deployments', 'check'],
+    summary: 'check a deployments file as serve would (problems as file:line:col), starting nothing',
+    flags: { deployments: DEPLOYMENTS, json: JSON_OUT },
+    load: deployments('deploymentsCheck'),
+  },
+  {
+    words: ['deployments', 'status'],
+    summary: "each deployment's state, tasks in flight, submits and failures",
+    flags: { deployments: DEPLOYMENTS, db: DB, json: JSON_OUT },
+    load: deployments('deploymentsStatusCommand'),
+  },
+  {
+    words: ['report', 'margin'],
+    summary: 'revenue against upstream cost, per model and deployment',
+    flags: {
+      since: { value: 'DATE', description: 'only tasks created since (2025-01-31 or an ISO time)' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: deployments('reportMargin'),
+  },
+  {
+    words: ['accounts', 'create'],
+    summary: 'create an account with its first API key and webhook secret (shown once)',
+    flags: {
+      credits: { value: 'N', description: 'credits purchased (a whole number, default 0)' },
+      language: { value: 'L', description: 'language of its error messages and callbacks (one of the 12 supported)' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: admin('accountsCreate'),
+  },
+  {
+    words: ['accounts', 'set'],
+    summary: "change an account's language or webhook payload version",
+    required: ['account'],
+    flags: {
+      account: ACCOUNT,
+      language: { value: 'L', description: 'language (one of the 12 supported)' },
+      'payload-version': { value: 'V', description: 'task callback payload version, 1 or 2' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: admin('accountsSet'),
+  },
+  {
+    words: ['keys', 'create'],
+    summary: 'create another API key for an account (shown once)',
+    required: ['account'],
+    flags: { account: ACCOUNT, workspace: WORKSPACE, db: DB, json: JSON_OUT },
+    load: admin('keysCreate'),
+  },
+  {
+    words: ['keys', 'revoke'],
+    summary: 'revoke a key: every server on the database refuses it from its next request',
+    required: ['key'],
+    flags: { key: { value: 'KEY_ID', description: 'the key id (key_...)' }, db: DB, json: JSON_OUT },
+    load: admin('keysRevoke'),
+  },
+  {
+    words: ['credits', 'add'],
+    summary: 'record a purchase of credits',
+    required: ['account', 'credits'],
+    flags: {
+      account: ACCOUNT,
+      credits: { value: 'N', description: 'credits purchased (a whole number >= 1)' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: admin('creditsAdd'),
+  },
+  {
+    words: ['webhooks', 'add'],
+    summary: 'add an account webhook endpoint (Standard Webhooks); prints its signing secret once',
+    required: ['account', 'url', 'events'],
+    flags: {
+      account: ACCOUNT,
+      url: { value: 'URL', description: 'the https URL that receives the events' },
+      events: {
+        value: 'E1,E2',
+        description: 'task.succeeded, task.failed, task.expired, task.canceled, task.completed',
+      },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: webhooks('add'),
+  },
+  {
+    words: ['webhooks', 'list'],
+    summary: "list an account's endpoints",
+    required: ['account'],
+    flags: { account: ACCOUNT, db: DB, json: JSON_OUT },
+    load: webhooks('list'),
+  },
+  {
+    words: ['webhooks', 'disable'],
+    summary: 'stop sending to an endpoint',
+    required: ['account', 'endpoint'],
+    flags: { account: ACCOUNT, endpoint: ENDPOINT, db: DB, json: JSON_OUT },
+    load: webhooks('disable'),
+  },
+  {
+    words: ['webhooks', 'enable'],
+    summary: 'send to a disabled endpoint again',
+    required: ['account', 'endpoint'],
+    flags: { account: ACCOUNT, endpoint: ENDPOINT, db: DB, json: JSON_OUT },
+    load: webhooks('enable'),
+  },
+  {
+    words: ['webhooks', 'delete'],
+    summary: 'delete an endpoint',
+    required: ['account', 'endpoint'],
+    flags: { account: ACCOUNT, endpoint: ENDPOINT, db: DB, json: JSON_OUT },
+    load: webhooks('delete'),
+  },
+  {
+    words: ['webhooks', 'rotate-secret'],
+    summary: "rotate the account's callback secret, or one endpoint's (--endpoint)",
+    required: ['account'],
+    flags: { account: ACCOUNT, endpoint: ENDPOINT, db: DB, json: JSON_OUT },
+    load: webhooks('rotate-secret'),
+  },
+  {
+    words: ['webhooks', 'deliveries'],
+    summary: "list an account's recent deliveries",
+    required: ['account'],
+    flags: { account: ACCOUNT, limit: { value: 'N', description: 'how many (default 50)' }, db: DB, json: JSON_OUT },
+    load: webhooks('deliveries'),
+  },
+  {
+    words: ['webhooks', 'resend'],
+    summary: 'schedule a delivery again',
+    args: [{ name: 'DELIVERY_ID', description: 'the delivery id' }],
+    flags: { db: DB, json: JSON_OUT },
+    load: webhooks('resend'),
+  },
+  {
+    words: ['entities', 'create'],
+    summary: 'create a character from 2 to 4 image assets of one library',
+    required: ['account', 'name', 'assets'],
+    flags: {
+      account: ACCOUNT,
+      workspace: WORKSPACE,
+      name: { value: 'NAME', description: 'the character name' },
+      assets: { value: 'A1,A2', description: '2 to 4 image asset ids' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: entities('create'),
+  },
+  {
+    words: ['entities', 'list'],
+    summary: "list a library's characters",
+    required: ['account'],
+    flags: { account: ACCOUNT, workspace: WORKSPACE, db: DB, json: JSON_OUT },
+    load: entities('list'),
+  },
+  {
+    words: ['entities', 'delete'],
+    summary: 'delete a character',
+    required: ['account', 'entity'],
+    flags: {
+      account: ACCOUNT,
+      workspace: WORKSPACE,
+      entity: { value: 'ID', description: 'the character id' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: entities('delete'),
+  },
+];
+
+/** The command named by the first words of argv, and how many words it took. */
+export function findCommand(words: string[]): Command | undefined {
+  return COMMANDS.find((command) => command.words.every((word, i) => words[i] === word));
+}
+
+/** `mediaforge accounts create --credits N [--language L] [--db URL] [--json]` */
+export function usageLine(command: Command): string {
+  const flags = Object.entries(command.flags).map(([name, flag]) => {
+    const text = `--${name}${flag.value ? ` ${flag.value}` : ''}`;
+    return command.required?.includes(name) ? text : `[${text}]`;
+  });
+  return ['mediaforge', ...command.words, ...(command.args ?? []).map((a) => a.name), ...flags].join(' ');
+}
+
+/** A command's whole help: its usage line, what it does, each argument and flag. */
+export function commandHelp(command: Command): string {
+  const rows = [
+    ...(command.args ?? []).map((a) => [a.name, a.description]),
+    ...Object.entries(command.flags).map(([name, flag]) => [
+      `--${name}${flag.value ? ` ${flag.value}` : ''}`,
+      flag.description,
+    ]),
+    ['-h, --help', 'show this help'],
+  ];
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return `usage: ${usageLine(command)}\n\n${command.summary[0].toUpperCase()}${command.summary.slice(1)}.\n\n${rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`).join('\n')}`;
+}
+
+/** `mediaforge --help`: every command with its summary. */
+export function generalHelp(): string {
+  const names = COMMANDS.map((c) => c.words.join(' '));
+  const width = Math.max(...names.map((n) => n.length));
+  return `usage: mediaforge <command> [options]
+
+The mediaforge service and its console commands, on one database.
+
+Commands:
+${COMMANDS.map((c, i) => `  ${names[i].padEnd(width)}  ${c.summary}`).join('\n')}
+
+  mediaforge help COMMAND, mediaforge COMMAND --help   a command's options
+  mediaforge --version                                the version
+
+The database is --db or MEDIAFORGE_DB (sqlite:PATH or postgres://...); default sqlite:./data/mediaforge.db.
+Commands migrate a SQLite database themselves; a PostgreSQL database is migrated by mediaforge migrate.
+The deployments file is --deployments or MEDIAFORGE_DEPLOYMENTS (docs/deployments.md); without one every model runs on the simulator.`;
+}

@@ -1,0 +1,90 @@
+/** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
+import { LANGUAGES, type Language } from '../../../generated/errors.js';
+import { addCredits, createAccount, createKey, revokeKey } from '../../accounts/accounts.js';
+import { migrateToLatest } from '../../storage/migrate.js';
+import { setAccountWebhookSettings } from '../../webhooks/admin.js';
+import { commandConfig, withCommandDb } from '../command-db.js';
+import type { CommandInput } from '../commands.js';
+import { UsageError, wholeNumber } from '../usage-error.js';
+
+type Values = CommandInput['values'];
+
+function print(values: Values, value: Record<string, unknown>, text: string) {
+  console.log(values.json ? JSON.stringify(value) : text);
+}
+
+const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined);
+
+/** --language checked against the languages of the generated error catalogue. */
+function language(value: string | boolean | undefined): Language | undefined {
+  if (value === undefined) return undefined;
+  if (!(LANGUAGES as readonly unknown[]).includes(value))
+    throw new UsageError(`--language must be one of ${LANGUAGES.join(', ')} (got ${String(value)})`);
+  return value as Language;
+}
+
+export async function migrate({ values }: CommandInput): Promise<number> {
+  const { applied } = await withCommandDb(commandConfig(values), (db) => migrateToLatest(db), { migrate: false });
+  print(values, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
+  return 0;
+}
+
+export async function accountsCreate({ values }: CommandInput): Promise<number> {
+  const credits = wholeNumber(text(values.credits) ?? '0', 'credits');
+  const lang = language(values.language) ?? null;
+  const created = await withCommandDb(commandConfig(values), (db) =>
+    createAccount(db, { credits, language: lang, now: Date.now() }),
+  );
+  print(
+    values,
+    { ...created },
+    `account ${created.accountId}\napi key ${created.apiKey}\nwebhook secret ${created.webhookSecret}\n(the key and the secret are shown once)`,
+  );
+  return 0;
+}
+
+export async function accountsSet({ values }: CommandInput): Promise<number> {
+  const accountId = text(values.account)!;
+  const lang = language(values.language);
+  const payloadVersion =
+    values['payload-version'] === undefined
+      ? undefined
+      : wholeNumber(text(values['payload-version']), 'payload-version', 1);
+  if (payloadVersion !== undefined && payloadVersion !== 1 && payloadVersion !== 2)
+    throw new UsageError('--payload-version must be 1 or 2');
+  await withCommandDb(commandConfig(values), (db) =>
+    setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion }),
+  );
+  print(
+    values,
+    {
+      accountId,
+      ...(lang !== undefined ? { language: lang } : {}),
+      ...(payloadVersion !== undefined ? { payloadVersion } : {}),
+    },
+    `updated ${accountId}`,
+  );
+  return 0;
+}
+
+export async function keysCreate({ values }: CommandInput): Promise<number> {
+  const { apiKey, keyId } = await withCommandDb(commandConfig(values), (db) =>
+    createKey(db, text(values.account)!, text(values.workspace) ?? 'personal', Date.now()),
+  );
+  print(values, { apiKey, keyId }, `api key ${apiKey} (${keyId}); shown once`);
+  return 0;
+}
+
+export async function keysRevoke({ values }: CommandInput): Promise<number> {
+  const revoked = await withCommandDb(commandConfig(values), (db) => revokeKey(db, text(values.key)!, Date.now()));
+  print(values, { revoked }, revoked ? 'revoked' : 'no such active key');
+  return revoked ? 0 : 1;
+}
+
+export async function creditsAdd({ values }: CommandInput): Promise<number> {
+  const accountId = text(values.account)!;
+  const credits = wholeNumber(text(values.credits), 'credits', 1);
+  await withCommandDb(commandConfig(values), (db) => addCredits(db, accountId, credits, Date.now()));
+  print(values, { accountId, added: credits }, `added ${credits} credits to ${accountId}`);
+  return 0;
+}

@@ -1,0 +1,97 @@
+/** `mediaforge deployments check|status` and `mediaforge report margin` (docs/deployments.md). */
+import { buildDeployments } from '../../deployments/build.js';
+import { DeploymentsFileError, loadDeploymentsFile } from '../../deployments/deployments-file.js';
+import { marginReport } from '../../deployments/margin.js';
+import { deploymentsStatus } from '../../deployments/status.js';
+import { configFromEnv, processEnvironment } from '../../config.js';
+import { withCommandDb } from '../command-db.js';
+import type { CommandInput } from '../commands.js';
+import { UsageError } from '../usage-error.js';
+
+type Values = CommandInput['values'];
+
+function print(values: Values, value: Record<string, unknown>, text: string) {
+  console.log(values.json ? JSON.stringify(value) : text);
+}
+
+function config(values: Values) {
+  return configFromEnv(
+    processEnvironment({
+      MEDIAFORGE_DB: typeof values.db === 'string' ? values.db : undefined,
+      MEDIAFORGE_DEPLOYMENTS: typeof values.deployments === 'string' ? values.deployments : undefined,
+    }),
+  );
+}
+
+/** `deployments check`: the file read and checked as serve would, nothing started; problems as file:line:col. */
+export async function deploymentsCheck({ values }: CommandInput): Promise<number> {
+  const cfg = config(values);
+  const file = cfg.deploymentsFile;
+  if (!file) throw new UsageError('deployments check needs --deployments FILE (or MEDIAFORGE_DEPLOYMENTS)');
+  try {
+    const plan = loadDeploymentsFile(file, cfg.environment);
+    const routed = [...plan.routes.keys()];
+    print(
+      values,
+      {
+        ok: true,
+        file,
+        upstreams: [...plan.upstreams.values()].map((u) => ({ name: u.name, kind: u.kind })),
+        models: routed,
+      },
+      `${file}: ok (${plan.upstreams.size} upstreams, ${routed.length} models routed)`,
+    );
+    return 0;
+  } catch (error) {
+    if (!(error instanceof DeploymentsFileError)) throw error;
+    if (values.json) console.log(JSON.stringify({ ok: false, file, problems: error.problems }));
+    else console.error(error.problems.join('\n'));
+    return 1;
+  }
+}
+
+/** `deployments status`: each deployment's state, in flight, submits and failures, from the database. */
+export async function deploymentsStatusCommand({ values }: CommandInput): Promise<number> {
+  const cfg = config(values);
+  const deployments = buildDeployments(
+    cfg,
+    () => Date.now(),
+    cfg.deploymentsFile ? loadDeploymentsFile(cfg.deploymentsFile, cfg.environment) : undefined,
+  );
+  try {
+    const status = await withCommandDb(cfg, (db) => deploymentsStatus(db, deployments, Date.now()));
+    print(
+      values,
+      { deployments: status },
+      status
+        .map(
+          (d) =>
+            `${d.name} (${d.kind}) ${d.state} in flight ${d.inFlight}${d.maxInFlight === null ? '' : `/${d.maxInFlight}`} submits ${d.submits} failures ${Object.values(d.failures).reduce((a, n) => a + n, 0)}${d.coolingUntil ? ` cooling until ${d.coolingUntil}` : ''}`,
+        )
+        .join('\n'),
+    );
+    return 0;
+  } finally {
+    deployments.close();
+  }
+}
+
+/** `report margin`: revenue against upstream cost per model and deployment. */
+export async function reportMargin({ values }: CommandInput): Promise<number> {
+  const since = typeof values.since === 'string' ? Date.parse(values.since) : undefined;
+  if (since !== undefined && Number.isNaN(since))
+    throw new UsageError('--since must be a date (2025-01-31 or an ISO time)');
+  const report = await withCommandDb(config(values), (db) => marginReport(db.kysely, since));
+  print(
+    values,
+    { ...report },
+    [
+      ...report.rows.map(
+        (r) =>
+          `${r.model} on ${r.deployment}: ${r.tasks} tasks, revenue ${r.revenueUsd} USD, upstream ${r.upstreamCostUsd} USD, margin ${r.marginUsd} USD`,
+      ),
+      `total: ${report.totals.tasks} tasks, revenue ${report.totals.revenueUsd} USD, upstream ${report.totals.upstreamCostUsd} USD, margin ${report.totals.marginUsd} USD`,
+    ].join('\n'),
+  );
+  return 0;
+}

@@ -1,0 +1,82 @@
+/**
+ * `mediaforge serve`: the service. The HTTP server listens first and the worker starts only once it
+ * does: a second `serve` on a port in use exits at once (status 1) without having run any task of the
+ * first. SIGTERM and SIGINT close the server, stop the worker after its items in flight, close the
+ * database and exit 0 (`npm start` runs this process as npm's direct child: scripts/start.mjs).
+ */
+import { configFromEnv, processEnvironment } from '../../config.js';
+import { createService } from '../../service.js';
+import type { CommandInput } from '../commands.js';
+import { UsageError, wholeNumber } from '../usage-error.js';
+
+export async function serve({ values }: CommandInput): Promise<number> {
+  const env = processEnvironment({
+    MEDIAFORGE_DB: typeof values.db === 'string' ? values.db : undefined,
+    MEDIAFORGE_ROLE: typeof values.role === 'string' ? values.role : undefined,
+    MEDIAFORGE_DEPLOYMENTS: typeof values.deployments === 'string' ? values.deployments : undefined,
+  });
+  const config = configFromEnv(env, {
+    ...(typeof values.port === 'string' ? { port: wholeNumber(values.port, 'port') } : {}),
+    ...(typeof values.host === 'string' ? { host: values.host } : {}),
+  });
+  if (!['api', 'worker', 'all'].includes(config.role))
+    throw new UsageError(`--role must be api, worker or all (got ${config.role})`);
+  if (!Number.isInteger(config.port) || config.port > 65_535)
+    throw new UsageError(`the port must be a whole number up to 65535 (got ${config.port})`);
+
+  const service = await createService(config, { logger: true, migrate: values.migrate === true });
+  if (config.webhookAllowPrivate || config.webhookAllowInsecure) {
+    service.ctx.log.warn(
+      'MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE / _INSECURE is on: outbound requests may reach private or plain-http destinations. Never use this in production.',
+    );
+  }
+  const armed = service.ctx.faults.armed();
+  if (armed.length)
+    service.ctx.log.warn(
+      `MEDIAFORGE_FAULT_POINTS is set (${armed.join(', ')}): this process kills itself when it reaches them. Tests only.`,
+    );
+  if (service.app) {
+    try {
+      // A burst of connections (thousands of held waits) overflows the default backlog of 511: SYNs are dropped and clients see resets.
+      const address = await service.app.listen({ port: config.port, host: config.host, backlog: 8192 });
+      // Port 0 picks a free port: links (media, upload tickets, upstream callbacks) name the one it got.
+      if (!env.MEDIAFORGE_PUBLIC_URL && config.port === 0) config.publicUrl = address;
+      console.log(`mediaforge listening on ${address} (database ${config.dbUrl}, role ${config.role})`);
+    } catch (error) {
+      await service.close().catch(() => {});
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason =
+        code === 'EADDRINUSE'
+          ? `port ${config.port} on ${config.host} is already in use (another mediaforge? set PORT or --port)`
+          : (error as Error).message;
+      console.error(`mediaforge: cannot listen: ${reason}`);
+      return 1;
+    }
+  }
+  service.worker?.start();
+  if (!service.app) console.log(`mediaforge worker running (database ${config.dbUrl})`);
+
+  // Resolves only when a signal stopped the service; the process then exits even if a client
+  // library left a timer or socket behind.
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      service.ctx.log.info(`${signal}: stopping`);
+      service.close().then(
+        () => exit(0),
+        (error) => {
+          console.error(`mediaforge: stopping failed: ${(error as Error).message}`);
+          exit(1);
+        },
+      );
+    };
+    const exit = (code: number) => {
+      resolve(code);
+      setImmediate(() => process.exit(code));
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,87 @@
+import { outboundPolicy, type Config } from '../config.js';
+import type { Deployment } from './deployment.js';
+import type { DeploymentsPlan, UpstreamKind, UpstreamSpec } from './deployments-file.js';
+import { FalQueueDeployment } from './fal-queue.js';
+import { JobsDeployment } from './jobs.js';
+import { OpenAiVideosDeployment } from './openai-videos.js';
+import { ReplicateDeployment } from './replicate.js';
+import { Deployments, type Route } from './router.js';
+import { SimulatorDeployment } from './simulator.js';
+import type { UpstreamOptions } from './upstream-options.js';
+
+/** Longest wait for one answer of an upstream (status and headers; a body streams on). */
+const REQUEST_TIMEOUT_MS = 20_000;
+/** Longest silence while a result downloads. */
+const RESULT_IDLE_MS = 60_000;
+
+/** One constructor per protocol adapter; a kind without one cannot be named in a deployments file. */
+export const ADAPTERS: Partial<Record<Exclude<UpstreamKind, 'simulator'>, (options: UpstreamOptions) => Deployment>> = {
+  'openai-videos': (options) => new OpenAiVideosDeployment(options),
+  jobs: (options) => new JobsDeployment(options),
+  'fal-queue': (options) => new FalQueueDeployment(options),
+  replicate: (options) => new ReplicateDeployment(options),
+};
+
+/** The embedded simulator with the service's settings, under a name. */
+export function simulatorDeployment(config: Config, now: () => number, name = 'simulator'): SimulatorDeployment {
+  return new SimulatorDeployment(
+    {
+      latencyMs: config.simulatorLatencyMs,
+      failWhenPromptContains: config.simulatorFailWhenPromptContains,
+      now,
+      outbound: outboundPolicy(config),
+      clipMaxBytes: config.uploadMaxBytes,
+    },
+    name,
+  );
+}
+
+function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => number): Deployment {
+  if (spec.kind === 'simulator') return simulatorDeployment(config, now, spec.name);
+  const adapter = ADAPTERS[spec.kind];
+  if (!adapter) throw new Error(`no adapter for kind ${spec.kind} in this version`);
+  const policy = outboundPolicy(config);
+  return adapter({
+    name: spec.name,
+    baseUrl: spec.baseUrl!,
+    ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
+    callbacks: spec.callbacks,
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    results: {
+      policy,
+      maxBytes: config.upstreamResultMaxBytes,
+      timeoutMs: config.upstreamResultTimeoutMs,
+      idleMs: RESULT_IDLE_MS,
+    },
+    clips: { policy, timeoutMs: REQUEST_TIMEOUT_MS, maxBytes: config.uploadMaxBytes },
+    pollFallbackMs: config.upstreamPollMs,
+    now,
+  });
+}
+
+/** The service's deployments: the operator's file when there is one, else the embedded simulator serving every model. */
+export function buildDeployments(config: Config, now: () => number, plan?: DeploymentsPlan): Deployments {
+  if (!plan) return new Deployments([simulatorDeployment(config, now)]);
+  const byName = new Map(
+    [...plan.upstreams.values()].map((spec) => [spec.name, upstreamDeployment(spec, config, now)]),
+  );
+  const routes = new Map<string, Route[]>(
+    [...plan.routes].map(([model, list]) => [
+      model,
+      list.map((r) => ({
+        deployment: byName.get(r.upstream)!,
+        upstreamModel: r.upstreamModel,
+        priority: r.priority,
+        weight: r.weight,
+        ...(r.cost ? { cost: r.cost } : {}),
+      })),
+    ]),
+  );
+  const settings = new Map(
+    [...plan.upstreams.values()].map((spec) => [
+      spec.name,
+      spec.maxInFlight !== undefined ? { maxInFlight: spec.maxInFlight } : {},
+    ]),
+  );
+  return new Deployments([...byName.values()], { routes, settings, cooldown: plan.cooldown });
+}

@@ -1,0 +1,61 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Context } from '../context.js';
+import { ApiError } from '../errors.js';
+import { isOpenOnDeployment } from '../tasks/task-rows.js';
+
+/** The largest callback body read (the poll is the truth: the body is only handed to the adapter's signature check). */
+const CALLBACK_BODY_LIMIT = 1024 * 1024;
+export const CALLBACK_PATH = '/upstream-callbacks';
+
+function token(secret: string, deployment: string, taskId: string): string {
+  return createHmac('sha256', secret).update(`upstream-callback.${deployment}.${taskId}`).digest('base64url');
+}
+
+/** The URL an upstream is handed to say a job ended: names the deployment and the task, signed with the service's secret. */
+export function upstreamCallbackUrl(ctx: Context, deployment: string, taskId: string): string {
+  return `${ctx.config.publicUrl}${CALLBACK_PATH}/${encodeURIComponent(deployment)}/${encodeURIComponent(taskId)}?sig=${token(ctx.secret, deployment, taskId)}`;
+}
+
+/**
+ * POST /upstream-callbacks/{deployment}/{taskId}?sig=: an upstream's "the job ended" (jobs'
+ * callBackUrl, Replicate's webhook, fal's fal_webhook). An accelerator only: the URL's token (and
+ * the adapter's own signature check, where the provider signs) must hold, and then the task's
+ * poll is made due now; what the task becomes is decided by that poll's answer, never by the body.
+ * Only the deployment the task is pinned to can wake it.
+ */
+export async function registerUpstreamCallbacks(app: FastifyInstance, ctx: Context): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CALLBACK_BODY_LIMIT }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.post<{ Params: { deployment: string; taskId: string }; Querystring: { sig?: string } }>(
+      `${CALLBACK_PATH}/:deployment/:taskId`,
+      async (request, reply) => {
+        const { deployment: name, taskId } = request.params;
+        const expected = Buffer.from(token(ctx.secret, name, taskId));
+        const given = Buffer.from(String(request.query.sig ?? ''));
+        if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new ApiError('unauthorized');
+        const deployment = ctx.deployments.byName(name);
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        if (deployment?.verifyCallback && !(await deployment.verifyCallback({ headers: request.headers, body })))
+          throw new ApiError('unauthorized');
+        const now = ctx.clock.now();
+        if (await isOpenOnDeployment(ctx.db.kysely, taskId, name)) {
+          const woken = await ctx.db.kysely
+            .updateTable('work_items')
+            .set({ due_at: now })
+            .where('task_id', '=', taskId)
+            .where('kind', '=', 'poll')
+            .where('done_at', 'is', null)
+            .where('lease_owner', 'is', null)
+            .where('due_at', '>', now)
+            .executeTakeFirst();
+          if (Number(woken.numUpdatedRows) > 0) ctx.wakeWorkers();
+        }
+        return reply.status(204).send();
+      },
+    );
+  });
+}

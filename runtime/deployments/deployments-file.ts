@@ -1,0 +1,310 @@
+import { readFileSync } from 'node:fs';
+import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { catalogue } from '../../generated/catalogue.js';
+import { hasProviderMapping, providerMapping } from '../../generated/provider-mappings.js';
+import type { Environment } from '../config.js';
+import { ADAPTERS } from './build.js';
+import { REPLICATE_MODEL } from './replicate.js';
+import { DEFAULT_COOLDOWN, type Cooldown, type UpstreamCost } from './router.js';
+
+/** The kinds of upstream a deployments file may name; `simulator` keeps simulating a model. */
+export const UPSTREAM_KINDS = ['simulator', 'openai-videos', 'jobs', 'fal-queue', 'replicate'] as const;
+export type UpstreamKind = (typeof UPSTREAM_KINDS)[number];
+
+/** One upstream of the file, checked; `apiKey` read from the variable `secretEnv` names. */
+export interface UpstreamSpec {
+  name: string;
+  kind: UpstreamKind;
+  baseUrl?: string;
+  secretEnv?: string;
+  apiKey?: string;
+  maxInFlight?: number;
+  callbacks: boolean;
+  cost?: UpstreamCost;
+}
+
+export interface RouteSpec {
+  upstream: string;
+  upstreamModel: string;
+  priority: number;
+  weight: number;
+  cost?: UpstreamCost;
+}
+
+export interface DeploymentsPlan {
+  file: string;
+  upstreams: Map<string, UpstreamSpec>;
+  /** Model id -> its routes, in the file's order. */
+  routes: Map<string, RouteSpec[]>;
+  cooldown: Cooldown;
+}
+
+export class DeploymentsFileError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'DeploymentsFileError';
+  }
+}
+
+const TOP_KEYS = ['upstreams', 'models', 'cooldown'];
+const UPSTREAM_KEYS = ['kind', 'baseUrl', 'secretEnv', 'maxInFlight', 'callbacks', 'cost'];
+const ROUTE_KEYS = ['upstream', 'upstreamModel', 'priority', 'weight', 'cost'];
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A USD amount with at most six decimals (millionths, the unit costs are kept in). */
+const USD = /^(0|[1-9]\d{0,8})(?:\.(\d{1,6}))?$/;
+
+type Path = (string | number)[];
+
+/** Offset of the deepest node along `path` (the key for map entries, so messages point at the name). */
+function offsetOf(doc: Document, path: Path): number {
+  let node: unknown = doc.contents;
+  let offset = (node as { range?: number[] } | null)?.range?.[0] ?? 0;
+  for (const segment of path) {
+    if (isMap(node)) {
+      const pair = node.items.find(
+        (item) => String((item.key as { value?: unknown })?.value ?? item.key) === String(segment),
+      );
+      if (!pair) break;
+      offset = (pair.key as { range?: number[] })?.range?.[0] ?? offset;
+      node = pair.value;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(segment)] as { range?: number[] } | undefined;
+      if (!item) break;
+      offset = item.range?.[0] ?? offset;
+      node = item;
+    } else break;
+  }
+  return offset;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** "0.05" USD -> 50000 millionths, by string arithmetic (no floating point). */
+export function usdToMicros(text: string): number | undefined {
+  const match = USD.exec(text);
+  if (!match) return undefined;
+  return Number(match[1]) * 1_000_000 + Number((match[2] ?? '').padEnd(6, '0'));
+}
+
+/**
+ * Reads and checks the operator's deployments file: every problem as `file:line:col: what is wrong`
+ * (an unknown model id, an unknown upstream, a missing secret variable named, a bad kind, ...),
+ * all of them at once. Secrets are never in the file: `secretEnv` names the variable the key is
+ * read from, here, at start, in `env` (the service's `Config.environment`).
+ */
+export function loadDeploymentsFile(file: string, env: Environment): DeploymentsPlan {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new DeploymentsFileError([
+      `${file}:1:1: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    ]);
+  }
+  return parseDeployments(file, text, env);
+}
+
+export function parseDeployments(file: string, text: string, env: Environment = {}): DeploymentsPlan {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
+  const problems: string[] = [];
+  const at = (offset: number, message: string) => {
+    const { line, col } = lineCounter.linePos(offset);
+    problems.push(`${file}:${line}:${col}: ${message}`);
+  };
+  for (const error of doc.errors) at(error.pos[0], error.message.split('\n')[0]);
+  if (problems.length) throw new DeploymentsFileError(problems);
+  const problem = (path: Path, message: string) => at(offsetOf(doc, path), message);
+  const data = doc.toJS() as unknown;
+  if (!isObject(data))
+    throw new DeploymentsFileError([`${file}:1:1: the file must be a map with upstreams and models`]);
+  for (const key of Object.keys(data))
+    if (!TOP_KEYS.includes(key)) problem([key], `unknown key "${key}" (${TOP_KEYS.join(', ')})`);
+
+  const upstreams = new Map<string, UpstreamSpec>();
+  if (!isObject(data.upstreams)) problem(['upstreams'], 'upstreams must be a map of names to upstreams');
+  for (const [name, raw] of Object.entries(isObject(data.upstreams) ? data.upstreams : {})) {
+    const here: Path = ['upstreams', name];
+    if (!NAME.test(name)) problem(here, `upstream name "${name}" must be letters, digits, - and _ (at most 63)`);
+    if (!isObject(raw)) {
+      problem(here, 'an upstream is a map (kind, baseUrl, secretEnv, maxInFlight, callbacks, cost)');
+      continue;
+    }
+    for (const key of Object.keys(raw))
+      if (!UPSTREAM_KEYS.includes(key)) problem([...here, key], `unknown key "${key}" (${UPSTREAM_KEYS.join(', ')})`);
+    const kind = raw.kind as UpstreamKind;
+    if (!(UPSTREAM_KINDS as readonly unknown[]).includes(kind)) {
+      problem([...here, 'kind'], `kind must be one of ${UPSTREAM_KINDS.join(', ')}`);
+      continue;
+    }
+    if (kind !== 'simulator' && !ADAPTERS[kind])
+      problem([...here, 'kind'], `kind ${kind} has no adapter in this version`);
+    else if (kind !== 'simulator' && !hasProviderMapping(kind))
+      problem([...here, 'kind'], `kind ${kind} has no field mapping (spec/providers/${kind}.yaml)`);
+    const spec: UpstreamSpec = { name, kind, callbacks: false };
+    if (kind === 'simulator') {
+      for (const key of ['baseUrl', 'secretEnv', 'callbacks'] as const)
+        if (raw[key] !== undefined) problem([...here, key], `an upstream of kind simulator takes no ${key}`);
+    } else {
+      const url = typeof raw.baseUrl === 'string' ? safeUrl(raw.baseUrl) : undefined;
+      if (raw.baseUrl === undefined) problem(here, `upstream ${name} needs a baseUrl`);
+      else if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:'))
+        problem([...here, 'baseUrl'], 'baseUrl must be an http(s) URL');
+      else if (url.username || url.password)
+        problem(
+          [...here, 'baseUrl'],
+          'baseUrl must not carry credentials: name the variable holding the key in secretEnv',
+        );
+      else if (url.search || url.hash) problem([...here, 'baseUrl'], 'baseUrl must not have a query or a fragment');
+      else spec.baseUrl = url.href.replace(/\/+$/, '');
+      if (raw.secretEnv !== undefined) {
+        if (typeof raw.secretEnv !== 'string' || !ENV_NAME.test(raw.secretEnv))
+          problem([...here, 'secretEnv'], 'secretEnv must be the name of an environment variable');
+        else if (!env[raw.secretEnv])
+          problem(
+            [...here, 'secretEnv'],
+            `the environment variable ${raw.secretEnv} (the key of upstream ${name}) is not set`,
+          );
+        else Object.assign(spec, { secretEnv: raw.secretEnv, apiKey: env[raw.secretEnv] });
+      }
+      if (raw.callbacks !== undefined && typeof raw.callbacks !== 'boolean')
+        problem([...here, 'callbacks'], 'callbacks must be true or false');
+      spec.callbacks = raw.callbacks === true;
+    }
+    if (raw.maxInFlight !== undefined) {
+      if (!Number.isSafeInteger(raw.maxInFlight) || (raw.maxInFlight as number) < 1)
+        problem([...here, 'maxInFlight'], 'maxInFlight must be a whole number >= 1');
+      else spec.maxInFlight = raw.maxInFlight as number;
+    }
+    const cost = readCost(raw.cost, [...here, 'cost'], problem);
+    if (cost) spec.cost = cost;
+    upstreams.set(name, spec);
+  }
+
+  const routes = new Map<string, RouteSpec[]>();
+  if (!isObject(data.models)) problem(['models'], 'models must be a map of model ids to their deployments');
+  for (const [id, raw] of Object.entries(isObject(data.models) ? data.models : {})) {
+    const here: Path = ['models', id];
+    const model = catalogue.get(id);
+    if (!model) {
+      problem(here, `unknown model id "${id}" (GET /api/v1/models lists the catalogue)`);
+      continue;
+    }
+    if (!Array.isArray(raw) || raw.length === 0) {
+      problem(here, 'a model has a list of deployments (- upstream: NAME ...)');
+      continue;
+    }
+    const list: RouteSpec[] = [];
+    const seen = new Set<string>();
+    raw.forEach((entry: unknown, index) => {
+      const place: Path = [...here, index];
+      if (!isObject(entry))
+        return problem(place, 'a deployment is a map (upstream, upstreamModel, priority, weight, cost)');
+      for (const key of Object.keys(entry))
+        if (!ROUTE_KEYS.includes(key)) problem([...place, key], `unknown key "${key}" (${ROUTE_KEYS.join(', ')})`);
+      const upstream = upstreams.get(String(entry.upstream));
+      if (typeof entry.upstream !== 'string') return problem(place, 'a deployment names its upstream');
+      if (!upstream)
+        return problem(
+          [...place, 'upstream'],
+          `unknown upstream "${entry.upstream}"${upstreams.size ? ` (${[...upstreams.keys()].join(', ')})` : ''}`,
+        );
+      if (seen.has(entry.upstream))
+        problem([...place, 'upstream'], `upstream ${entry.upstream} is listed twice for ${id}`);
+      seen.add(entry.upstream);
+      if (upstream.kind !== 'simulator' && hasProviderMapping(upstream.kind) && !providerMapping(upstream.kind, id)) {
+        problem(
+          [...place, 'upstream'],
+          `an upstream of kind ${upstream.kind} cannot run ${id} (spec/providers/${upstream.kind}.yaml says serves: none)`,
+        );
+      }
+      if (
+        entry.upstreamModel !== undefined &&
+        (typeof entry.upstreamModel !== 'string' || entry.upstreamModel.length === 0)
+      )
+        problem([...place, 'upstreamModel'], 'upstreamModel must be the model id at the upstream');
+      // A Replicate model is owner/name[:version]; the catalogue's ids (vendor/family/mode) never are, so the route must name it.
+      else if (
+        upstream.kind === 'replicate' &&
+        !REPLICATE_MODEL.test(typeof entry.upstreamModel === 'string' ? entry.upstreamModel : id)
+      ) {
+        problem(
+          entry.upstreamModel === undefined ? [...place, 'upstream'] : [...place, 'upstreamModel'],
+          `an upstream of kind replicate needs upstreamModel: the Replicate model as owner/name or owner/name:version`,
+        );
+      }
+      if (entry.priority !== undefined && !Number.isSafeInteger(entry.priority))
+        problem([...place, 'priority'], 'priority must be a whole number (higher first)');
+      if (entry.weight !== undefined && (!Number.isSafeInteger(entry.weight) || (entry.weight as number) < 1))
+        problem([...place, 'weight'], 'weight must be a whole number >= 1');
+      const cost = readCost(entry.cost, [...place, 'cost'], problem) ?? upstream.cost;
+      list.push({
+        upstream: upstream.name,
+        upstreamModel: typeof entry.upstreamModel === 'string' ? entry.upstreamModel : id,
+        priority: Number.isSafeInteger(entry.priority) ? (entry.priority as number) : 0,
+        weight: Number.isSafeInteger(entry.weight) ? (entry.weight as number) : 1,
+        ...(cost ? { cost } : {}),
+      });
+    });
+    routes.set(id, list);
+  }
+
+  let cooldown = DEFAULT_COOLDOWN;
+  if (data.cooldown !== undefined) {
+    const raw = data.cooldown;
+    if (!isObject(raw)) problem(['cooldown'], 'cooldown is a map (failures, seconds)');
+    else {
+      for (const key of Object.keys(raw))
+        if (!['failures', 'seconds'].includes(key))
+          problem(['cooldown', key], `unknown key "${key}" (failures, seconds)`);
+      const failures = raw.failures ?? DEFAULT_COOLDOWN.failures;
+      const seconds = raw.seconds ?? DEFAULT_COOLDOWN.ms / 1000;
+      if (!Number.isSafeInteger(failures) || (failures as number) < 1)
+        problem(
+          ['cooldown', 'failures'],
+          'failures must be a whole number >= 1 (consecutive failed submits before a cool-down)',
+        );
+      if (!Number.isSafeInteger(seconds) || (seconds as number) < 1)
+        problem(['cooldown', 'seconds'], 'seconds must be a whole number >= 1');
+      cooldown = { failures: failures as number, ms: (seconds as number) * 1000 };
+    }
+  }
+  if (problems.length) throw new DeploymentsFileError(problems);
+  return { file, upstreams, routes, cooldown };
+}
+
+function safeUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `cost: { perSecond: "0.05", perVideo: "0.40" }`: USD amounts as text (or whole numbers), kept as integer millionths. */
+function readCost(raw: unknown, at: Path, problem: (path: Path, message: string) => void): UpstreamCost | undefined {
+  if (raw === undefined) return undefined;
+  if (!isObject(raw)) {
+    problem(at, 'cost is a map (perSecond, perVideo) of USD amounts');
+    return undefined;
+  }
+  const cost: UpstreamCost = { perSecondMicros: 0, perVideoMicros: 0 };
+  for (const [key, value] of Object.entries(raw)) {
+    if (key !== 'perSecond' && key !== 'perVideo') {
+      problem([...at, key], `unknown key "${key}" (perSecond, perVideo)`);
+      continue;
+    }
+    const micros =
+      typeof value === 'string'
+        ? usdToMicros(value)
+        : Number.isSafeInteger(value) && (value as number) >= 0
+          ? (value as number) * 1_000_000
+          : undefined;
+    if (micros === undefined)
+      problem([...at, key], `${key} must be a USD amount as text, at most six decimals ("0.05")`);
+    else cost[key === 'perSecond' ? 'perSecondMicros' : 'perVideoMicros'] = micros;
+  }
+  return cost;
+}

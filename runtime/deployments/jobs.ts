@@ -1,0 +1,183 @@
+import { createHash } from 'node:crypto';
+import type { ModelInfo } from '../../generated/catalogue.js';
+import { providerMapping } from '../../generated/provider-mappings.js';
+import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+import { inputMaps, mapInput } from './map-input.js';
+import { measureReferenceClips } from './measure-clip.js';
+import { firstPollMs, nextPollMs } from './poll-schedule.js';
+import { UpstreamError, retryAfterMs } from './upstream-error.js';
+import { answerError, resultStream, UpstreamHttp } from './upstream-http.js';
+import { extensionOf, type UpstreamOptions } from './upstream-options.js';
+
+const PROTOCOL = 'jobs';
+
+interface Envelope {
+  code?: number;
+  msg?: string;
+  data?: Record<string, unknown> | null;
+}
+
+interface TaskRecord {
+  taskId?: string;
+  state?: string;
+  progress?: number;
+  output?: { assets?: { url?: string; mime?: string }[] } | null;
+  errorCode?: string;
+  errorMessage?: string;
+  startedAt?: string | null;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+/** The envelope's message, with the first field problem when there is one (40001 lists them). */
+function envelopeReason(json: unknown): string | undefined {
+  const envelope = json as Envelope | undefined;
+  if (typeof envelope?.msg !== 'string') return undefined;
+  const errors = (envelope.data as { errors?: { path?: string; message?: string }[] } | null | undefined)?.errors;
+  const first = Array.isArray(errors) ? errors[0] : undefined;
+  return first?.message ? `${envelope.msg} ${first.path ?? ''}: ${first.message}`.replace(/\s+:/, ':') : envelope.msg;
+}
+
+/**
+ * The createTask / recordInfo protocol of the main API (mediaforge's own, and the hosted service's
+ * the specification describes): POST {baseUrl}/jobs/createTask with an Idempotency-Key derived
+ * from the task id, so a submit sent again after an unknown outcome finds the same upstream task;
+ * GET {baseUrl}/jobs/recordInfo?taskId= until the task ends; the output links (the upstream's own,
+ * short-lived) are downloaded at once into the service's store. The protocol has no cancel.
+ */
+export class JobsDeployment implements Deployment {
+  readonly kind = PROTOCOL;
+  readonly idempotentSubmit = true;
+  readonly callbacks: boolean;
+  private readonly http: UpstreamHttp;
+  /** The upstream's Retry-After of each submit, until the first poll is scheduled. */
+  private readonly hints = new Map<string, number>();
+
+  constructor(private readonly options: UpstreamOptions) {
+    this.callbacks = options.callbacks;
+    this.http = new UpstreamHttp(options.baseUrl, {
+      ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
+      'Accept-Language': 'en',
+      'User-Agent': 'mediaforge-upstream/1',
+    });
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  accepts(model: ModelInfo): boolean {
+    return providerMapping(PROTOCOL, model.id) !== undefined;
+  }
+
+  acceptsInput(model: ModelInfo, input: Record<string, unknown>): boolean {
+    const mapping = providerMapping(PROTOCOL, model.id);
+    return mapping !== undefined && inputMaps(mapping, input);
+  }
+
+  isAvailable(): boolean {
+    return true;
+  }
+
+  close(): void {
+    this.http.close();
+  }
+
+  /** The Idempotency-Key of a task at this upstream: the same for every submit of the task, and nobody else's. */
+  static idempotencyKey(taskId: string): string {
+    return `mf-${createHash('sha256').update(`upstream-submit.${taskId}`).digest('base64url').slice(0, 32)}`;
+  }
+
+  async start(job: DeploymentJob): Promise<string> {
+    const mapping = providerMapping(PROTOCOL, job.model.id);
+    const mapped = mapping && mapInput(mapping, job.portableInput ?? job.input);
+    if (!mapped?.ok)
+      throw new UpstreamError('rejected', `${PROTOCOL}: the input cannot be sent`, {
+        reason: mapped ? `The provider does not take ${mapped.field} ${JSON.stringify(mapped.value)}.` : undefined,
+      });
+    const body = {
+      model: job.upstreamModel ?? job.model.id,
+      input: mapped.body,
+      ...(job.callbackUrl ? { callBackUrl: job.callbackUrl } : {}),
+    };
+    const answer = await this.http.json(this.http.url('/jobs/createTask'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': JobsDeployment.idempotencyKey(job.taskId) },
+      body: Buffer.from(JSON.stringify(body)),
+      timeoutMs: this.options.requestTimeoutMs,
+      fresh: true,
+    });
+    if (answer.status < 200 || answer.status >= 300)
+      throw answerError('createTask', answer.status, answer.headers, envelopeReason(answer.json), this.options.now());
+    const taskId = (answer.json as Envelope | undefined)?.data?.taskId;
+    if (typeof taskId !== 'string' || taskId.length === 0)
+      throw new UpstreamError('ambiguous', 'createTask: an answer without data.taskId');
+    const hint = retryAfterMs(answer.headers['retry-after'] as string | undefined, this.options.now());
+    if (hint !== undefined) this.hints.set(job.taskId, hint);
+    return taskId;
+  }
+
+  /** From the upstream's own hint (Retry-After of the submit): see firstPollMs. */
+  firstPollAfterMs(job: DeploymentJob): number {
+    const hint = this.hints.get(job.taskId);
+    this.hints.delete(job.taskId);
+    return firstPollMs(hint, this.options.pollFallbackMs);
+  }
+
+  async poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus> {
+    const target = this.http.url(`/jobs/recordInfo?taskId=${encodeURIComponent(handle)}`);
+    const answer = await this.http.json(target, { method: 'GET', timeoutMs: this.options.requestTimeoutMs });
+    if (answer.status === 404)
+      throw new UpstreamError('lost', 'recordInfo: the upstream does not know the task (404)', { status: 404 });
+    if (answer.status < 200 || answer.status >= 300)
+      throw answerError('recordInfo', answer.status, answer.headers, envelopeReason(answer.json), this.options.now());
+    const record = (answer.json as Envelope | undefined)?.data as TaskRecord | undefined;
+    if (!record || typeof record.state !== 'string')
+      throw new UpstreamError('protocol', 'recordInfo: an answer without data.state');
+    const now = this.options.now();
+    if (record.state === 'queued' || record.state === 'running') {
+      const progress = typeof record.progress === 'number' ? record.progress : 0;
+      // The pace from when the upstream recorded the progress (updatedAt), not from now: a stale figure would push the next poll late.
+      const since = Date.parse(record.startedAt ?? record.createdAt ?? '');
+      const recorded = Date.parse(record.updatedAt ?? '');
+      const at = Number.isNaN(recorded) ? now : Math.min(now, recorded);
+      const hint = retryAfterMs(answer.headers['retry-after'] as string | undefined, now);
+      const report = { progress, elapsedMs: Number.isNaN(since) ? 0 : at - since, ageMs: now - at };
+      return {
+        state: 'running',
+        progress: Math.max(0, Math.min(99, progress)),
+        retryAfterMs: nextPollMs(report, hint, this.options.pollFallbackMs),
+      };
+    }
+    if (record.state === 'succeeded') {
+      const assets = (record.output?.assets ?? []).filter(
+        (a): a is { url: string; mime?: string } => typeof a?.url === 'string',
+      );
+      if (assets.length === 0)
+        throw new UpstreamError('protocol', 'recordInfo: a succeeded task without output assets');
+      const measured = await measureReferenceClips(job, this.options.clips);
+      if (measured && !Array.isArray(measured))
+        return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
+      return {
+        state: 'succeeded',
+        outputs: assets.map((asset) => ({
+          bytes: resultStream(this.http, asset.url, this.options.results),
+          mime: asset.mime ?? 'video/mp4',
+          extension: extensionOf(asset.mime),
+        })),
+        ...(measured ? { referenceClipSeconds: measured } : {}),
+        ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
+      };
+    }
+    if (record.state === 'expired')
+      return { state: 'failed', reason: 'The provider did not finish the task before its deadline.' };
+    if (record.errorCode === 'reference_invalid' || record.errorCode === 'reference_unreachable') {
+      return {
+        state: 'failed',
+        code: 'reference_invalid',
+        reason: record.errorMessage ?? 'The provider could not read a reference file.',
+      };
+    }
+    return { state: 'failed', reason: record.errorMessage ?? `The provider reported the task ${record.state}.` };
+  }
+}

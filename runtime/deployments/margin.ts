@@ -1,0 +1,111 @@
+import type { Db } from '../storage/dialect.js';
+
+/** 1 credit = 0.01 USD = 10,000 millionths of a USD. */
+const MICROS_PER_CREDIT = 10_000;
+
+export interface MarginRow {
+  model: string;
+  deployment: string;
+  /** Tasks that ended on this deployment (any terminal state). */
+  tasks: number;
+  succeeded: number;
+  /** What callers were charged, in credits. */
+  revenueCredits: number;
+  revenueUsd: string;
+  /** What the operator pays the upstream, as declared in the deployments file (tasks without a declared cost count 0). */
+  upstreamCostUsd: string;
+  marginUsd: string;
+  /** Succeeded tasks whose deployment declared no cost: the margin overstates by what they cost. */
+  succeededWithoutCost: number;
+}
+
+export interface MarginReport {
+  since: string | null;
+  rows: MarginRow[];
+  totals: Omit<MarginRow, 'model' | 'deployment'>;
+}
+
+/** Millionths of a USD as a decimal text with six places ("-1.250000"), without floating point. */
+export function microsToUsd(micros: number): string {
+  const sign = micros < 0 ? '-' : '';
+  const abs = Math.abs(micros);
+  return `${sign}${(abs - (abs % 1_000_000)) / 1_000_000}.${String(abs % 1_000_000).padStart(6, '0')}`;
+}
+
+interface Sums {
+  tasks: number;
+  succeeded: number;
+  revenueCredits: number;
+  costMicros: number;
+  succeededWithoutCost: number;
+}
+
+function row(sums: Sums) {
+  const revenueMicros = sums.revenueCredits * MICROS_PER_CREDIT;
+  return {
+    tasks: sums.tasks,
+    succeeded: sums.succeeded,
+    revenueCredits: sums.revenueCredits,
+    revenueUsd: microsToUsd(revenueMicros),
+    upstreamCostUsd: microsToUsd(sums.costMicros),
+    marginUsd: microsToUsd(revenueMicros - sums.costMicros),
+    succeededWithoutCost: sums.succeededWithoutCost,
+  };
+}
+
+/** The raw sums per model and deployment of the tasks that ended since `since` (Unix ms), for the report and /metrics. */
+export async function marginSums(
+  db: Db['kysely'],
+  since?: number,
+): Promise<{ model: string; deployment: string; sums: Sums }[]> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select((eb) => [
+      'model',
+      'deployment',
+      eb.fn.countAll<number>().as('tasks'),
+      eb.fn.sum<number>(eb.case().when('state', '=', 'succeeded').then(1).else(0).end()).as('succeeded'),
+      eb.fn.sum<number>(eb.fn.coalesce('charged_credits', eb.lit(0))).as('revenue'),
+      eb.fn.sum<number>(eb.fn.coalesce('upstream_cost_micros', eb.lit(0))).as('cost'),
+      eb.fn
+        .sum<number>(
+          eb
+            .case()
+            .when(eb.and([eb('state', '=', 'succeeded'), eb('upstream_cost_micros', 'is', null)]))
+            .then(1)
+            .else(0)
+            .end(),
+        )
+        .as('uncosted'),
+    ])
+    .where('deployment', 'is not', null)
+    .where('finished_at', 'is not', null)
+    .$if(since !== undefined, (q) => q.where('finished_at', '>=', since!))
+    .groupBy(['model', 'deployment'])
+    .orderBy('model')
+    .orderBy('deployment')
+    .execute();
+  return rows.map((r) => ({
+    model: r.model,
+    deployment: r.deployment!,
+    sums: {
+      tasks: Number(r.tasks),
+      succeeded: Number(r.succeeded),
+      revenueCredits: Number(r.revenue),
+      costMicros: Number(r.cost),
+      succeededWithoutCost: Number(r.uncosted),
+    },
+  }));
+}
+
+/** `mediaforge report margin`: revenue against upstream cost per model and deployment, and in all. */
+export async function marginReport(db: Db['kysely'], since?: number): Promise<MarginReport> {
+  const groups = await marginSums(db, since);
+  const total: Sums = { tasks: 0, succeeded: 0, revenueCredits: 0, costMicros: 0, succeededWithoutCost: 0 };
+  for (const { sums } of groups) for (const key of Object.keys(total) as (keyof Sums)[]) total[key] += sums[key];
+  return {
+    since: since === undefined ? null : new Date(since).toISOString(),
+    rows: groups.map((g) => ({ model: g.model, deployment: g.deployment, ...row(g.sums) })),
+    totals: row(total),
+  };
+}

@@ -1,0 +1,202 @@
+import type { ModelInfo } from '../../generated/catalogue.js';
+import { providerMapping } from '../../generated/provider-mappings.js';
+import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+import { JobsDeployment } from './jobs.js';
+import { inputMaps, mapInput } from './map-input.js';
+import { measureReferenceClips } from './measure-clip.js';
+import { firstPollMs, nextPollMs } from './poll-schedule.js';
+import { UpstreamError, retryAfterMs } from './upstream-error.js';
+import { answerError, resultStream, UpstreamHttp } from './upstream-http.js';
+import type { UpstreamOptions } from './upstream-options.js';
+
+const PROTOCOL = 'openai-videos';
+
+/** The Video object of OpenAI's Videos API (openai-node resources/videos.ts), the fields read here. */
+interface Video {
+  id?: string;
+  status?: 'queued' | 'in_progress' | 'completed' | 'failed';
+  progress?: number;
+  created_at?: number;
+  error?: { code?: string; message?: string } | null;
+}
+
+/** OpenAI's error shape: { error: { message, type, param, code } }. */
+function errorReason(json: unknown): string | undefined {
+  const error = (json as { error?: { message?: unknown } } | undefined)?.error;
+  return typeof error?.message === 'string' ? error.message : undefined;
+}
+
+/** Appends a value the way openai-node's multipart encoder does: arrays as `key[]`, objects as `key[name]`, scalars as text. */
+function addFormValue(form: FormData, key: string, value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (Array.isArray(value)) for (const entry of value) addFormValue(form, `${key}[]`, entry);
+  else if (typeof value === 'object')
+    for (const [name, entry] of Object.entries(value)) addFormValue(form, `${key}[${name}]`, entry);
+  else form.append(key, String(value));
+}
+
+/**
+ * OpenAI's Videos API as published in openai-node (resources/videos.ts) and spoken by
+ * OpenAI-compatible relays (new-api, LiteLLM) and mediaforge's own /v1: POST {baseUrl}/videos as
+ * multipart/form-data (`model`, `prompt`, `seconds`, `size`, the model's other fields in bracket
+ * notation), GET /videos/{id} (queued, in_progress, completed, failed), GET /videos/{id}/content
+ * for the bytes (streamed into the store; a redirect on the upstream's own origin is followed),
+ * then DELETE /videos/{id} once they are stored. The API documents no idempotency key, so a
+ * submit whose outcome is unknown is never sent again (an Idempotency-Key is still sent: relays
+ * that honour it, mediaforge's /v1 among them, then cannot start a second video from a retry).
+ */
+export class OpenAiVideosDeployment implements Deployment {
+  readonly kind = PROTOCOL;
+  readonly idempotentSubmit = false;
+  readonly callbacks = false;
+  private readonly http: UpstreamHttp;
+  /** When this process submitted each video: the Video's created_at is whole seconds, too coarse to pace polls by. */
+  private readonly submittedAt = new Map<string, number>();
+
+  constructor(private readonly options: UpstreamOptions) {
+    this.http = new UpstreamHttp(options.baseUrl, {
+      ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
+      'Accept-Language': 'en',
+      'User-Agent': 'mediaforge-upstream/1',
+    });
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  accepts(model: ModelInfo): boolean {
+    return providerMapping(PROTOCOL, model.id) !== undefined;
+  }
+
+  acceptsInput(model: ModelInfo, input: Record<string, unknown>): boolean {
+    const mapping = providerMapping(PROTOCOL, model.id);
+    return mapping !== undefined && inputMaps(mapping, input);
+  }
+
+  isAvailable(): boolean {
+    return true;
+  }
+
+  close(): void {
+    this.http.close();
+  }
+
+  async start(job: DeploymentJob): Promise<string> {
+    const mapping = providerMapping(PROTOCOL, job.model.id);
+    const mapped = mapping && mapInput(mapping, job.portableInput ?? job.input);
+    if (!mapped?.ok)
+      throw new UpstreamError('rejected', `${PROTOCOL}: the input cannot be sent`, {
+        reason: mapped ? `The provider does not take ${mapped.field} ${JSON.stringify(mapped.value)}.` : undefined,
+      });
+    const form = new FormData();
+    form.append('model', job.upstreamModel ?? job.model.id);
+    for (const [key, value] of Object.entries(mapped.body)) addFormValue(form, key, value);
+    const encoded = new Response(form);
+    const answer = await this.http.json(this.http.url('/videos'), {
+      method: 'POST',
+      headers: {
+        'Content-Type': encoded.headers.get('content-type')!,
+        'Idempotency-Key': JobsDeployment.idempotencyKey(job.taskId),
+      },
+      body: Buffer.from(await encoded.arrayBuffer()),
+      timeoutMs: this.options.requestTimeoutMs,
+      fresh: true,
+    });
+    if (answer.status < 200 || answer.status >= 300)
+      throw answerError('POST /videos', answer.status, answer.headers, errorReason(answer.json), this.options.now());
+    const id = (answer.json as Video | undefined)?.id;
+    if (typeof id !== 'string' || id.length === 0)
+      throw new UpstreamError('ambiguous', 'POST /videos: an answer without an id');
+    this.submittedAt.set(id, this.options.now());
+    return id;
+  }
+
+  firstPollAfterMs(): number {
+    return firstPollMs(undefined, this.options.pollFallbackMs);
+  }
+
+  private videoUrl(handle: string, suffix = ''): URL {
+    return this.http.url(`/videos/${encodeURIComponent(handle)}${suffix}`);
+  }
+
+  async poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus> {
+    const answer = await this.http.json(this.videoUrl(handle), {
+      method: 'GET',
+      timeoutMs: this.options.requestTimeoutMs,
+    });
+    if (answer.status === 404)
+      throw new UpstreamError('lost', 'GET /videos/{id}: the upstream does not know the video (404)', { status: 404 });
+    if (answer.status < 200 || answer.status >= 300)
+      throw answerError(
+        'GET /videos/{id}',
+        answer.status,
+        answer.headers,
+        errorReason(answer.json),
+        this.options.now(),
+      );
+    const video = answer.json as Video | undefined;
+    const now = this.options.now();
+    if (video?.status === 'queued' || video?.status === 'in_progress') {
+      const progress = typeof video.progress === 'number' ? video.progress : 0;
+      const since =
+        this.submittedAt.get(handle) ?? (typeof video.created_at === 'number' ? video.created_at * 1000 : now);
+      const elapsed = now - since;
+      const hint = retryAfterMs(answer.headers['retry-after'] as string | undefined, now);
+      return {
+        state: 'running',
+        progress: Math.max(0, Math.min(99, progress)),
+        retryAfterMs: nextPollMs({ progress, elapsedMs: elapsed }, hint, this.options.pollFallbackMs),
+      };
+    }
+    this.submittedAt.delete(handle);
+    if (video?.status === 'completed') {
+      const measured = await measureReferenceClips(job, this.options.clips);
+      if (measured && !Array.isArray(measured))
+        return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
+      return {
+        state: 'succeeded',
+        outputs: [
+          {
+            bytes: resultStream(this.http, this.videoUrl(handle, '/content').href, this.options.results, {
+              Accept: 'application/binary',
+            }),
+            mime: 'video/mp4',
+            extension: 'mp4',
+          },
+        ],
+        ...(measured ? { referenceClipSeconds: measured } : {}),
+        ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
+      };
+    }
+    if (video?.status === 'failed')
+      return { state: 'failed', reason: video.error?.message ?? 'The provider reported the video failed.' };
+    throw new UpstreamError('protocol', `GET /videos/{id}: unknown status ${JSON.stringify(video?.status)}`);
+  }
+
+  /** The protocol's only way to stop a video: DELETE (best effort; a relay may refuse it while the video runs). */
+  async cancel(handle: string): Promise<void> {
+    await this.remove(handle);
+  }
+
+  /** DELETE once the bytes are stored: the upstream keeps nothing the service no longer needs. */
+  async release(handle: string): Promise<void> {
+    await this.remove(handle);
+  }
+
+  private async remove(handle: string): Promise<void> {
+    const answer = await this.http.json(this.videoUrl(handle), {
+      method: 'DELETE',
+      timeoutMs: this.options.requestTimeoutMs,
+    });
+    if (answer.status === 404) return;
+    if (answer.status < 200 || answer.status >= 300)
+      throw answerError(
+        'DELETE /videos/{id}',
+        answer.status,
+        answer.headers,
+        errorReason(answer.json),
+        this.options.now(),
+      );
+  }
+}

@@ -1,0 +1,100 @@
+import type { ModelInfo } from '../../generated/catalogue.js';
+import type { Deployment } from './deployment.js';
+
+/** What the operator pays the upstream, in millionths of a USD: per second of output and/or per video. */
+export interface UpstreamCost {
+  perSecondMicros: number;
+  perVideoMicros: number;
+}
+
+/** One way of running one model: a deployment, the model's id there, its tier and share, its cost. */
+export interface Route {
+  deployment: Deployment;
+  upstreamModel: string;
+  /** Higher first; routes of one priority form a tier. */
+  priority: number;
+  /** Share of the tier's traffic (relative to the other routes of the tier). */
+  weight: number;
+  cost?: UpstreamCost;
+}
+
+export interface DeploymentSettings {
+  /** Tasks submitted and not yet ended, across all processes (counted in the database). */
+  maxInFlight?: number;
+}
+
+/** Consecutive failed submits that cool a deployment down, and for how long. */
+export interface Cooldown {
+  failures: number;
+  ms: number;
+}
+
+export const DEFAULT_COOLDOWN: Cooldown = { failures: 3, ms: 30_000 };
+
+/**
+ * Every deployment of the service and the routes of every model. Without a deployments file the
+ * service routes every model to each deployment that accepts it, in the order given (the first
+ * is the highest tier): the embedded simulator alone by default. With one, a model the file does
+ * not route is not served (GET /models leaves it out, createTask answers no_deployment).
+ * Picking among the routes needs the database (capacity, cool-downs): runtime/deployments/routing.ts.
+ */
+export class Deployments {
+  private readonly routes?: ReadonlyMap<string, Route[]>;
+  readonly settings: ReadonlyMap<string, DeploymentSettings>;
+  readonly cooldown: Cooldown;
+
+  constructor(
+    private readonly all: Deployment[],
+    options: {
+      routes?: ReadonlyMap<string, Route[]>;
+      settings?: ReadonlyMap<string, DeploymentSettings>;
+      cooldown?: Cooldown;
+    } = {},
+  ) {
+    this.routes = options.routes;
+    this.settings = options.settings ?? new Map();
+    this.cooldown = options.cooldown ?? DEFAULT_COOLDOWN;
+  }
+
+  /** The routes of a model whose deployment accepts it (and, given an input, can take that input). */
+  routesFor(model: ModelInfo, input?: Record<string, unknown>): Route[] {
+    const routes = this.routes
+      ? (this.routes.get(model.id) ?? [])
+      : this.all.map((deployment, i) => ({
+          deployment,
+          upstreamModel: model.id,
+          priority: this.all.length - i,
+          weight: 1,
+        }));
+    return routes.filter(
+      (r) =>
+        r.deployment.accepts(model) && (input === undefined || (r.deployment.acceptsInput?.(model, input) ?? true)),
+    );
+  }
+
+  /** Whether the model (and this input, if given) has a deployment that is available: what GET /models lists and createTask admits. */
+  serves(model: ModelInfo, input?: Record<string, unknown>): boolean {
+    return this.routesFor(model, input).some((r) => r.deployment.isAvailable());
+  }
+
+  /** The route a task was submitted on (its cost), if the file still has it. */
+  routeOf(model: ModelInfo, deploymentName: string): Route | undefined {
+    return this.routesFor(model).find((r) => r.deployment.name === deploymentName);
+  }
+
+  byName(name: string): Deployment | undefined {
+    return this.all.find((d) => d.name === name);
+  }
+
+  list(): readonly Deployment[] {
+    return this.all;
+  }
+
+  maxInFlight(name: string): number | undefined {
+    return this.settings.get(name)?.maxInFlight;
+  }
+
+  close(): void {
+    for (const deployment of this.all) deployment.close?.();
+  }
+}

@@ -1,0 +1,109 @@
+import type { FastifyRequest } from 'fastify';
+import { requestRules, type ParameterRule, type RequestRules } from '../../generated/requests/index.js';
+import type { RequestValidator } from '../../generated/requests/validators.js';
+import type { OperationId } from '../../generated/routes.js';
+import { mapAjvErrors, type FieldIssue } from '../../generated/support.js';
+import { ApiError, invalidInput } from '../errors.js';
+
+/** The parts of a request after the contract's checks: defaults filled in, integers read as numbers. */
+export interface RequestInput {
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  body: unknown;
+}
+
+/** A decimal integer as a URL or header carries it; `1e1`, `0x10`, ` 5` and `5.0` are not one. */
+const DECIMAL_INTEGER = /^-?\d{1,15}$/;
+
+/**
+ * Checks an operation's path, query and header parameters and its JSON body against the generated
+ * validators of the contract (generated/requests/), in that order. A bad parameter is one error
+ * naming it, with the business code the contract gives it (invalid_parameter unless `x-error`
+ * says otherwise); a bad body is invalid_input with every problem (or the body's own `x-error`,
+ * naming the first).
+ */
+export function readRequestInput(operationId: OperationId, request: FastifyRequest): RequestInput {
+  const rules = requestRules[operationId];
+  const path = check(
+    rules,
+    'path',
+    rules.path,
+    collect(rules.parameters, 'path', (name) => (request.params as Record<string, unknown>)[name]),
+  );
+  const query = check(
+    rules,
+    'query',
+    rules.query,
+    collect(rules.parameters, 'query', (name) => (request.query as Record<string, unknown>)[name]),
+  );
+  const headers = check(
+    rules,
+    'header',
+    rules.headers,
+    collect(rules.parameters, 'header', (name) => request.headers[name.toLowerCase()]),
+  );
+  const body = request.body;
+  if (rules.body && (body !== undefined || rules.body.required)) {
+    const { validate, error } = rules.body;
+    if (!validate(body)) {
+      const issues = bodyIssues(validate);
+      if (error === 'invalid_input') throw invalidInput(issues);
+      throw new ApiError(error, { param: issues[0].path }, [], issues[0].path);
+    }
+  }
+  return { path, query, headers, body };
+}
+
+/** The declared parameters of one kind, by contract name: the first of repeated values, integers as numbers. */
+function collect(
+  parameters: readonly ParameterRule[],
+  where: ParameterRule['in'],
+  read: (name: string) => unknown,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const param of parameters) {
+    if (param.in !== where) continue;
+    let value = read(param.name);
+    if (Array.isArray(value)) value = value[0];
+    if (value === undefined) continue;
+    out[param.name] = param.integer && typeof value === 'string' && DECIMAL_INTEGER.test(value) ? Number(value) : value;
+  }
+  return out;
+}
+
+function check(
+  rules: RequestRules,
+  where: ParameterRule['in'],
+  validate: RequestValidator | undefined,
+  values: Record<string, unknown>,
+): Record<string, unknown> {
+  if (!validate || validate(values)) return values;
+  const first = validate.errors?.[0];
+  const name =
+    first?.keyword === 'required'
+      ? String(first.params.missingProperty)
+      : decodePointer(first?.instancePath.split('/')[1] ?? '');
+  const rule = rules.parameters.find((p) => p.in === where && p.name === name);
+  throw new ApiError(rule?.error ?? 'invalid_parameter', { param: name }, [], name);
+}
+
+/**
+ * ajv's problems as field issues named from the body's top (`taskId`; `body` for the body itself):
+ * unknown fields first, then one problem per field (an empty name is too short, not also unmatched).
+ */
+function bodyIssues(validate: RequestValidator): FieldIssue[] {
+  const issues = mapAjvErrors(validate.errors ?? [], {}, {}).map((issue) => {
+    const path = issue.path === 'input' ? 'body' : issue.path.replace(/^input\./, '');
+    return { ...issue, path, message: { ...issue.message, params: { ...issue.message.params, field: path } } };
+  });
+  const ordered = [
+    ...issues.filter((i) => i.rule === 'unknown_field'),
+    ...issues.filter((i) => i.rule !== 'unknown_field'),
+  ];
+  return ordered.filter((issue, index) => ordered.findIndex((other) => other.path === issue.path) === index);
+}
+
+function decodePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}

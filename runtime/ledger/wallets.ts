@@ -1,0 +1,54 @@
+import type { Executor, Trx } from '../storage/executor.js';
+import type { Balance } from './ledger.js';
+
+/**
+ * Reads of the wallets table. Changes go through ledger.ts (each with its ledger row); everything
+ * else that needs a balance asks here, so the table is read in one module.
+ */
+
+/** An account's balance; throws when the account has no wallet (every account has one). */
+export async function walletOf(db: Executor, accountId: string): Promise<Balance> {
+  return db
+    .selectFrom('wallets')
+    .select(['available', 'held', 'spent', 'purchased'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+}
+
+/** Balances of several accounts, by account id (accounts without a wallet are absent). */
+export async function walletsOf(db: Executor, accountIds: readonly string[]): Promise<Map<string, Balance>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('wallets')
+    .selectAll()
+    .where('account_id', 'in', [...accountIds])
+    .execute();
+  return new Map(rows.map(({ account_id, ...balance }) => [account_id, balance]));
+}
+
+/** Lifetime purchased credits (0 for an account without a wallet): the storage plan follows them. */
+export async function purchasedCredits(db: Executor, accountId: string): Promise<number> {
+  const row = await db.selectFrom('wallets').select('purchased').where('account_id', '=', accountId).executeTakeFirst();
+  return Number(row?.purchased ?? 0);
+}
+
+export async function hasWallet(db: Executor, accountId: string): Promise<boolean> {
+  return (
+    (await db.selectFrom('wallets').select('account_id').where('account_id', '=', accountId).executeTakeFirst()) !==
+    undefined
+  );
+}
+
+/** Locks the account's wallet row until the transaction ends (PostgreSQL; SQLite transactions are serialized already). */
+export async function lockWallet(trx: Trx, accountId: string): Promise<void> {
+  await trx.selectFrom('wallets').select('account_id').where('account_id', '=', accountId).forUpdate().execute();
+}
+
+/** Credits held by open holds over all accounts (/metrics). */
+export async function totalHeldCredits(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('wallets')
+    .select((eb) => eb.fn.sum<number>('held').as('held'))
+    .executeTakeFirst();
+  return Number(row?.held ?? 0);
+}

@@ -1,0 +1,45 @@
+import { checkReferencesBeforeRun } from '../assets/run-check.js';
+import type { Context } from '../context.js';
+import { failTask } from '../tasks/resolve-task.js';
+import { isTerminal } from '../tasks/states.js';
+import type { TaskRow } from '../tasks/task-record.js';
+import { handOver } from './hand-over.js';
+import { CHECK_WORK } from './lanes.js';
+import type { WorkHandler, WorkItem } from './worker.js';
+import { taskById } from '../tasks/task-rows.js';
+
+/** ref_id of a run item written by a passed check: its references were checked, the run starts the deployment. */
+export const REFERENCES_CHECKED = 'references-checked';
+
+/**
+ * A task whose check fetches external files: its run item hands the task to the check lane (a
+ * host that never answers holds a check slot until the fetch timeout, never a task slot) and ends.
+ * The check item's handler writes the run item back when the references pass.
+ */
+export async function sendToCheck(ctx: Context, item: WorkItem): Promise<void> {
+  await handOver(ctx, item, { kind: CHECK_WORK, refId: null });
+}
+
+/** Whether a run item comes from a passed check (the check is not made again). */
+export function checkedBefore(item: WorkItem): boolean {
+  return item.ref_id === REFERENCES_CHECKED;
+}
+
+/**
+ * The check lane's handler: the reference check of a queued task. A problem fails the task once
+ * (hold released); a pass ends this item and writes the task's run item in one transaction.
+ * A crash anywhere before that commit leaves this item to be taken again (the fetch is repeated).
+ */
+const checkTask: WorkHandler = async (ctx, item) => {
+  const task: TaskRow | undefined = await taskById(ctx.db.kysely, item.task_id!);
+  if (!task || isTerminal(task.state)) return { done: true };
+  const problem = await checkReferencesBeforeRun(ctx, task);
+  if (problem) {
+    await failTask(ctx, task.id, problem.code, problem.detail);
+    return { done: true };
+  }
+  await handOver(ctx, item, { kind: 'run', refId: REFERENCES_CHECKED });
+  return { done: true };
+};
+
+export const checkWorkHandlers: Record<string, WorkHandler> = { [CHECK_WORK]: checkTask };

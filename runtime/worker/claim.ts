@@ -1,0 +1,95 @@
+import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { Db } from '../storage/dialect.js';
+import type { Database } from '../storage/schema.js';
+import type { KindFilter } from './lanes.js';
+
+export type WorkItem = Selectable<Database['work_items']>;
+
+/** No account cap (runOnce, or MEDIAFORGE_WORKER_ACCOUNT_CAP=0): larger than any lane. */
+export const NO_CAP = 1_000_000_000;
+
+export interface ClaimScope {
+  kinds: KindFilter;
+  /** Most items of one account leased at once in this lane (items without a task have no account). */
+  accountCap: number;
+  now: number;
+}
+
+function kindsOf(scope: ClaimScope): RawBuilder<unknown> {
+  const { kinds, except } = scope.kinds;
+  if (kinds.length === 0) return except ? sql`1 = 1` : sql`1 = 0`;
+  const list = sql.join(kinds.map((kind) => sql`${kind}`));
+  return except ? sql`w.kind NOT IN (${list})` : sql`w.kind IN (${list})`;
+}
+
+/**
+ * The accounts' items of this lane under a live lease (any worker's), counted per account. The
+ * account of an item is its task's (a delivery's task belongs to the endpoint's account). Leased
+ * items are few: the index work_leased (migration 0006) finds them without the backlog. The unary
+ * `+` keeps SQLite's planner from preferring the done_at index, which would walk every unfinished item.
+ */
+function busyAccounts(scope: ClaimScope): RawBuilder<unknown> {
+  return sql`busy AS (
+    SELECT t.account_id AS account_id, COUNT(*) AS n
+    FROM work_items w JOIN tasks t ON t.id = w.task_id
+    WHERE w.lease_until >= ${scope.now} AND +w.done_at IS NULL AND ${kindsOf(scope)}
+    GROUP BY t.account_id)`;
+}
+
+/** Due-or-not unleased items of the lane whose account is below its cap (or that have none). */
+function claimable(scope: ClaimScope): RawBuilder<unknown> {
+  return sql`w.done_at IS NULL AND (w.lease_until IS NULL OR w.lease_until < ${scope.now}) AND ${kindsOf(scope)}
+    AND (t.account_id IS NULL OR t.account_id NOT IN (SELECT account_id FROM busy WHERE n >= ${scope.accountCap}))`;
+}
+
+/**
+ * One statement takes the leases of up to `limit` due items of one lane and returns them, oldest
+ * due first, skipping the items of accounts that already hold `accountCap` leases in the lane and
+ * taking at most what each account has left under its cap. The candidates are the `limit` oldest
+ * claimable items; an account under its cap that had more of them than its room is full at the
+ * next claim, which then reaches the items behind it. On PostgreSQL rows another worker is
+ * claiming are skipped, not waited for; SQLite runs the statement under its write lock, so two
+ * processes on one file never take the same item either.
+ */
+export async function claimItems(
+  db: Db,
+  scope: ClaimScope,
+  owner: string,
+  leaseUntil: number,
+  limit: number,
+): Promise<WorkItem[]> {
+  const skipLocked = db.engine === 'postgres' ? sql`FOR UPDATE OF w SKIP LOCKED` : sql``;
+  const { rows } = await sql<WorkItem>`
+    WITH ${busyAccounts(scope)},
+    candidates AS (
+      SELECT w.id AS id, w.due_at AS due_at, t.account_id AS account_id
+      FROM work_items w LEFT JOIN tasks t ON t.id = w.task_id
+      WHERE w.due_at <= ${scope.now} AND ${claimable(scope)}
+      ORDER BY w.due_at LIMIT ${limit}
+      ${skipLocked}),
+    ranked AS (
+      SELECT c.id AS id, c.account_id AS account_id, ROW_NUMBER() OVER (PARTITION BY c.account_id ORDER BY c.due_at, c.id) AS n
+      FROM candidates c)
+    UPDATE work_items SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempts = attempts + 1
+    WHERE id IN (
+      SELECT r.id FROM ranked r LEFT JOIN busy b ON b.account_id = r.account_id
+      WHERE r.account_id IS NULL OR r.n + COALESCE(b.n, 0) <= ${scope.accountCap})
+    RETURNING *`.execute(db.kysely);
+  return rows;
+}
+
+/**
+ * When the lane's next claimable item is due (undefined: none). Items under a lease, and those of
+ * accounts at their cap, are left out: they cannot be claimed before a lease ends, and this
+ * worker's own items wake the loop when they end (a dead worker's lease is noticed within
+ * workerIdleMs). Counting them would spin the loop while an item is in flight.
+ */
+export async function nextDueAt(db: Db, scope: ClaimScope): Promise<number | undefined> {
+  const { rows } = await sql<{ due_at: number }>`
+    WITH ${busyAccounts(scope)}
+    SELECT w.due_at AS due_at
+    FROM work_items w LEFT JOIN tasks t ON t.id = w.task_id
+    WHERE ${claimable(scope)}
+    ORDER BY w.due_at LIMIT 1`.execute(db.kysely);
+  return rows.length === 0 ? undefined : Number(rows[0].due_at);
+}

@@ -1,0 +1,37 @@
+import type { Config } from '../config.js';
+import { DELIVER_WORK } from '../webhooks/enqueue.js';
+
+/** The work kind that checks a task's external reference files before its run (runtime/worker/check-work.ts). */
+export const CHECK_WORK = 'check';
+
+/**
+ * A pool of the worker with its own slots, claimed on its own: the claim takes only the lane's
+ * kinds, so a lane whose items are slow (receivers that hang, reference hosts that never answer)
+ * can be full without holding back the claims of another lane.
+ */
+export interface Lane {
+  name: string;
+  /** The lane's kinds; with `others`, every kind no other lane names. */
+  kinds: readonly string[] | 'others';
+  concurrency: number;
+}
+
+/** The lanes of a worker: network-bound reference checks and webhook deliveries each apart from the task lane. */
+export function workLanes(config: Config): Lane[] {
+  return [
+    { name: 'tasks', kinds: 'others', concurrency: config.workerConcurrency },
+    { name: 'checks', kinds: [CHECK_WORK], concurrency: config.workerCheckConcurrency },
+    { name: 'deliveries', kinds: [DELIVER_WORK], concurrency: config.workerDeliveryConcurrency },
+  ];
+}
+
+/** Which kinds a lane's claim takes: these kinds, or every kind but these. */
+export interface KindFilter {
+  kinds: string[];
+  except: boolean;
+}
+
+export function kindFilter(lane: Lane, lanes: readonly Lane[]): KindFilter {
+  if (lane.kinds !== 'others') return { kinds: [...lane.kinds], except: false };
+  return { kinds: lanes.flatMap((other) => (other.kinds === 'others' ? [] : other.kinds)), except: true };
+}

@@ -1,0 +1,33 @@
+import type { Executor } from '../storage/executor.js';
+
+/** What a new work item says: its kind, when it is due, and the task and row it is about (if any). */
+export interface NewWork {
+  kind: string;
+  dueAt: number;
+  taskId?: string | null;
+  refId?: string | null;
+}
+
+/**
+ * The one insert of work items: a new item is unleased, unattempted and not done. Several items go
+ * in one statement. Callers write it in the transaction whose outcome it continues.
+ */
+export async function scheduleWork(db: Executor, now: number, ...items: NewWork[]): Promise<void> {
+  if (items.length === 0) return;
+  await db
+    .insertInto('work_items')
+    .values(
+      items.map((w) => ({
+        kind: w.kind,
+        task_id: w.taskId ?? null,
+        ref_id: w.refId ?? null,
+        due_at: w.dueAt,
+        lease_owner: null,
+        lease_until: null,
+        attempts: 0,
+        done_at: null,
+        created_at: now,
+      })),
+    )
+    .execute();
+}

@@ -1,0 +1,66 @@
+import type { Context } from '../context.js';
+import type { DeploymentOutput } from '../deployments/deployment.js';
+import { probeStored } from '../files/probe.js';
+import type { StoredOutput, TaskRow } from '../tasks/task-record.js';
+import { taskState } from '../tasks/task-rows.js';
+
+export type Stored = { ok: true; outputs: StoredOutput[]; firstVideoSeconds?: number } | { ok: false; reason: string };
+
+/**
+ * Writes a deployment's outputs to the blob store as they arrive (a provider's download is a
+ * stream: never whole in memory) and measures each one the deployment did not: its type and
+ * length from the stored bytes (runtime/files/probe.ts), as a provider's claims are not what the
+ * service bills. A result that is not a readable video (for a video output) is refused: what was
+ * stored is deleted, and the caller fails the task. A write that fails (a download cut short)
+ * throws, leaving nothing stored of that output; earlier outputs are deleted too.
+ */
+export async function storeOutputs(ctx: Context, task: TaskRow, outputs: DeploymentOutput[]): Promise<Stored> {
+  const stored: StoredOutput[] = [];
+  // A second poll of the same job (a lease taken over mid-poll) writes the same keys: once the task succeeded they hold its media.
+  const dropAll = async () => {
+    if ((await taskState(ctx.db.kysely, task.id)) !== 'succeeded')
+      for (const output of stored) await ctx.blobs.delete(output.key);
+  };
+  let firstVideoSeconds: number | undefined;
+  try {
+    for (const [index, output] of outputs.entries()) {
+      const key = `outputs/${task.id}/${index}.${output.extension}`;
+      await ctx.blobs.put(key, output.bytes);
+      const entry: StoredOutput = {
+        key,
+        mime: output.mime,
+        ...(output.durationSeconds === undefined ? {} : { durationSeconds: output.durationSeconds }),
+      };
+      stored.push(entry);
+      if (output.durationSeconds === undefined) {
+        const probed = (await probeStored(ctx.blobs, key))?.probed;
+        if (
+          !probed ||
+          (output.mime.startsWith('video/') && (probed.kind !== 'video' || !(probed.durationSeconds! > 0)))
+        ) {
+          await dropAll();
+          return { ok: false, reason: `The provider's result ${index + 1} is not a video whose length can be read.` };
+        }
+        entry.mime = probed.mime;
+        // An image (a returned last frame) has no length.
+        if (probed.durationSeconds !== undefined) entry.durationSeconds = probed.durationSeconds;
+      }
+      const { mime, durationSeconds } = entry;
+      if (firstVideoSeconds === undefined && mime.startsWith('video/')) firstVideoSeconds = durationSeconds ?? 0;
+    }
+  } catch (error) {
+    await dropAll();
+    throw error;
+  }
+  return { ok: true, outputs: stored, ...(firstVideoSeconds !== undefined ? { firstVideoSeconds } : {}) };
+}
+
+/** What the operator pays for the task: per video and per started second of output, in millionths of a USD (integers only). */
+export function upstreamCostMicros(
+  cost: { perSecondMicros: number; perVideoMicros: number } | undefined,
+  outputSeconds: number,
+): number | null {
+  if (!cost) return null;
+  const wholeSeconds = Math.ceil(Math.round(outputSeconds * 1000) / 1000);
+  return cost.perVideoMicros + cost.perSecondMicros * wholeSeconds;
+}

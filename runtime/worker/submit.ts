@@ -1,0 +1,217 @@
+import { catalogue, type ModelInfo } from '../../generated/catalogue.js';
+import type { Context } from '../context.js';
+import { upstreamCallbackUrl } from '../deployments/callback-route.js';
+import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
+import {
+  giveSlotBack,
+  healthRows,
+  inFlightCounts,
+  recordSubmitAnswered,
+  recordSubmitFailure,
+  takeSlot,
+} from '../deployments/health.js';
+import { portableInput } from '../deployments/portable-input.js';
+import type { Route } from '../deployments/router.js';
+import { UpstreamError } from '../deployments/upstream-error.js';
+import { failTask } from '../tasks/resolve-task.js';
+import type { TaskRow } from '../tasks/task-record.js';
+import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
+
+/** How soon a task whose deployments are all full or cooling down looks again (plus up to as much again, so waiting tasks spread out). */
+const WAIT_FOR_SLOT_MS = 1000;
+/** The longest wait between rounds of a task every deployment of which refused the submit. */
+const MAX_ROUND_WAIT_MS = 30_000;
+
+export type SubmitOutcome =
+  /** The upstream has the job: its handle, to be stored and polled. */
+  | { submitted: { deployment: Deployment; handle: string; job: DeploymentJob } }
+  /** Nothing to do now: no slot, or every deployment refused; the run item is due again then. */
+  | { waitUntil: number }
+  /** The task was resolved (failed, hold released). */
+  | { ended: true };
+
+const jitter = (ms: number) => ms + Math.floor(Math.random() * ms);
+
+/**
+ * Routes in the order to try them: tiers by priority (highest first), each in a weighted random
+ * order; cooling and full deployments left out. Also the deployments with failures on record (a
+ * submit they answer ends the run). Slots are only counted for deployments with a maxInFlight.
+ */
+async function candidates(ctx: Context, routes: Route[]): Promise<{ order: Route[]; failing: Set<string> }> {
+  const names = routes.map((r) => r.deployment.name);
+  const capped = names.filter((name) => ctx.deployments.maxInFlight(name) !== undefined);
+  const now = ctx.clock.now();
+  const [health, inFlight] = await Promise.all([
+    healthRows(ctx.db.kysely, names),
+    inFlightCounts(ctx.db.kysely, capped),
+  ]);
+  const open = routes.filter((r) => {
+    const cooling = health.get(r.deployment.name)?.cooldown_until;
+    const max = ctx.deployments.maxInFlight(r.deployment.name);
+    return !(cooling != null && cooling > now) && !(max !== undefined && (inFlight.get(r.deployment.name) ?? 0) >= max);
+  });
+  const tiers = [...new Set(open.map((r) => r.priority))].sort((a, b) => b - a);
+  const failing = new Set([...health.values()].filter((row) => row.consecutive_failures > 0).map((row) => row.name));
+  return { order: tiers.flatMap((priority) => weightedOrder(open.filter((r) => r.priority === priority))), failing };
+}
+
+/** A weighted random permutation: each next route drawn with probability weight / remaining weight. */
+function weightedOrder(routes: Route[]): Route[] {
+  const left = [...routes];
+  const order: Route[] = [];
+  while (left.length) {
+    const total = left.reduce((sum, r) => sum + r.weight, 0);
+    let draw = Math.random() * total;
+    const index = left.findIndex((r) => (draw -= r.weight) < 0);
+    order.push(...left.splice(index < 0 ? left.length - 1 : index, 1));
+  }
+  return order;
+}
+
+/** The job as one route's deployment is sent it: the upstream's model id, links it can reach, the callback if it takes one. */
+async function routedJob(
+  ctx: Context,
+  task: TaskRow,
+  model: ModelInfo,
+  deployment: Deployment,
+  upstreamModel: string | undefined,
+): Promise<DeploymentJob> {
+  const job = await jobOf(ctx, task);
+  return {
+    ...job,
+    ...(upstreamModel !== undefined ? { upstreamModel } : {}),
+    portableInput: await portableInput(ctx, task, model, job.input),
+    ...(deployment.callbacks ? { callbackUrl: upstreamCallbackUrl(ctx, deployment.name, task.id) } : {}),
+  };
+}
+
+type Attempt = { handle: string; job: DeploymentJob } | { error: UpstreamError };
+
+/** One submit, time-boxed by the deadline; anything but an UpstreamError (a time-out of the box) is an unknown outcome. */
+async function attempt(
+  ctx: Context,
+  task: TaskRow,
+  model: ModelInfo,
+  deployment: Deployment,
+  upstreamModel: string | undefined,
+): Promise<Attempt> {
+  const job = await routedJob(ctx, task, model, deployment, upstreamModel);
+  ctx.upstreamStats.submitted(deployment.name);
+  try {
+    return { handle: await timeBoxed(deployment.start(job), task.deadline_at - ctx.clock.now(), 'start'), job };
+  } catch (error) {
+    const failure = error instanceof UpstreamError ? error : new UpstreamError('ambiguous', (error as Error).message);
+    ctx.upstreamStats.failed(deployment.name, failure.failure);
+    return { error: failure };
+  }
+}
+
+/** A refusal of the request itself: the task fails with the upstream's reason (English, identifiers removed), never tried elsewhere. */
+async function refused(
+  ctx: Context,
+  task: TaskRow,
+  deployment: Deployment,
+  error: UpstreamError,
+): Promise<SubmitOutcome> {
+  await recordSubmitAnswered(ctx, deployment.name);
+  await failTask(ctx, task.id, 'generation_failed', upstreamReason(error.details.reason ?? '') || null);
+  return { ended: true };
+}
+
+/**
+ * An unknown outcome (the body went out, no answer came): the job may exist. With an idempotency
+ * key the same deployment is asked again later (the task stays pinned to it); without, the task
+ * fails with its hold released rather than risk a second job, and the operator sees it logged.
+ */
+async function unknownOutcome(
+  ctx: Context,
+  task: TaskRow,
+  deployment: Deployment,
+  error: UpstreamError,
+): Promise<SubmitOutcome> {
+  await recordSubmitFailure(ctx, deployment.name, error.message);
+  if (deployment.idempotentSubmit)
+    return { waitUntil: ctx.clock.now() + Math.max(error.details.retryAfterMs ?? 0, jitter(WAIT_FOR_SLOT_MS)) };
+  ctx.log.warn(
+    { task: task.id, deployment: deployment.name, err: error },
+    'submit outcome unknown and the protocol has no idempotency key: the task fails, and a job may run at the upstream',
+  );
+  await failTask(ctx, task.id, 'internal_error', null);
+  return { ended: true };
+}
+
+/**
+ * Submits a queued task. A task already pinned to a deployment without a handle was submitted
+ * before with an unknown outcome (an ambiguous answer, or a crash mid-submit): it goes to that
+ * deployment again or fails, never elsewhere. Otherwise the routes are tried tier by tier:
+ * a slot is taken (maxInFlight), the submit sent; a failure that leaves nothing upstream
+ * (refused, unresolvable, 429, 5xx, the operator's key refused) gives the slot back and counts
+ * against the deployment (N in a row cool it down), and the next route is tried.
+ */
+export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOutcome> {
+  const model = catalogue.get(task.model)!.info;
+  const input = JSON.parse(task.input_json ?? '{}') as Record<string, unknown>;
+  if (task.deployment) {
+    const deployment = ctx.deployments.byName(task.deployment);
+    if (!deployment) {
+      ctx.log.error(
+        { task: task.id, deployment: task.deployment },
+        'the task was being submitted to a deployment the deployments file no longer has',
+      );
+      await failTask(ctx, task.id, 'internal_error', null);
+      return { ended: true };
+    }
+    if (!deployment.idempotentSubmit)
+      return unknownOutcome(
+        ctx,
+        task,
+        deployment,
+        new UpstreamError('ambiguous', 'a submit was under way when the service stopped'),
+      );
+    const result = await attempt(
+      ctx,
+      task,
+      model,
+      deployment,
+      ctx.deployments.routeOf(model, deployment.name)?.upstreamModel,
+    );
+    if ('handle' in result) return { submitted: { deployment, ...result } };
+    if (result.error.failure === 'rejected') return refused(ctx, task, deployment, result.error);
+    // Refused now says nothing about the first send: still unknown, still this deployment's.
+    return unknownOutcome(ctx, task, deployment, result.error);
+  }
+
+  const routes = ctx.deployments.routesFor(model, input).filter((r) => r.deployment.isAvailable());
+  if (routes.length === 0) {
+    ctx.log.error({ task: task.id, model: model.id }, 'no deployment routes the task any more');
+    await failTask(ctx, task.id, 'internal_error', null);
+    return { ended: true };
+  }
+  let tried = 0;
+  let hintMs = 0;
+  const { order, failing } = await candidates(ctx, routes);
+  for (const route of order) {
+    const { deployment } = route;
+    if (!(await takeSlot(ctx, task.id, deployment.name))) continue;
+    tried++;
+    const result = await attempt(ctx, task, model, deployment, route.upstreamModel);
+    if ('handle' in result) {
+      if (failing.has(deployment.name)) await recordSubmitAnswered(ctx, deployment.name);
+      return { submitted: { deployment, ...result } };
+    }
+    const { error } = result;
+    if (error.failure === 'rejected') return refused(ctx, task, deployment, error);
+    if (!error.failsOver) return unknownOutcome(ctx, task, deployment, error);
+    ctx.log.warn(
+      { task: task.id, deployment: deployment.name, failure: error.failure, detail: error.message },
+      'submit failed; trying the next deployment',
+    );
+    await giveSlotBack(ctx, task.id, deployment.name);
+    await recordSubmitFailure(ctx, deployment.name, error.message);
+    hintMs = Math.max(hintMs, error.details.retryAfterMs ?? 0);
+  }
+  const now = ctx.clock.now();
+  // Every open deployment refused: the next round after the upstreams' Retry-After (or a growing pause); none had a slot: soon.
+  if (tried > 0) return { waitUntil: now + Math.min(MAX_ROUND_WAIT_MS, Math.max(hintMs, jitter(WAIT_FOR_SLOT_MS))) };
+  return { waitUntil: now + jitter(WAIT_FOR_SLOT_MS) };
+}

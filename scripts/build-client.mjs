@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// Builds the @mediaforge/client package (client/) into client/dist: ES modules in dist/esm, CommonJS in
+// dist/cjs (its own package.json says so), each with its .d.ts files. The generated SDK types are
+// copied into the package here: client/src/sdk-types.ts, which re-exports generated/sdk/types.ts in
+// this repository, is replaced by that file's text, so the published package depends on nothing
+// outside client/. Run by `npm run build` and by `npm pack` in client/ (its prepack script).
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CLIENT = join(ROOT, 'client');
+const STAGE = join(CLIENT, '.build');
+const DIST = join(CLIENT, 'dist');
+
+/** Copies client/src to `dir` with the generated types in place of the re-export. */
+function stage(dir, packageType) {
+  cpSync(join(CLIENT, 'src'), dir, { recursive: true });
+  writeFileSync(join(dir, 'sdk-types.ts'), readFileSync(join(ROOT, 'generated', 'sdk', 'types.ts'), 'utf8'));
+  // The nearest package.json decides whether NodeNext compiles a folder as ES modules or CommonJS.
+  if (packageType) writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ type: packageType })}\n`);
+}
+
+/** Compiles one staged copy; throws with tsc's diagnostics when it does not compile clean. */
+function compile(dir, outDir) {
+  const program = ts.createProgram([join(dir, 'index.ts'), join(dir, 'webhooks.ts')], {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+    types: ['node'],
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: false,
+    declaration: true,
+    sourceMap: false,
+    removeComments: false,
+    rootDir: dir,
+    outDir,
+    skipLibCheck: true,
+  });
+  const result = program.emit();
+  const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
+  if (diagnostics.length) {
+    const host = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' };
+    throw new Error(`@mediaforge/client does not compile:\n${ts.formatDiagnostics(diagnostics, host)}`);
+  }
+}
+
+const started = Date.now();
+rmSync(STAGE, { recursive: true, force: true });
+rmSync(DIST, { recursive: true, force: true });
+try {
+  stage(join(STAGE, 'esm'));
+  stage(join(STAGE, 'cjs'), 'commonjs');
+  compile(join(STAGE, 'esm'), join(DIST, 'esm'));
+  compile(join(STAGE, 'cjs'), join(DIST, 'cjs'));
+  mkdirSync(join(DIST, 'cjs'), { recursive: true });
+  writeFileSync(join(DIST, 'cjs', 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+} finally {
+  rmSync(STAGE, { recursive: true, force: true });
+}
+console.log(`@mediaforge/client built in ${Date.now() - started} ms (client/dist/esm, client/dist/cjs)`);

@@ -1,0 +1,97 @@
+/**
+ * npm run build: compiles what production runs into dist/, so that `npm start` and the `mediaforge`
+ * command run plain JavaScript and a production install needs none of the build tools:
+ *
+ * - runtime/, generated/ and the docs server: each TypeScript module transpiled by esbuild to one
+ *   JavaScript module at the same relative path (dist/runtime/cli/main.js, ...), so relative imports
+ *   and each command's lazy imports stay as written; generated/'s JavaScript validators and every
+ *   other file under runtime/ (media the simulator serves) are copied as they are;
+ * - the console's page scripts, bundled (dist/runtime/console/assets/);
+ * - the documentation site, rendered (dist/docs-site/site/);
+ * - the client package (client/dist, scripts/build-client.mjs), unless `--server-only` (npm start:
+ *   the server does not need it, and its two tsc runs are most of the build's time);
+ * - dist/build-info.json, the fingerprint of the inputs (scripts/build-state.mjs).
+ *
+ * Types are not checked here (`npx tsc --noEmit` does that); a syntax error fails the build.
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import * as esbuild from 'esbuild';
+import { renderSite } from '../docs-site/site.js';
+import { writeSite } from '../docs-site/site-files.js';
+import { bundleConsoleAssets, writeConsoleAssets } from '../runtime/console/console-assets.js';
+import { BUILD_INFO, DIST, inputFingerprint, ROOT } from './build-state.mjs';
+
+/**
+ * What the server does not run: browser entries (bundled instead), build scripts, declarations, and
+ * generated/'s documents and test vectors (the docs site is pre-rendered from them; the tests read them).
+ */
+const NOT_SERVER = [
+  /^runtime\/console\/web\//,
+  /^docs-site\/(calculator\/browser|build)\.ts$/,
+  /^docs-site\/static\//,
+  /^generated\/(docs|vectors)\//,
+  /^generated\/requests\/vectors\.json$/,
+  /^generated\/openapi\./,
+  /\.d\.ts$/,
+  /\.sh$/,
+];
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    return statSync(join(ROOT, path)).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+const started = Date.now();
+// The fingerprint is taken before anything is read: an input changed during the build leaves it stale.
+const inputs = inputFingerprint();
+// Built beside dist/ and moved into place at the end: a `mediaforge` process started meanwhile
+// finds the previous build or none (and runs the sources), never a half-written one.
+const NEXT = `${DIST}.next`;
+rmSync(NEXT, { recursive: true, force: true });
+// The client package compiles in its own process meanwhile (two tsc runs: the longest step).
+const withClient = !process.argv.includes('--server-only');
+const client = new Promise<void>((resolve, reject) => {
+  if (!withClient) return resolve();
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'build-client.mjs')], { stdio: 'inherit' });
+  child.on('error', reject);
+  child.on('exit', (code) =>
+    code === 0 ? resolve() : reject(new Error(`scripts/build-client.mjs exited with ${code}`)),
+  );
+});
+
+const files = ['runtime', 'generated', 'docs-site']
+  .flatMap(filesUnder)
+  .filter((path) => !NOT_SERVER.some((re) => re.test(path)));
+const modules = files.filter((path) => path.endsWith('.ts'));
+await esbuild.build({
+  entryPoints: modules.map((path) => join(ROOT, path)),
+  outdir: NEXT,
+  outbase: ROOT,
+  bundle: false,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+});
+for (const path of files.filter((p) => !p.endsWith('.ts'))) cpSync(join(ROOT, path), join(NEXT, path));
+
+writeConsoleAssets(await bundleConsoleAssets(), join(NEXT, 'runtime', 'console', 'assets'));
+const site = await renderSite();
+const siteBytes = writeSite(site, join(NEXT, 'docs-site', 'site'));
+
+await client;
+
+mkdirSync(NEXT, { recursive: true });
+writeFileSync(
+  join(NEXT, relative(DIST, BUILD_INFO)),
+  `${JSON.stringify({ inputs, builtAt: new Date().toISOString() }, null, 2)}\n`,
+);
+rmSync(DIST, { recursive: true, force: true });
+renameSync(NEXT, DIST);
+console.log(
+  `dist/: ${modules.length} modules, ${files.length - modules.length} files copied, console assets, docs site (${site.size} files, ${(siteBytes / 1024 / 1024).toFixed(1)} MiB) in ${Date.now() - started} ms (${relative(process.cwd(), DIST) || '.'})`,
+);

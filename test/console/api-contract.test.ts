@@ -1,0 +1,94 @@
+/**
+ * The console's JSON API against its description (the x-internal part of spec/openapi.yaml,
+ * generated/console/openapi.json): every documented operation is served, every console route is
+ * documented, the public document holds none of it, and a signed-in user's answers match the
+ * documented schemas.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import consoleDoc from '../../generated/console/openapi.json' with { type: 'json' };
+import publicDoc from '../../generated/openapi.json' with { type: 'json' };
+import { ROOT } from '../support/catalogue.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { signUp, type ConsoleUser } from './support.js';
+
+type Operation = {
+  security?: unknown[];
+  responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }> }>;
+};
+const paths = consoleDoc.paths as unknown as Record<string, Record<string, Operation>>;
+const operations = Object.entries(paths).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
+);
+
+/** The routes the console's modules register: `sessionRoute(app, ctx, 'GET', '/…'` and `authRoute(app, ctx, '/…'` (POST). */
+function registeredRoutes(): string[] {
+  const dir = join(ROOT, 'runtime/console');
+  const out: string[] = [];
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    for (const m of text.matchAll(/sessionRoute\(app, ctx, '(GET|POST)', '([^']+)'/g)) out.push(`${m[1]} ${m[2]}`);
+    for (const m of text.matchAll(/authRoute\(app, ctx, '([^']+)'/g)) out.push(`POST ${m[1]}`);
+  }
+  return out.map((route) => route.replace(/:(\w+)/g, '{$1}')).sort();
+}
+
+describe('the console API in the contract', () => {
+  let t: TestService;
+  let user: ConsoleUser;
+
+  beforeAll(async () => {
+    t = await startTestService();
+    user = await signUp(t, 'contract@example.com');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('documents exactly the routes the console registers, each marked internal', () => {
+    expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(registeredRoutes());
+    expect(registeredRoutes().length).toBeGreaterThan(20);
+    for (const { op } of operations) expect((op as { 'x-internal'?: boolean })['x-internal']).toBe(true);
+  });
+
+  it('keeps the public document free of it', () => {
+    const text = JSON.stringify(publicDoc);
+    expect(text).not.toContain('x-internal');
+    expect(Object.keys(publicDoc.paths).filter((p) => p.startsWith('/console') || p.startsWith('/playground'))).toEqual(
+      [],
+    );
+  });
+
+  it.each(operations.map((o) => [`${o.method} ${o.path}`, o] as const))(
+    'serves %s (no session: 401 no_session; sign-in without its header: 403 csrf)',
+    async (_name, { path, method, op }) => {
+      const url = path.replace(/\{(\w+)\}/g, 'x');
+      const r = await fetch(`${t.url}${url}`, {
+        method,
+        headers: method === 'POST' ? { 'content-type': 'application/json' } : {},
+        body: method === 'POST' ? '{}' : undefined,
+      });
+      const body = (await r.json()) as { data: { reason: string } };
+      const open = Array.isArray(op.security) && op.security.length === 0;
+      expect([r.status, body.data.reason]).toEqual(open ? [403, 'csrf'] : [401, 'no_session']);
+    },
+  );
+
+  it('answers a signed-in user as the document says', async () => {
+    const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+    ajv.addSchema({ ...consoleDoc, $id: 'console.json' });
+    const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    const reads = operations.filter((o) => o.method === 'GET' && !o.path.includes('{'));
+    expect(reads.length).toBeGreaterThan(8);
+    for (const { path } of reads) {
+      const validate = ajv.compile({
+        $ref: `console.json#/${pointer('paths', path, 'get', 'responses', '200', 'content', 'application/json', 'schema')}`,
+      });
+      const r = await user.call('GET', path);
+      expect(r.status, path).toBe(200);
+      expect([path, validate(r.body) ? [] : validate.errors]).toEqual([path, []]);
+    }
+  });
+});

@@ -1,0 +1,313 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
+import { FalQueueServer, type FalServerOptions } from '../support/fal-queue-server.js';
+import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+
+const APP = 'fal-ai/family-d/reference-to-video';
+const REFUSE = 'REFUSE-THIS';
+
+/** One task through a fal-queue deployment (`first`, the server under test) with a second, healthy one below it. */
+interface Case {
+  given: FalServerOptions;
+  want: {
+    state: 'succeeded' | 'failed';
+    errorCode?: string;
+    errorMessage?: string;
+    firstSubmits: number;
+    secondSubmits: number;
+  };
+}
+
+const CASES: [string, Case][] = [
+  [
+    "a content-policy refusal at response_url (422): the task fails with fal's reason, no failover",
+    {
+      given: { refuseWhenPromptContains: REFUSE },
+      want: {
+        state: 'failed',
+        errorCode: 'generation_failed',
+        errorMessage:
+          'prompt: The content could not be processed because it contained material flagged by a content checker.',
+        firstSubmits: 1,
+        secondSubmits: 0,
+      },
+    },
+  ],
+  [
+    'a 422 validation answer to the submit: fails with the reason, never sent elsewhere',
+    {
+      given: {
+        submit: () => ({
+          status: 422,
+          body: { detail: [{ loc: ['body', 'duration'], msg: "Input should be '5' or '10'", type: 'literal_error' }] },
+        }),
+      },
+      want: {
+        state: 'failed',
+        errorCode: 'generation_failed',
+        errorMessage: "duration: Input should be '5' or '10'",
+        firstSubmits: 1,
+        secondSubmits: 0,
+      },
+    },
+  ],
+  [
+    '429 with Retry-After on submit: the next deployment',
+    {
+      given: { submit: () => ({ status: 429, body: { detail: 'Rate limit exceeded' }, retryAfter: '5' }) },
+      want: { state: 'succeeded', firstSubmits: 1, secondSubmits: 1 },
+    },
+  ],
+  [
+    '503 on submit: the next deployment',
+    {
+      given: { submit: () => ({ status: 503, body: { detail: 'Service Unavailable' } }) },
+      want: { state: 'succeeded', firstSubmits: 1, secondSubmits: 1 },
+    },
+  ],
+  [
+    "the key refused (401): the operator's account, the next deployment",
+    { given: { apiKey: 'another-key' }, want: { state: 'succeeded', firstSubmits: 1, secondSubmits: 1 } },
+  ],
+  [
+    'a request fal lost (404 on its status): fails with the hold released',
+    {
+      given: { forgetRequests: true },
+      want: { state: 'failed', errorCode: 'internal_error', firstSubmits: 1, secondSubmits: 0 },
+    },
+  ],
+  [
+    'the connection reset after the body (fal has no idempotency key): fails, sent once, nowhere else',
+    {
+      given: { submit: () => 'reset' },
+      want: { state: 'failed', errorCode: 'internal_error', firstSubmits: 1, secondSubmits: 0 },
+    },
+  ],
+];
+
+describe("fal-queue: fal's queue protocol against a loopback fal", () => {
+  let t: TestService | undefined;
+  let proc: MediaforgeProcess | undefined;
+  const servers: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await t?.close();
+    await proc?.stop();
+    [t, proc] = [undefined, undefined];
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  async function serve(
+    given: FalServerOptions,
+    settings: { deadlineMs?: number; pollMs?: number; callbacks?: boolean; model?: string } = {},
+  ) {
+    const first = await new FalQueueServer({ latencyMs: 150, apiKey: 'fal-key', ...given }).start();
+    const second = await new FalQueueServer({ latencyMs: 150, apiKey: 'fal-key' }).start();
+    servers.push(first, second);
+    const plan = parseDeployments(
+      'deployments.yaml',
+      [
+        'upstreams:',
+        `  first: { kind: fal-queue, baseUrl: "${first.baseUrl}", secretEnv: FAL_KEY${settings.callbacks ? ', callbacks: true' : ''}, cost: { perSecond: "0.07" } }`,
+        `  second: { kind: fal-queue, baseUrl: "${second.baseUrl}", secretEnv: FAL_KEY }`,
+        'models:',
+        `  ${settings.model ?? MODEL_D}:`,
+        `    - { upstream: first, upstreamModel: ${APP}, priority: 10 }`,
+        `    - { upstream: second, upstreamModel: ${APP}, priority: 5 }`,
+      ].join('\n'),
+      { FAL_KEY: 'fal-key' },
+    );
+    t = await startTestService(
+      {
+        upstreamPollMs: settings.pollMs ?? 50,
+        ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
+      },
+      { deploymentsPlan: plan },
+    );
+    const account = await t.account(1000);
+    return { first, second, t, ...account };
+  }
+
+  it("succeeds: the input in fal's names, `Key` auth, the deadline as x-fal-request-timeout; the clip stored and served from the service's own link", async () => {
+    const { first, t, accountId, apiKey } = await serve({});
+    const created = await createTask(t, apiKey, bodyD('a fox in the snow, Picture 1', { duration_seconds: 4 }));
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task.state).toBe('succeeded');
+    expect(task.credits).toBe(created.body.data.credits);
+    const [submit] = first.submits;
+    expect(submit.path).toBe(`/${APP}`);
+    expect(submit.authorization).toBe('Key fal-key');
+    // duration_seconds goes as fal's `duration`, a string; the other fields under their own names; no webhook unless asked.
+    expect(submit.body).toEqual({
+      prompt: 'a fox in the snow, Picture 1',
+      duration: '4',
+      aspect_ratio: '16:9',
+      resolution: '768p',
+      reference_image_urls: [IMAGE],
+      enable_prompt_expansion: false,
+    });
+    expect(submit.webhook).toBeNull();
+    expect(Number(submit.requestTimeout)).toBeGreaterThan(1700);
+    expect(Number(submit.requestTimeout)).toBeLessThanOrEqual(1800);
+    // Pinned: the deployment and fal's request (its status, result and cancel links) are on the task.
+    const row = await t.service.ctx.db.kysely
+      .selectFrom('tasks')
+      .selectAll()
+      .where('id', '=', task.taskId)
+      .executeTakeFirstOrThrow();
+    const [requestId] = [...first.requests.keys()];
+    expect(row.deployment).toBe('first');
+    expect(JSON.parse(row.deployment_handle!)).toEqual({
+      id: requestId,
+      status: `${first.url}/fal-ai/family-d/requests/${requestId}/status`,
+      response: `${first.url}/fal-ai/family-d/requests/${requestId}`,
+      cancel: `${first.url}/fal-ai/family-d/requests/${requestId}/cancel`,
+    });
+    expect(row.upstream_cost_micros).toBe(4 * 70_000);
+    // The client sees the service's own link, to the bytes fal served.
+    const [asset] = task.output.assets;
+    expect(asset.url.startsWith(`${t.url}/api/v1/media/`)).toBe(true);
+    expect(asset.durationSeconds).toBeCloseTo(4, 0);
+    const key = (JSON.parse(row.output_json!) as { key: string }[])[0].key;
+    const served = Buffer.from(await (await fetch(asset.url)).arrayBuffer());
+    expect(served.equals(readFileSync(join(t.config.dataDir, 'blobs', key)))).toBe(true);
+    expect(first.downloads).toBe(1);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: task.credits });
+    await t.checkLedger(accountId);
+  });
+
+  it.each(CASES)('%s', async (_name, { given, want }) => {
+    const { first, second, t, accountId, apiKey } = await serve(given);
+    const created = await createTask(t, apiKey, bodyD(`a fox ${given.refuseWhenPromptContains ?? ''}, Picture 1`));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task.state).toBe(want.state);
+    if (want.errorCode) expect(task.errorCode).toBe(want.errorCode);
+    if (want.errorMessage) expect(task.errorMessage).toBe(want.errorMessage);
+    expect([first.submits.length, second.submits.length]).toEqual([want.firstSubmits, want.secondSubmits]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: want.state === 'succeeded' ? PRICE_D : 0 });
+    await t.checkLedger(accountId);
+  });
+
+  it('an input fal has no counterpart for (a watermark) is not served there: no deployment, nothing held; the default is sent as nothing', async () => {
+    const model = 'vendor_a/family_a-2.0-mini/text-to-video';
+    const { first, second, t, accountId, apiKey } = await serve({}, { model });
+    const refused = await createTask(t, apiKey, { model, input: { prompt: 'a fox', watermark: true } });
+    expect([refused.status, refused.body.code]).toEqual([503, 50301]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    const served = await createTask(t, apiKey, {
+      model,
+      input: { prompt: 'a fox', watermark: false, duration_seconds: 4 },
+    });
+    expect((await waitForTerminal(t, apiKey, served.body.data.taskId, 15_000)).state).toBe('succeeded');
+    expect([first.submits.length, second.submits.length]).toEqual([1, 0]);
+    expect(first.submits[0].body).toEqual({
+      prompt: 'a fox',
+      duration: '4',
+      aspect_ratio: 'adaptive',
+      resolution: '720p',
+      generate_audio: true,
+    });
+  });
+
+  it('at the deadline the request is cancelled (PUT cancel_url), the task expires and its hold is released', async () => {
+    const { first, t, accountId, apiKey } = await serve({ latencyMs: 60_000 }, { deadlineMs: 1500 });
+    const created = await createTask(t, apiKey, bodyD('a long one, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    for (const until = Date.now() + 5000; first.cancels.length === 0 && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 50));
+    expect(first.cancels).toEqual([...first.requests.keys()]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
+  it('fal_webhook wakes the poll at once (fal calls the signed URL when the request ends); a forged call changes nothing', async () => {
+    // Polls far apart: without the webhook the first would be 10 s away.
+    const { first, t, apiKey } = await serve({ latencyMs: 1500 }, { pollMs: 20_000, callbacks: true });
+    const created = await createTask(t, apiKey, bodyD('called back, Picture 1'));
+    const taskId = created.body.data.taskId as string;
+    const pollItem = () =>
+      t.service.ctx.db.kysely
+        .selectFrom('work_items')
+        .selectAll()
+        .where('task_id', '=', taskId)
+        .where('kind', '=', 'poll')
+        .executeTakeFirst();
+    for (const until = Date.now() + 5000; !(await pollItem()) && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const before = await pollItem();
+    expect(before!.due_at).toBeGreaterThan(Date.now() + 5000);
+    const webhook = first.submits[0].webhook!;
+    expect(webhook.startsWith(`${t.url}/upstream-callbacks/first/${taskId}?sig=`)).toBe(true);
+
+    const forged = new URL(webhook);
+    forged.searchParams.set('sig', 'A'.repeat(43));
+    const answer = await fetch(forged, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ request_id: 'x', status: 'OK', payload: {} }),
+    });
+    expect(answer.status).toBe(401);
+    expect((await pollItem())!.due_at).toBe(before!.due_at);
+
+    const task = await waitForTerminal(t, apiKey, taskId, 8000);
+    expect(task.state).toBe('succeeded');
+    expect(first.webhooks).toEqual([{ url: webhook, status: 204 }]);
+    expect((await pollItem())!.done_at!).toBeLessThan(before!.due_at);
+  });
+
+  it('SIGKILL of the service mid-poll: the restarted service resumes the request on the same deployment, submitted once', async () => {
+    const fal = await new FalQueueServer({ latencyMs: 4000, apiKey: 'fal-key' }).start();
+    servers.push(fal);
+    const file = [
+      'upstreams:',
+      `  fal: { kind: fal-queue, baseUrl: "${fal.baseUrl}", secretEnv: FAL_KEY }`,
+      'models:',
+      `  ${MODEL_D}:`,
+      `    - { upstream: fal, upstreamModel: ${APP} }`,
+    ].join('\n');
+    // A crash mid-poll leaves that poll's lease behind: a short lease lets the restarted process take it over soon.
+    proc = await startMediaforge(
+      'fal',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        FAL_KEY: 'fal-key',
+        MEDIAFORGE_UPSTREAM_POLL_MS: '200',
+        MEDIAFORGE_LEASE_MS: '1500',
+      },
+      { 'deployments.yaml': file },
+    );
+    const { apiKey } = await proc.account(1000);
+    const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(bodyD('restart, Picture 1')),
+    }).then((r) => r.json());
+    const taskId = created.data.taskId as string;
+    await waitForTask(proc.url, apiKey, taskId, (r) => r.state === 'running');
+    for (const until = Date.now() + 5000; fal.statusPolls === 0 && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const pinned = await proc.db.kysely
+      .selectFrom('tasks')
+      .select(['deployment', 'deployment_handle'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+    await crash(proc);
+    const pollsBefore = fal.statusPolls;
+    await proc.restart();
+    const task = await waitForTask(proc.url, apiKey, taskId);
+    expect(task.state).toBe('succeeded');
+    expect(fal.statusPolls).toBeGreaterThan(pollsBefore);
+    expect(fal.submits.length).toBe(1);
+    const row = await proc.db.kysely
+      .selectFrom('tasks')
+      .select(['deployment', 'deployment_handle'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual(pinned);
+  }, 60_000);
+});

@@ -1,0 +1,219 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
+import { JobsProtocolServer, type JobsServerOptions } from '../support/jobs-protocol-server.js';
+import { OpenAiVideosServer, type OpenAiServerOptions } from '../support/openai-videos-server.js';
+import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+
+/**
+ * An upstream job through its whole life, against loopback servers written from each protocol as
+ * published (test/support/jobs-protocol-server.ts, openai-videos-server.ts): the deadline cancels
+ * the upstream job where the protocol can, a job the upstream lost (404 on poll) fails the task, a
+ * download cut short leaves nothing and is fetched again, maxInFlight holds, and an upstream
+ * callback makes the task's poll due at once. Every hold resolves once.
+ */
+type Upstream = { kind: 'jobs'; options: JobsServerOptions } | { kind: 'openai-videos'; options: OpenAiServerOptions };
+
+describe('an upstream job from submit to end', () => {
+  let t: TestService | undefined;
+  const servers: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  async function serve(
+    upstream: Upstream,
+    settings: { deadlineMs?: number; pollMs?: number; upstreamExtra?: string } = {},
+  ) {
+    const server =
+      upstream.kind === 'jobs'
+        ? await new JobsProtocolServer(upstream.options).start()
+        : await new OpenAiVideosServer(upstream.options).start();
+    servers.push(server);
+    const plan = parseDeployments(
+      'deployments.yaml',
+      [
+        'upstreams:',
+        `  up: { kind: ${upstream.kind}, baseUrl: "${server.baseUrl}"${settings.upstreamExtra ?? ''} }`,
+        'models:',
+        `  ${MODEL_D}:`,
+        '    - upstream: up',
+      ].join('\n'),
+    );
+    t = await startTestService(
+      {
+        upstreamPollMs: settings.pollMs ?? 50,
+        ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
+      },
+      { deploymentsPlan: plan },
+    );
+    const account = await t.account(1000);
+    return { server, t, ...account };
+  }
+
+  it.each([
+    ['jobs', { kind: 'jobs', options: { latencyMs: 60_000 } }],
+    ['openai-videos', { kind: 'openai-videos', options: { latencyMs: 60_000 } }],
+  ] as [string, Upstream][])(
+    '%s: at the deadline the task expires, its hold is released, the upstream job is cancelled where the protocol allows',
+    async (kind, upstream) => {
+      const { server, t, accountId, apiKey } = await serve(upstream, { deadlineMs: 1500 });
+      const created = await createTask(t, apiKey, bodyD('a long one, Picture 1'));
+      const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+      expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+      expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+      await t.checkLedger(accountId);
+      const row = await t.service.ctx.db.kysely
+        .selectFrom('tasks')
+        .select(['deployment', 'deployment_handle'])
+        .where('id', '=', task.taskId)
+        .executeTakeFirstOrThrow();
+      expect(row.deployment).toBe('up');
+      if (kind === 'openai-videos') {
+        // DELETE is the protocol's only way to stop a video: sent once the task expired.
+        const deletes = (server as OpenAiVideosServer).deletes;
+        for (const until = Date.now() + 5000; deletes.length === 0 && Date.now() < until; )
+          await new Promise((r) => setTimeout(r, 50));
+        expect(deletes).toEqual([row.deployment_handle]);
+      } else {
+        // The jobs protocol has no cancel: nothing is queued for it.
+        const cancels = await t.service.ctx.db.kysely
+          .selectFrom('work_items')
+          .select('id')
+          .where('task_id', '=', task.taskId)
+          .where('kind', '=', 'upstream-cancel')
+          .execute();
+        expect(cancels).toEqual([]);
+      }
+    },
+  );
+
+  it.each([
+    ['jobs', { kind: 'jobs', options: { forgetTasks: true } }],
+    ['openai-videos', { kind: 'openai-videos', options: { forgetVideos: true } }],
+  ] as [string, Upstream][])(
+    '%s: a job the upstream lost (404 on poll) fails the task with its hold released',
+    async (_kind, upstream) => {
+      const { t, accountId, apiKey } = await serve(upstream);
+      const created = await createTask(t, apiKey, bodyD('lost, Picture 1'));
+      const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+      expect(task).toMatchObject({ state: 'failed', errorCode: 'internal_error', credits: 0 });
+      expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+      await t.checkLedger(accountId);
+    },
+  );
+
+  it('429s on polls (more than the 8 failures in a row that give a task up) only pace the polls: the task succeeds', async () => {
+    const { server, t, accountId, apiKey } = await serve({ kind: 'jobs', options: { latencyMs: 100, busyPolls: 12 } });
+    const created = await createTask(t, apiKey, bodyD('busy, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task.state).toBe('succeeded');
+    expect((server as JobsProtocolServer).polls).toBeGreaterThan(12);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: PRICE_D });
+  });
+
+  it("a result link off the upstream's origin goes through the outbound guard: a loopback one is refused, the task fails, nothing is fetched", async () => {
+    const { server, t, accountId, apiKey } = await serve({
+      kind: 'jobs',
+      options: { latencyMs: 100, resultHost: 'localhost' },
+    });
+    const created = await createTask(t, apiKey, bodyD('elsewhere, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'internal_error', credits: 0 });
+    expect((server as JobsProtocolServer).downloads).toBe(0);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+  });
+
+  it('a download cut short keeps nothing; the next poll fetches the result again and the task succeeds once', async () => {
+    const { server, t, accountId, apiKey } = await serve({
+      kind: 'jobs',
+      options: { latencyMs: 100, cutFirstDownload: true },
+    });
+    const created = await createTask(t, apiKey, bodyD('cut, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task.state).toBe('succeeded');
+    expect((server as JobsProtocolServer).downloads).toBe(2);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: PRICE_D });
+    // One object, whole, and no partial write left behind.
+    expect(readdirSync(join(t.config.dataDir, 'blobs', 'outputs', task.taskId))).toEqual(['0.mp4']);
+    expect(readdirSync(join(t.config.dataDir, 'blobs', '.partial'))).toEqual([]);
+    await t.checkLedger(accountId);
+  });
+
+  it('maxInFlight: never more tasks submitted and not ended than the cap; the others wait their turn', async () => {
+    const { server, t, accountId, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 300 } },
+      { upstreamExtra: ', maxInFlight: 2' },
+    );
+    const ids = await Promise.all(
+      Array.from(
+        { length: 6 },
+        async (_, i) => (await createTask(t, apiKey, bodyD(`capped ${i}, Picture 1`))).body.data.taskId as string,
+      ),
+    );
+    let peak = 0;
+    const db = t.service.ctx.db.kysely;
+    const sampler = setInterval(async () => {
+      const n = await db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('deployment', '=', 'up')
+        .where('state', 'in', ['queued', 'running'])
+        .executeTakeFirstOrThrow();
+      peak = Math.max(peak, Number(n.n));
+    }, 20);
+    const tasks = await Promise.all(ids.map((id) => waitForTerminal(t, apiKey, id, 20_000)));
+    clearInterval(sampler);
+    expect(tasks.map((x) => x.state)).toEqual(Array(6).fill('succeeded'));
+    const upstream = server as JobsProtocolServer;
+    expect(upstream.maxInFlight).toBe(2);
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(upstream.jobs.size).toBe(6);
+    await t.checkLedger(accountId);
+  });
+
+  it("an upstream callback makes the pinned task's poll due at once; a wrong token or another task's changes nothing", async () => {
+    // No hints from the upstream and polls far apart: without the callback the first poll would be 10 s away.
+    const { server, t, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 1500, withoutHints: true } },
+      { pollMs: 20_000, upstreamExtra: ', callbacks: true' },
+    );
+    const upstream = server as JobsProtocolServer;
+    const created = await createTask(t, apiKey, bodyD('called back, Picture 1'));
+    const taskId = created.body.data.taskId as string;
+    const pollItem = () =>
+      t!.service.ctx.db.kysely
+        .selectFrom('work_items')
+        .selectAll()
+        .where('task_id', '=', taskId)
+        .where('kind', '=', 'poll')
+        .executeTakeFirst();
+    for (const until = Date.now() + 5000; !(await pollItem()) && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const before = await pollItem();
+    expect(before!.due_at).toBeGreaterThan(Date.now() + 5000);
+    const callBackUrl = upstream.submits[0].body.callBackUrl!;
+    expect(callBackUrl.startsWith(`${t.url}/upstream-callbacks/up/${taskId}?sig=`)).toBe(true);
+
+    // Forged: a wrong token, and the token of this task used for another: refused, nothing moves.
+    const post = (url: string) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const forged = new URL(callBackUrl);
+    forged.searchParams.set('sig', 'A'.repeat(43));
+    expect((await post(forged.href)).status).toBe(401);
+    expect((await post(callBackUrl.replace(taskId, 'task_someoneelse1'))).status).toBe(401);
+    expect((await pollItem())!.due_at).toBe(before!.due_at);
+
+    // The upstream's own callback when its job ends: the poll runs then, long before it was due.
+    const task = await waitForTerminal(t, apiKey, taskId, 8000);
+    expect(task.state).toBe('succeeded');
+    expect(upstream.callbacks).toEqual([{ url: callBackUrl, status: 204 }]);
+    const after = await pollItem();
+    expect(after!.done_at).not.toBeNull();
+    expect(after!.done_at!).toBeLessThan(before!.due_at);
+  });
+});

@@ -1,0 +1,342 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
+import { ReplicateServer, type ReplicateServerOptions } from '../support/replicate-server.js';
+import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+
+const MODEL = 'vendor-d/family-d-r2v';
+const FLAGGED = 'FLAG-THIS';
+
+/** One task through a replicate deployment (`first`, the server under test) with a second, healthy one below it. */
+interface Case {
+  given: ReplicateServerOptions;
+  want: {
+    state: 'succeeded' | 'failed';
+    errorCode?: string;
+    errorMessage?: string;
+    firstSubmits: number;
+    secondSubmits: number;
+  };
+}
+
+const CASES: [string, Case][] = [
+  [
+    'a prediction that failed (flagged input): the task fails with the reason, without the prediction id',
+    {
+      given: { failWhenPromptContains: FLAGGED },
+      want: {
+        state: 'failed',
+        errorCode: 'generation_failed',
+        errorMessage:
+          'Prediction failed: The input or output was flagged as sensitive. Please try again with different inputs. (E005)',
+        firstSubmits: 1,
+        secondSubmits: 0,
+      },
+    },
+  ],
+  [
+    'a 422 validation problem on create: fails with the invalid field, never sent elsewhere',
+    {
+      given: {
+        submit: () => ({
+          status: 422,
+          body: {
+            title: 'Input validation failed',
+            detail: '- input.duration: Must be less than or equal to 4\n',
+            status: 422,
+            invalid_fields: [
+              { type: 'less_than_equal', field: 'input.duration', description: 'Must be less than or equal to 4' },
+            ],
+          },
+        }),
+      },
+      want: {
+        state: 'failed',
+        errorCode: 'generation_failed',
+        errorMessage: 'input.duration: Must be less than or equal to 4',
+        firstSubmits: 1,
+        secondSubmits: 0,
+      },
+    },
+  ],
+  [
+    '429 with Retry-After on create: the next deployment',
+    {
+      given: {
+        submit: () => ({
+          status: 429,
+          body: {
+            title: 'Too many requests',
+            detail: 'Request was throttled. Expected available in 5 seconds.',
+            status: 429,
+          },
+          retryAfter: '5',
+        }),
+      },
+      want: { state: 'succeeded', firstSubmits: 1, secondSubmits: 1 },
+    },
+  ],
+  [
+    "402, the operator's credit run out: the next deployment",
+    {
+      given: {
+        submit: () => ({
+          status: 402,
+          body: {
+            title: 'Insufficient credit',
+            detail: 'You have insufficient credit to run this model.',
+            status: 402,
+          },
+        }),
+      },
+      want: { state: 'succeeded', firstSubmits: 1, secondSubmits: 1 },
+    },
+  ],
+  [
+    'a prediction Replicate lost (404 on urls.get): fails with the hold released',
+    {
+      given: { forgetPredictions: true },
+      want: { state: 'failed', errorCode: 'internal_error', firstSubmits: 1, secondSubmits: 0 },
+    },
+  ],
+  [
+    'an output link already expired when fetched (404): fails with the hold released, nothing kept',
+    {
+      given: { outputLifetimeMs: 0 },
+      want: { state: 'failed', errorCode: 'internal_error', firstSubmits: 1, secondSubmits: 0 },
+    },
+  ],
+  [
+    'the connection reset after the body (no idempotency key): fails, sent once, nowhere else',
+    {
+      given: { submit: () => 'reset' },
+      want: { state: 'failed', errorCode: 'internal_error', firstSubmits: 1, secondSubmits: 0 },
+    },
+  ],
+];
+
+describe("replicate: Replicate's predictions API against a loopback Replicate", () => {
+  let t: TestService | undefined;
+  let proc: MediaforgeProcess | undefined;
+  const servers: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await t?.close();
+    await proc?.stop();
+    [t, proc] = [undefined, undefined];
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  async function serve(
+    given: ReplicateServerOptions,
+    settings: { deadlineMs?: number; pollMs?: number; callbacks?: boolean; upstreamModel?: string } = {},
+  ) {
+    const first = await new ReplicateServer({ latencyMs: 150, apiKey: 'r8-key', ...given }).start();
+    const second = await new ReplicateServer({ latencyMs: 150, apiKey: 'r8-key' }).start();
+    servers.push(first, second);
+    const plan = parseDeployments(
+      'deployments.yaml',
+      [
+        'upstreams:',
+        `  first: { kind: replicate, baseUrl: "${first.baseUrl}", secretEnv: REPLICATE_KEY${settings.callbacks ? ', callbacks: true' : ''} }`,
+        `  second: { kind: replicate, baseUrl: "${second.baseUrl}", secretEnv: REPLICATE_KEY }`,
+        'models:',
+        `  ${MODEL_D}:`,
+        `    - { upstream: first, upstreamModel: "${settings.upstreamModel ?? MODEL}", priority: 10 }`,
+        `    - { upstream: second, upstreamModel: "${MODEL}", priority: 5 }`,
+      ].join('\n'),
+      { REPLICATE_KEY: 'r8-key' },
+    );
+    t = await startTestService(
+      {
+        upstreamPollMs: settings.pollMs ?? 50,
+        ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
+      },
+      { deploymentsPlan: plan },
+    );
+    const account = await t.account(1000);
+    return { first, second, t, ...account };
+  }
+
+  const pollItemOf = (t: TestService, taskId: string) =>
+    t.service.ctx.db.kysely
+      .selectFrom('work_items')
+      .selectAll()
+      .where('task_id', '=', taskId)
+      .where('kind', '=', 'poll')
+      .executeTakeFirst();
+
+  it("succeeds: Replicate's names, Bearer auth, Cancel-After from the deadline; the output downloaded at once, so its link expiring later changes nothing", async () => {
+    const { first, t, accountId, apiKey } = await serve({ outputLifetimeMs: 1000 });
+    const created = await createTask(t, apiKey, bodyD('a fox in the snow, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task).toMatchObject({ state: 'succeeded', credits: PRICE_D });
+    const [submit] = first.submits;
+    expect(submit.path).toBe(`/v1/models/${MODEL}/predictions`);
+    expect(submit.authorization).toBe('Bearer r8-key');
+    expect(submit.body).toEqual({
+      input: {
+        prompt: 'a fox in the snow, Picture 1',
+        duration: 5,
+        aspect_ratio: '16:9',
+        resolution: '768p',
+        reference_images: [IMAGE],
+        enable_prompt_expansion: false,
+      },
+    });
+    expect(submit.cancelAfter).toMatch(/^\d+s$/);
+    expect(Number.parseInt(submit.cancelAfter!, 10)).toBeGreaterThan(1700);
+    const [id] = [...first.predictions.keys()];
+    const row = await t.service.ctx.db.kysely
+      .selectFrom('tasks')
+      .selectAll()
+      .where('id', '=', task.taskId)
+      .executeTakeFirstOrThrow();
+    expect(row.deployment).toBe('first');
+    expect(JSON.parse(row.deployment_handle!)).toEqual({
+      id,
+      get: `${first.baseUrl}/predictions/${id}`,
+      cancel: `${first.baseUrl}/predictions/${id}/cancel`,
+    });
+    expect(first.downloads).toBe(1);
+    // Replicate's link dies an hour (here a second) after the prediction; the service's own link does not.
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await fetch(`${first.url}/delivery/${id}/output.mp4`)).status).toBe(404);
+    const [asset] = task.output.assets;
+    expect(asset.url.startsWith(`${t.url}/api/v1/media/`)).toBe(true);
+    const media = await fetch(asset.url);
+    expect([media.status, media.headers.get('content-type')]).toEqual([200, 'video/mp4']);
+    expect(asset.durationSeconds).toBeCloseTo(5, 0);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: PRICE_D });
+    await t.checkLedger(accountId);
+  });
+
+  it('owner/name:version goes to POST /predictions with the version', async () => {
+    const version = 'a'.repeat(64);
+    const { first, t, apiKey } = await serve({}, { upstreamModel: `${MODEL}:${version}` });
+    const created = await createTask(t, apiKey, bodyD('a versioned fox, Picture 1'));
+    expect((await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000)).state).toBe('succeeded');
+    expect(first.submits.map((s) => [s.path, s.body.version])).toEqual([['/v1/predictions', version]]);
+  });
+
+  it.each(CASES)('%s', async (_name, { given, want }) => {
+    const { first, second, t, accountId, apiKey } = await serve(given);
+    const created = await createTask(t, apiKey, bodyD(`a fox ${given.failWhenPromptContains ?? ''}, Picture 1`));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task.state).toBe(want.state);
+    if (want.errorCode) expect(task.errorCode).toBe(want.errorCode);
+    if (want.errorMessage) expect(task.errorMessage).toBe(want.errorMessage);
+    expect([first.submits.length, second.submits.length]).toEqual([want.firstSubmits, want.secondSubmits]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: want.state === 'succeeded' ? PRICE_D : 0 });
+    const row = await t.service.ctx.db.kysely
+      .selectFrom('tasks')
+      .select('output_json')
+      .where('id', '=', task.taskId)
+      .executeTakeFirstOrThrow();
+    if (want.state === 'failed') expect(row.output_json).toBeNull();
+    await t.checkLedger(accountId);
+  });
+
+  it('at the deadline the prediction is cancelled (urls.cancel), the task expires and its hold is released', async () => {
+    const { first, t, accountId, apiKey } = await serve({ latencyMs: 60_000 }, { deadlineMs: 1500 });
+    const created = await createTask(t, apiKey, bodyD('a long one, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    // Replicate is told the deadline too (its shortest Cancel-After is 5 s), and cancelled when the task expires.
+    expect(first.submits[0].cancelAfter).toBe('5s');
+    for (const until = Date.now() + 5000; first.cancels.length === 0 && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 50));
+    expect(first.cancels).toEqual([...first.predictions.keys()]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
+  it("a signed webhook only wakes the poll (the poll's answer stays the truth); a forged or unsigned one is refused and changes nothing", async () => {
+    // Polls far apart: without the webhook the first would be 10 s away.
+    const { first, t, apiKey } = await serve({ latencyMs: 2500 }, { pollMs: 20_000, callbacks: true });
+    const created = await createTask(t, apiKey, bodyD('called back, Picture 1'));
+    const taskId = created.body.data.taskId as string;
+    for (const until = Date.now() + 5000; !(await pollItemOf(t, taskId)) && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const before = (await pollItemOf(t, taskId))!;
+    expect(before.due_at).toBeGreaterThan(Date.now() + 5000);
+    const { webhook, webhook_events_filter: filter } = first.submits[0].body;
+    expect(webhook!.startsWith(`${t.url}/upstream-callbacks/first/${taskId}?sig=`)).toBe(true);
+    expect(filter).toEqual(['completed']);
+
+    // The URL's token is right, but the signature is not Replicate's (another secret), or missing, or stale: 401, nothing moves.
+    const claim = JSON.stringify({ id: 'x', status: 'succeeded', output: 'https://replicate.delivery/x/output.mp4' });
+    const post = (headers: Record<string, string>) =>
+      fetch(webhook!, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: claim });
+    expect((await post(first.sign(claim, `whsec_${Buffer.alloc(24, 7).toString('base64')}`))).status).toBe(401);
+    expect((await post({})).status).toBe(401);
+    expect((await post(first.sign(claim, first.signingSecret, new Date(Date.now() - 3_600_000)))).status).toBe(401);
+    expect((await pollItemOf(t, taskId))!.due_at).toBe(before.due_at);
+
+    // Signed with the account's secret, but the prediction still runs: the poll is made due, asks, and the task stays running.
+    expect((await post(first.sign(claim))).status).toBe(204);
+    for (
+      const until = Date.now() + 3000;
+      (await pollItemOf(t, taskId))!.due_at === before.due_at && Date.now() < until;
+    )
+      await new Promise((r) => setTimeout(r, 20));
+    const woken = (await pollItemOf(t, taskId))!;
+    expect(woken.due_at).not.toBe(before.due_at);
+    const running = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    expect(running.body.data.state).toBe('running');
+
+    // Replicate's own webhook when the prediction completes: the task succeeds long before its next poll.
+    const task = await waitForTerminal(t, apiKey, taskId, 8000);
+    expect(task.state).toBe('succeeded');
+    expect(first.webhooks.map((w) => w.status)).toEqual([204]);
+    expect(first.secretFetches).toBe(1);
+  });
+
+  it('SIGKILL of the service mid-poll: the restarted service resumes the prediction on the same deployment, created once', async () => {
+    const replicate = await new ReplicateServer({ latencyMs: 4000, apiKey: 'r8-key' }).start();
+    servers.push(replicate);
+    const file = [
+      'upstreams:',
+      `  r8: { kind: replicate, baseUrl: "${replicate.baseUrl}", secretEnv: REPLICATE_KEY }`,
+      'models:',
+      `  ${MODEL_D}:`,
+      `    - { upstream: r8, upstreamModel: ${MODEL} }`,
+    ].join('\n');
+    // A crash mid-poll leaves that poll's lease behind: a short lease lets the restarted process take it over soon.
+    proc = await startMediaforge(
+      'replicate',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        REPLICATE_KEY: 'r8-key',
+        MEDIAFORGE_UPSTREAM_POLL_MS: '200',
+        MEDIAFORGE_LEASE_MS: '1500',
+      },
+      { 'deployments.yaml': file },
+    );
+    const { apiKey } = await proc.account(1000);
+    const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(bodyD('restart, Picture 1')),
+    }).then((r) => r.json());
+    const taskId = created.data.taskId as string;
+    await waitForTask(proc.url, apiKey, taskId, (r) => r.state === 'running' && r.progress > 0);
+    const pinned = await proc.db.kysely
+      .selectFrom('tasks')
+      .select(['deployment', 'deployment_handle'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+    await crash(proc);
+    await proc.restart();
+    const task = await waitForTask(proc.url, apiKey, taskId);
+    expect(task.state).toBe('succeeded');
+    expect(replicate.submits.length).toBe(1);
+    expect(replicate.downloads).toBe(1);
+    const row = await proc.db.kysely
+      .selectFrom('tasks')
+      .select(['deployment', 'deployment_handle'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual(pinned);
+  }, 60_000);
+});

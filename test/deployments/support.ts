@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccount, type CreatedAccount } from '../../runtime/accounts/accounts.js';
+import { openDb, type Db } from '../../runtime/storage/dialect.js';
+import { spawnServer, type ServerProcess } from '../reliability/support.js';
+import { dropTestSchema, testDbUrl } from '../support/service.js';
+
+/**
+ * A real `mediaforge serve` process (test/reliability/support.ts spawnServer) on its own database
+ * and data folder, with a handle on that database for accounts and checks. Restartable on the
+ * same database (SIGKILL, then `restart`).
+ */
+export interface MediaforgeProcess {
+  dir: string;
+  dbUrl: string;
+  db: Db;
+  server: ServerProcess;
+  url: string;
+  env: NodeJS.ProcessEnv;
+  account(credits: number): Promise<CreatedAccount>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const BASE_ENV = {
+  MEDIAFORGE_SECRET: 'chained-test-secret',
+  MEDIAFORGE_RATE_LIMIT_PER_MINUTE: '1000000',
+  MEDIAFORGE_WORKER_IDLE_MS: '50',
+};
+
+export async function startMediaforge(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  files: Record<string, string> = {},
+): Promise<MediaforgeProcess> {
+  const dir = mkdtempSync(join(tmpdir(), `mediaforge-${name}-`));
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
+  const dbUrl = await testDbUrl(dir);
+  const fullEnv = { ...BASE_ENV, MEDIAFORGE_DB: dbUrl, MEDIAFORGE_DATA_DIR: dir, ...env };
+  const resolved = Object.fromEntries(
+    Object.entries(fullEnv).map(([k, v]) => [k, typeof v === 'string' ? v.replaceAll('$DIR', dir) : v]),
+  );
+  let server = await spawnServer(resolved);
+  const db = await openDb(dbUrl);
+  const proc: MediaforgeProcess = {
+    dir,
+    dbUrl,
+    db,
+    server,
+    url: server.url,
+    env: resolved,
+    account: (credits) => createAccount(db, { credits, now: Date.now() }),
+    async restart() {
+      server = await spawnServer(resolved);
+      proc.server = server;
+      proc.url = server.url;
+    },
+    async stop() {
+      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGTERM');
+      await server.exited;
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+      await dropTestSchema(dir);
+    },
+  };
+  return proc;
+}
+
+/** Kills the process as a crash would (no shutdown), and waits until it is gone. */
+export async function crash(proc: MediaforgeProcess): Promise<void> {
+  proc.server.child.kill('SIGKILL');
+  await proc.server.exited;
+}
+
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Polls recordInfo until the task is terminal (or `until` says so). */
+export async function waitForTask(
+  base: string,
+  key: string,
+  taskId: string,
+  until: (record: any) => boolean = (r) => ['succeeded', 'failed', 'expired', 'canceled'].includes(r.state),
+  timeoutMs = 20_000,
+): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await call(base, 'GET', `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, key).catch(
+      () => undefined,
+    );
+    if (r?.status === 200 && until(r.body.data)) return r.body.data;
+    if (Date.now() > deadline)
+      throw new Error(`task ${taskId} not there after ${timeoutMs} ms: ${JSON.stringify(r?.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,75 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import doc from '../../../generated/openapi.json' with { type: 'json' };
+import { requestRules } from '../../../generated/requests/index.js';
+import * as validators from '../../../generated/requests/validators.js';
+import { routes } from '../../../generated/routes.js';
+import { operations } from '../../../generator/load/operations.js';
+import { partSchema } from '../../../generator/plugins/requests/emit.js';
+import { ROOT } from '../../support/catalogue.js';
+
+describe('the requests plugin', () => {
+  const ops = operations(doc as Record<string, unknown>);
+
+  it('reads the layer, the body kind and the parameter errors from the contract', () => {
+    const byId = new Map(ops.map((op) => [op.operationId, op]));
+    expect(byId.get('createVideo')).toMatchObject({
+      layer: 'compatible',
+      bodyKind: 'multipart',
+      body: { checkedBy: 'catalogue' },
+    });
+    expect(byId.get('uploadFile')).toMatchObject({ layer: 'envelope', bodyKind: 'raw', body: { checkedBy: 'none' } });
+    expect(byId.get('createTask')).toMatchObject({
+      layer: 'envelope',
+      bodyKind: 'json',
+      body: { checkedBy: 'catalogue' },
+    });
+    expect(byId.get('retryTask')!.body).toMatchObject({ checkedBy: 'contract', error: 'invalid_parameter' });
+    expect(byId.get('getMedia')!.parameters.map((p) => p.error)).toEqual([
+      'link_invalid',
+      'link_invalid',
+      'link_invalid',
+    ]);
+    expect(byId.get('createTask')!.parameters.find((p) => p.name === 'Idempotency-Key')!.error).toBe(
+      'invalid_idempotency_key',
+    );
+    expect(byId.get('getModel')!.parameters[0].spansSegments).toBe(true);
+    // The route table carries the same facts.
+    expect(routes.find((r) => r.operationId === 'createVideo')).toMatchObject({
+      layer: 'compatible',
+      body: 'multipart',
+    });
+    expect(routes.find((r) => r.operationId === 'getModel')).toMatchObject({ spansSegments: 'model' });
+  });
+
+  it('compiles one named validator per part, with the contract defaults filled in', () => {
+    expect(partSchema(ops.find((op) => op.operationId === 'listTasks')!, 'header')).toBeUndefined();
+    const query: Record<string, unknown> = {};
+    expect(validators.listTasksQuery(query)).toBe(true);
+    expect(query).toEqual({ limit: 20 });
+    expect(validators.listTasksQuery({ limit: '10' })).toBe(false);
+    expect(validators.listTasksQuery.errors?.[0]).toMatchObject({ instancePath: '/limit', keyword: 'type' });
+    expect(validators.getUsageQuery({ from: '2024-02-29' })).toBe(true);
+    expect(validators.getUsageQuery({ from: '2026-02-29' })).toBe(false);
+    expect(requestRules.createTask.body).toBeUndefined(); // the model's own validator checks it
+    expect(requestRules.saveAsset.body?.validate).toBe(validators.saveAssetBody);
+  });
+
+  it('prints the validators through standaloneCode named exports, not edited afterwards', () => {
+    const code = readFileSync(`${ROOT}/generated/requests/validators.js`, 'utf8');
+    expect(code).toMatch(/export const listTasksQuery = validate\d+;/);
+    expect(code).not.toContain('export default');
+  });
+});
+
+describe('the HTTP layer binds the route table without naming operations', () => {
+  it('runtime/http/app.ts holds no operationId as a string literal', () => {
+    const app = readFileSync(`${ROOT}/runtime/http/app.ts`, 'utf8');
+    const named = routes.map((r) => r.operationId).filter((id) => new RegExp(`['"\`]${id}['"\`]`).test(app));
+    expect(named).toEqual([]);
+  });
+
+  it('the dead pending-operations module is gone', () => {
+    expect(existsSync(`${ROOT}/runtime/http/routes/pending.ts`)).toBe(false);
+  });
+});

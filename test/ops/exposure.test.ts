@@ -1,0 +1,180 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, TEST_DB, waitForTerminal, type TestService } from '../support/service.js';
+
+const MODEL = 'vendor_d/family_d/reference-to-video';
+const INPUT = { prompt: 'a kite', reference_image_urls: ['https://example.com/a.png'] };
+const TOKEN = 'ops-token-for-the-test';
+
+/** What a careful operator expects of a service that faces the internet (issue 16, item 11). */
+describe('security headers on every kind of answer', () => {
+  let t: TestService;
+  let apiKey: string;
+  let mediaPath: string;
+  beforeAll(async () => {
+    t = await startTestService();
+    ({ apiKey } = await t.account(100));
+    const created = await t.call('POST', '/api/v1/jobs/createTask', {
+      key: apiKey,
+      body: { model: MODEL, input: INPUT },
+    });
+    const done = await waitForTerminal(t, apiKey, created.body.data.taskId);
+    mediaPath = new URL(done.output.assets[0].url).pathname + new URL(done.output.assets[0].url).search;
+  });
+  afterAll(() => t.close());
+
+  // [name, { given: request, want: status and the policy the answer must carry }]
+  const NONE = "default-src 'none';frame-ancestors 'none'";
+  const rows: [
+    string,
+    { given: () => [string, string, string?]; want: { status: number; csp: RegExp; corp: string } },
+  ][] = [
+    [
+      'an API answer',
+      {
+        given: () => ['GET', '/api/v1/chat/credit', apiKey],
+        want: { status: 200, csp: new RegExp(`^${NONE}$`), corp: 'same-origin' },
+      },
+    ],
+    [
+      'an API error (no key)',
+      {
+        given: () => ['GET', '/api/v1/chat/credit'],
+        want: { status: 401, csp: new RegExp(`^${NONE}$`), corp: 'same-origin' },
+      },
+    ],
+    [
+      'a compatible-layer answer',
+      {
+        given: () => ['GET', '/v1/models', apiKey],
+        want: { status: 200, csp: new RegExp(`^${NONE}$`), corp: 'same-origin' },
+      },
+    ],
+    [
+      'an unknown route',
+      {
+        given: () => ['GET', '/no/such/route'],
+        want: { status: 404, csp: new RegExp(`^${NONE}$`), corp: 'same-origin' },
+      },
+    ],
+    [
+      '/healthz',
+      { given: () => ['GET', '/healthz'], want: { status: 200, csp: new RegExp(`^${NONE}$`), corp: 'same-origin' } },
+    ],
+    [
+      'a console page keeps its own policy',
+      {
+        given: () => ['GET', '/playground'],
+        want: { status: 200, csp: /^default-src 'self'; .*frame-ancestors 'none'$/, corp: 'same-origin' },
+      },
+    ],
+    [
+      'a docs page keeps its own policy',
+      {
+        given: () => ['GET', '/docs/'],
+        want: { status: 200, csp: /script-src 'self'.*frame-ancestors 'self'$/, corp: 'same-origin' },
+      },
+    ],
+    [
+      "a signed media link may be embedded by the client's pages",
+      { given: () => ['GET', mediaPath], want: { status: 200, csp: new RegExp(`^${NONE}$`), corp: 'cross-origin' } },
+    ],
+  ];
+  it.each(rows)('%s', async (_name, { given, want }) => {
+    const [method, path, key] = given();
+    const r = await t.call(method, path, key ? { key } : {});
+    expect(r.status).toBe(want.status);
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(r.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(r.headers.get('content-security-policy')).toMatch(want.csp);
+    expect(r.headers.get('cross-origin-resource-policy')).toBe(want.corp);
+    expect(r.headers.get('referrer-policy')).toBe('no-referrer');
+    // Plain HTTP here: a Strict-Transport-Security header would be meaningless.
+    expect(r.headers.get('strict-transport-security')).toBeNull();
+  });
+
+  it('a rate-limited answer carries them too', async () => {
+    const limited = await startTestService({ rateLimitPerMinute: 1 });
+    try {
+      const { apiKey: key } = await limited.account(10);
+      await limited.call('GET', '/api/v1/chat/credit', { key });
+      const r = await limited.call('GET', '/api/v1/chat/credit', { key });
+      expect(r.status).toBe(429);
+      expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('MEDIAFORGE_METRICS_TOKEN guards /metrics and the detail of /readyz', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService({ metricsToken: TOKEN });
+  });
+  afterAll(() => t.close());
+
+  const rows: [string, { given: Record<string, string>; want: number }][] = [
+    ['no credentials', { given: {}, want: 401 }],
+    ['a wrong token', { given: { authorization: 'Bearer not-the-token' }, want: 401 }],
+    ['the token as Basic', { given: { authorization: `Basic ${TOKEN}` }, want: 401 }],
+    [
+      'an API key of an account',
+      { given: { authorization: 'Bearer sk-service-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' }, want: 401 },
+    ],
+    ['the token', { given: { authorization: `Bearer ${TOKEN}` }, want: 200 }],
+    ['the token, scheme in lower case', { given: { authorization: `bearer ${TOKEN}` }, want: 200 }],
+  ];
+  it.each(rows)('/metrics with %s', async (_name, { given, want }) => {
+    const r = await t.call('GET', '/metrics', { headers: given });
+    expect(r.status).toBe(want);
+    if (want === 200) expect(r.body).toMatch(/^mediaforge_held_credits \d+$/m);
+    else expect(r.body).toMatchObject({ code: 40101, data: null });
+  });
+
+  it('/healthz and the bare status of /readyz stay open', async () => {
+    expect(await t.call('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect((await t.call('GET', '/readyz')).body).toEqual({ status: 'ready' });
+  });
+
+  it('a database that is not ready is detailed to the operator only', async () => {
+    const behind = await startTestService({ metricsToken: TOKEN });
+    try {
+      // As after a deploy of newer code before `mediaforge migrate`: the last migration is not recorded.
+      await sql`DELETE FROM kysely_migration WHERE name = '0008-worker-lanes'`.execute(behind.service.ctx.db.kysely);
+      const anonymous = await behind.call('GET', '/readyz');
+      expect(anonymous.status).toBe(503);
+      expect(anonymous.body).toEqual({ status: 'not ready' });
+      const operator = await behind.call('GET', '/readyz', { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(operator.status).toBe(503);
+      expect(operator.body).toEqual({ status: 'not ready', pendingMigrations: ['0008-worker-lanes'] });
+    } finally {
+      await behind.close();
+    }
+  });
+});
+
+describe.skipIf(TEST_DB !== 'sqlite')("files the service creates are its owner's only", () => {
+  const root = mkdtempSync(join(tmpdir(), 'mediaforge-modes-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('database file and its WAL 0600, data and database folders 0700', async () => {
+    const dataDir = join(root, 'data');
+    const dbDir = join(root, 'db');
+    const t = await startTestService({ dataDir, dbUrl: `sqlite:${join(dbDir, 'mediaforge.db')}` }, { dir: root });
+    try {
+      const { apiKey } = await t.account(10);
+      await t.call('GET', '/api/v1/chat/credit', { key: apiKey }); // a write has made the -wal file
+      const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+      expect(mode(dataDir)).toBe('700');
+      expect(mode(dbDir)).toBe('700');
+      expect(mode(join(dbDir, 'mediaforge.db'))).toBe('600');
+      expect(mode(join(dbDir, 'mediaforge.db-wal'))).toBe('600');
+    } finally {
+      await t.close();
+    }
+  });
+});

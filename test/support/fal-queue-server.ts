@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clip } from '../files/fixtures.js';
+
+/**
+ * A loopback server speaking fal's queue as fal publishes it (docs.fal.ai, Queue; fal-js
+ * libs/client/src/queue.ts and types/common.ts), written from that protocol, not from the adapter:
+ * - POST /{owner}/{alias}[/{path}] with `Authorization: Key ...` and a JSON input answers
+ *   { request_id, status_url, response_url, cancel_url, queue_position } (IN_QUEUE); a
+ *   `fal_webhook` query parameter names where to POST when the request ends;
+ * - GET /{owner}/{alias}/requests/{id}/status: 202 IN_QUEUE (queue_position) and IN_PROGRESS
+ *   (logs), then 200 COMPLETED (logs, metrics);
+ * - GET /{owner}/{alias}/requests/{id}: the result, { video: { url, content_type, file_name,
+ *   file_size }, seed }, or the model's refusal: 422 { detail: [{ loc, msg, type }] };
+ * - PUT /{owner}/{alias}/requests/{id}/cancel: 202 { status: CANCELLATION_REQUESTED }, or 400
+ *   { status: ALREADY_COMPLETED } once the request ended; an unknown id is a 404.
+ * Errors before a request exists: 401 for a missing key, 422 validation, 429 with Retry-After.
+ */
+export interface FalServerOptions {
+  /** From submit to COMPLETED (default 200 ms): the first third IN_QUEUE, the rest IN_PROGRESS. */
+  latencyMs?: number;
+  /** The key a request must carry as `Authorization: Key <key>` (default: any). */
+  apiKey?: string;
+  /** The answer to a submit instead of queueing it: a status with a body (and Retry-After), or `reset` (the body read, the connection destroyed). */
+  submit?: (index: number) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
+  /** A request whose prompt contains this completes with a content-policy refusal (422 at response_url). */
+  refuseWhenPromptContains?: string;
+  /** The status of every request answers 404 (fal lost them). */
+  forgetRequests?: boolean;
+}
+
+export interface FalReceived {
+  path: string;
+  authorization: string | undefined;
+  requestTimeout: string | undefined;
+  webhook: string | null;
+  body: Record<string, unknown>;
+}
+
+interface FalRequest {
+  id: string;
+  app: string;
+  createdAt: number;
+  input: Record<string, unknown>;
+  canceled: boolean;
+}
+
+export class FalQueueServer {
+  readonly submits: FalReceived[] = [];
+  readonly requests = new Map<string, FalRequest>();
+  /** Request ids a PUT cancel reached while they still ran. */
+  readonly cancels: string[] = [];
+  /** Webhooks this server sent (to a submit's fal_webhook when its request ended) and the status each got. */
+  readonly webhooks: { url: string; status: number }[] = [];
+  statusPolls = 0;
+  downloads = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private server!: Server;
+  url = '';
+
+  constructor(private readonly options: FalServerOptions = {}) {}
+
+  /** fal's queue lives at the root of its host (queue.fal.run). */
+  get baseUrl(): string {
+    return this.url;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error) => {
+        response.statusCode = 500;
+        response.end(String(error));
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    response.writeHead(status, { 'content-type': 'application/json', 'x-fal-request-id': randomUUID(), ...headers });
+    response.end(JSON.stringify(body));
+  }
+
+  private stateOf(request: FalRequest): 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' {
+    if (request.canceled) return 'COMPLETED';
+    const latency = this.options.latencyMs ?? 200;
+    const elapsed = Date.now() - request.createdAt;
+    return elapsed >= latency ? 'COMPLETED' : elapsed < latency / 3 ? 'IN_QUEUE' : 'IN_PROGRESS';
+  }
+
+  private urls(request: FalRequest) {
+    const base = `${this.url}/${request.app.split('/').slice(0, 2).join('/')}/requests/${request.id}`;
+    return { response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel` };
+  }
+
+  private refused(request: FalRequest): boolean {
+    const trigger = this.options.refuseWhenPromptContains;
+    return trigger !== undefined && String(request.input.prompt ?? '').includes(trigger);
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.url);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (url.pathname.startsWith('/files/'))
+      return this.download(response, this.requests.get(url.pathname.slice('/files/'.length, -'.mp4'.length)));
+    const unauthorized =
+      this.options.apiKey !== undefined && request.headers.authorization !== `Key ${this.options.apiKey}`;
+    const refuseKey = () => this.json(response, 401, { detail: 'No user found for Key ID and Secret' });
+    const match = /^\/[^/]+\/[^/]+\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(url.pathname);
+    if (match)
+      return unauthorized
+        ? refuseKey()
+        : this.requestRoute(request, response, this.requests.get(decodeURIComponent(match[1])), match[2]);
+    if (request.method !== 'POST') return this.json(response, 404, { detail: 'Not Found' });
+    const index = this.submits.length;
+    const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    const webhook = url.searchParams.get('fal_webhook');
+    this.submits.push({
+      path: url.pathname,
+      authorization: request.headers.authorization,
+      requestTimeout: request.headers['x-fal-request-timeout'] as string | undefined,
+      webhook,
+      body: input,
+    });
+    if (unauthorized) return refuseKey();
+    const special = this.options.submit?.(index);
+    if (special === 'reset') {
+      request.socket.destroy();
+      return;
+    }
+    if (special)
+      return this.json(
+        response,
+        special.status,
+        special.body ?? { detail: 'refused' },
+        special.retryAfter ? { 'retry-after': special.retryAfter } : {},
+      );
+    const queued: FalRequest = {
+      id: randomUUID(),
+      app: url.pathname.slice(1),
+      createdAt: Date.now(),
+      input,
+      canceled: false,
+    };
+    this.requests.set(queued.id, queued);
+    if (webhook) this.webhookWhenDone(webhook, queued);
+    return this.json(response, 200, {
+      status: 'IN_QUEUE',
+      request_id: queued.id,
+      gateway_request_id: queued.id,
+      queue_position: 0,
+      ...this.urls(queued),
+    });
+  }
+
+  private requestRoute(
+    request: IncomingMessage,
+    response: ServerResponse,
+    queued: FalRequest | undefined,
+    suffix: string | undefined,
+  ) {
+    if (!queued || (this.options.forgetRequests && suffix === '/status'))
+      return this.json(response, 404, { detail: 'Request not found' });
+    const state = this.stateOf(queued);
+    if (suffix === '/cancel' && request.method === 'PUT') {
+      if (state === 'COMPLETED') return this.json(response, 400, { status: 'ALREADY_COMPLETED' });
+      queued.canceled = true;
+      this.cancels.push(queued.id);
+      return this.json(response, 202, { status: 'CANCELLATION_REQUESTED' });
+    }
+    if (suffix === '/status' && request.method === 'GET') {
+      this.statusPolls++;
+      const logs = [{ message: 'Generating', level: 'INFO', source: 'USER', timestamp: new Date().toISOString() }];
+      if (state === 'IN_QUEUE')
+        return this.json(response, 202, {
+          status: state,
+          request_id: queued.id,
+          queue_position: 0,
+          ...this.urls(queued),
+        });
+      if (state === 'IN_PROGRESS')
+        return this.json(response, 202, { status: state, request_id: queued.id, logs, ...this.urls(queued) });
+      return this.json(response, 200, {
+        status: state,
+        request_id: queued.id,
+        logs,
+        metrics: { inference_time: (this.options.latencyMs ?? 200) / 1000 },
+        ...this.urls(queued),
+      });
+    }
+    if (!suffix && request.method === 'GET') {
+      if (state !== 'COMPLETED') return this.json(response, 400, { detail: 'Request is still in progress' });
+      if (queued.canceled) return this.json(response, 400, { detail: 'Request was cancelled' });
+      if (this.refused(queued)) {
+        return this.json(response, 422, {
+          detail: [
+            {
+              loc: ['body', 'prompt'],
+              msg: 'The content could not be processed because it contained material flagged by a content checker.',
+              type: 'content_policy_violation',
+            },
+          ],
+        });
+      }
+      const bytes = this.bytesOf(queued);
+      return this.json(response, 200, {
+        video: {
+          url: `${this.url}/files/${queued.id}.mp4`,
+          content_type: 'video/mp4',
+          file_name: 'output.mp4',
+          file_size: bytes.length,
+        },
+        seed: 42,
+      });
+    }
+    this.json(response, 405, { detail: 'Method Not Allowed' });
+  }
+
+  /** The clip: as long as the input's `duration` (fal's text), 5 s without one. */
+  private bytesOf(queued: FalRequest): Buffer {
+    const seconds = Number(queued.input.duration);
+    return clip(Number.isFinite(seconds) && seconds > 0 ? seconds : 5);
+  }
+
+  /** As fal does once a request ends: one POST to fal_webhook with { request_id, gateway_request_id, status, payload }. */
+  private webhookWhenDone(url: string, queued: FalRequest): void {
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        const refused = this.refused(queued);
+        const body = {
+          request_id: queued.id,
+          gateway_request_id: queued.id,
+          status: refused ? 'ERROR' : 'OK',
+          payload: refused ? null : { video: { url: `${this.url}/files/${queued.id}.mp4` } },
+          ...(refused ? { error: 'Invalid status code: 422' } : {}),
+        };
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+          .then((r) => this.webhooks.push({ url, status: r.status }))
+          .catch(() => this.webhooks.push({ url, status: 0 }));
+      },
+      (this.options.latencyMs ?? 200) + 10,
+    );
+    this.timers.add(timer);
+  }
+
+  private download(response: ServerResponse, queued: FalRequest | undefined): void {
+    if (!queued || this.stateOf(queued) !== 'COMPLETED') {
+      response.writeHead(404).end();
+      return;
+    }
+    this.downloads++;
+    const bytes = this.bytesOf(queued);
+    response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
+    response.end(bytes);
+  }
+}

@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clip } from '../files/fixtures.js';
+
+/**
+ * A loopback server speaking the jobs protocol as the specification publishes it (and mediaforge's
+ * main API answers it): POST /api/v1/jobs/createTask with a Bearer key and an Idempotency-Key (the
+ * same key answers the same task), the envelope {code, msg, data}, GET /api/v1/jobs/recordInfo
+ * (queued, running with progress, then succeeded with output.assets[].url on its own origin, or
+ * failed with an English errorMessage), 404 for a task it does not know. Each behaviour a test
+ * needs is a switch; what it received is recorded.
+ */
+export interface JobsServerOptions {
+  /** How long a job runs (default 200 ms). */
+  latencyMs?: number;
+  /** The key a request must carry (default: any). */
+  apiKey?: string;
+  /** The answer to a submit instead of accepting it: a status (and Retry-After), or `reset` (the body read, the connection destroyed). */
+  submit?: (index: number) => { status: number; retryAfter?: string; msg?: string } | 'reset' | undefined;
+  /** A job whose prompt contains this fails with a reason that names the job and an account. */
+  failWhenPromptContains?: string;
+  /** recordInfo answers 404 for every task (the upstream lost them). */
+  forgetTasks?: boolean;
+  /** The host result links name instead of 127.0.0.1 (another origin for the same server: `localhost`). */
+  resultHost?: string;
+  /** The first this many polls are answered 429 with Retry-After: 0. */
+  busyPolls?: number;
+  /** No hints: no Retry-After, and progress stays 0 until the job ends. */
+  withoutHints?: boolean;
+  /** The first download sends half the bytes, then resets the connection. */
+  cutFirstDownload?: boolean;
+  /** The result's bytes (default: a real clip as long as the job's duration_seconds, 5 s when it has none), made anew for each download. */
+  result?: () => AsyncIterable<Buffer> | Buffer;
+}
+
+export interface ReceivedSubmit {
+  idempotencyKey: string | undefined;
+  authorization: string | undefined;
+  body: { model?: string; input?: Record<string, unknown>; callBackUrl?: string };
+}
+
+interface Job {
+  id: string;
+  createdAt: number;
+  prompt: string;
+  seconds: number;
+  /** Set once a poll reported the job ended: it no longer counts as in flight. */
+  reportedEnd: boolean;
+}
+
+export class JobsProtocolServer {
+  readonly submits: ReceivedSubmit[] = [];
+  readonly jobs = new Map<string, Job>();
+  private readonly byKey = new Map<string, string>();
+  /** Callbacks this server made (to a submit's callBackUrl, when its job ended) and the status each got. */
+  readonly callbacks: { url: string; status: number }[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Most jobs created and not yet reported ended, at any moment. */
+  maxInFlight = 0;
+  polls = 0;
+  downloads = 0;
+  private server!: Server;
+  url = '';
+
+  constructor(private readonly options: JobsServerOptions = {}) {}
+
+  get baseUrl(): string {
+    return `${this.url}/api/v1`;
+  }
+
+  private get resultOrigin(): string {
+    return this.options.resultHost ? this.url.replace('127.0.0.1', this.options.resultHost) : this.url;
+  }
+
+  get inFlight(): number {
+    return [...this.jobs.values()].filter((j) => !j.reportedEnd).length;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error) => {
+        response.statusCode = 500;
+        response.end(String(error));
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private envelope(
+    response: ServerResponse,
+    status: number,
+    data: unknown,
+    msg = 'success',
+    headers: Record<string, string> = {},
+  ): void {
+    response.writeHead(status, { 'content-type': 'application/json', ...headers });
+    response.end(
+      JSON.stringify({ code: status === 202 ? 200 : status * 100 + 1, msg, data, request_id: `req_${randomUUID()}` }),
+    );
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.url);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (url.pathname.startsWith('/files/'))
+      return this.download(response, this.jobs.get(url.pathname.slice('/files/'.length, -'.mp4'.length)));
+    if (this.options.apiKey && request.headers.authorization !== `Bearer ${this.options.apiKey}`)
+      return this.envelope(response, 401, null, 'Missing or invalid API key.');
+    if (request.method === 'POST' && url.pathname === '/api/v1/jobs/createTask') {
+      const index = this.submits.length;
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as ReceivedSubmit['body'];
+      const key = request.headers['idempotency-key'] as string | undefined;
+      this.submits.push({ idempotencyKey: key, authorization: request.headers.authorization, body });
+      const special = this.options.submit?.(index);
+      if (special === 'reset') {
+        request.socket.destroy();
+        return;
+      }
+      if (special)
+        return this.envelope(
+          response,
+          special.status,
+          null,
+          special.msg ?? 'refused',
+          special.retryAfter ? { 'retry-after': special.retryAfter } : {},
+        );
+      let id = key ? this.byKey.get(key) : undefined;
+      if (!id) {
+        id = `task_up${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+        const seconds =
+          typeof body.input?.duration_seconds === 'number' && body.input.duration_seconds > 0
+            ? body.input.duration_seconds
+            : 5;
+        this.jobs.set(id, {
+          id,
+          createdAt: Date.now(),
+          prompt: String(body.input?.prompt ?? ''),
+          seconds,
+          reportedEnd: false,
+        });
+        if (key) this.byKey.set(key, id);
+        this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+        if (body.callBackUrl) this.callBackWhenDone(body.callBackUrl, id);
+      }
+      return this.envelope(
+        response,
+        202,
+        { taskId: id, state: 'queued' },
+        'success',
+        this.options.withoutHints ? {} : { 'retry-after': '1' },
+      );
+    }
+    if (request.method === 'GET' && url.pathname === '/api/v1/jobs/recordInfo') {
+      this.polls++;
+      if (this.polls <= (this.options.busyPolls ?? 0))
+        return this.envelope(response, 429, null, 'Too many requests.', { 'retry-after': '0' });
+      const job = this.jobs.get(url.searchParams.get('taskId') ?? '');
+      if (!job || this.options.forgetTasks) return this.envelope(response, 404, null, 'Task not found.');
+      const latency = this.options.latencyMs ?? 200;
+      const elapsed = Date.now() - job.createdAt;
+      const base = {
+        taskId: job.id,
+        createdAt: new Date(job.createdAt).toISOString(),
+        startedAt: new Date(job.createdAt).toISOString(),
+      };
+      if (elapsed < latency)
+        return this.envelope(response, 200, {
+          ...base,
+          state: 'running',
+          progress: this.options.withoutHints ? 0 : Math.floor((elapsed * 100) / latency),
+        });
+      job.reportedEnd = true;
+      const trigger = this.options.failWhenPromptContains;
+      if (trigger && job.prompt.includes(trigger)) {
+        return this.envelope(response, 200, {
+          ...base,
+          state: 'failed',
+          errorCode: 'generation_failed',
+          errorMessage: `Content policy violation: the prompt was rejected (job ${job.id}, account acct_upstream12345).`,
+        });
+      }
+      return this.envelope(response, 200, {
+        ...base,
+        state: 'succeeded',
+        progress: 100,
+        output: { assets: [{ url: `${this.resultOrigin}/files/${job.id}.mp4`, mime: 'video/mp4' }] },
+      });
+    }
+    return this.envelope(response, 404, null, 'No such route.');
+  }
+
+  /** As the protocol's callBackUrl: one POST with the task's record when it ends (the receiver reads the truth with recordInfo). */
+  private callBackWhenDone(url: string, id: string): void {
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ code: 200, msg: 'success', data: { taskId: id, state: 'succeeded' } }),
+        })
+          .then((r) => this.callbacks.push({ url, status: r.status }))
+          .catch(() => this.callbacks.push({ url, status: 0 }));
+      },
+      (this.options.latencyMs ?? 200) + 10,
+    );
+    this.timers.add(timer);
+  }
+
+  private async download(response: ServerResponse, job: Job | undefined): Promise<void> {
+    if (!job) {
+      response.writeHead(404).end();
+      return;
+    }
+    this.downloads++;
+    const result = this.options.result?.() ?? clip(Math.min(60, job.seconds));
+    if (this.options.cutFirstDownload && this.downloads === 1 && Buffer.isBuffer(result)) {
+      response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(result.length) });
+      response.write(result.subarray(0, result.length >> 1), () => response.socket?.destroy());
+      return;
+    }
+    response.writeHead(200, {
+      'content-type': 'video/mp4',
+      ...(Buffer.isBuffer(result) ? { 'content-length': String(result.length) } : {}),
+    });
+    if (Buffer.isBuffer(result)) return void response.end(result);
+    for await (const chunk of result)
+      if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
+    response.end();
+  }
+}
+
+/** A loopback port nothing listens on (a server opened and closed): connecting to it is refused. */
+export async function refusedUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}/api/v1`;
+}

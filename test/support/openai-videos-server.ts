@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clip } from '../files/fixtures.js';
+
+/**
+ * A loopback server speaking OpenAI's Videos API as openai-node publishes it (resources/videos.ts):
+ * POST /v1/videos (multipart/form-data) answers a Video in `queued`; GET /v1/videos/{id} moves it
+ * through in_progress (with progress) to completed or failed ({error: {code, message}}); GET
+ * /v1/videos/{id}/content answers the MP4 bytes; DELETE /v1/videos/{id} answers
+ * {id, object: 'video.deleted', deleted: true}; an unknown id is a 404 in OpenAI's error shape.
+ */
+export interface OpenAiServerOptions {
+  latencyMs?: number;
+  /** GET /v1/videos/{id} answers 404 for every video (the upstream lost them). */
+  forgetVideos?: boolean;
+}
+
+interface Video {
+  id: string;
+  createdAt: number;
+  form: Map<string, string[]>;
+  deleted: boolean;
+}
+
+export class OpenAiVideosServer {
+  readonly videos = new Map<string, Video>();
+  readonly deletes: string[] = [];
+  private server!: Server;
+  url = '';
+
+  constructor(private readonly options: OpenAiServerOptions = {}) {}
+
+  get baseUrl(): string {
+    return `${this.url}/v1`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error) => {
+        response.statusCode = 500;
+        response.end(String(error));
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private json(response: ServerResponse, status: number, body: unknown): void {
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(body));
+  }
+
+  private notFound(response: ServerResponse): void {
+    this.json(response, 404, {
+      error: { message: 'Video not found.', type: 'invalid_request_error', param: 'video_id', code: 'not_found' },
+    });
+  }
+
+  private object(video: Video) {
+    const latency = this.options.latencyMs ?? 200;
+    const elapsed = Date.now() - video.createdAt;
+    const done = elapsed >= latency;
+    return {
+      id: video.id,
+      object: 'video',
+      model: video.form.get('model')?.[0] ?? '',
+      status: done ? 'completed' : elapsed > 0 ? 'in_progress' : 'queued',
+      progress: done ? 100 : Math.floor((elapsed * 100) / latency),
+      created_at: Math.floor(video.createdAt / 1000),
+      completed_at: done ? Math.floor((video.createdAt + latency) / 1000) : null,
+      expires_at: null,
+      prompt: video.form.get('prompt')?.[0] ?? null,
+      seconds: video.form.get('seconds')?.[0] ?? '4',
+      size: '1280x720',
+      error: null,
+      remixed_from_video_id: null,
+    };
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.url);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const match = /^\/v1\/videos(?:\/([^/]+)(\/content)?)?$/.exec(url.pathname);
+    if (!match) return this.notFound(response);
+    const [, id, content] = match;
+    if (request.method === 'POST' && !id) {
+      const form = await new Request(url, {
+        method: 'POST',
+        headers: { 'content-type': request.headers['content-type'] ?? '' },
+        body: Buffer.concat(chunks),
+      }).formData();
+      const fields = new Map<string, string[]>();
+      form.forEach((value, key) => fields.set(key, [...(fields.get(key) ?? []), String(value)]));
+      const video: Video = {
+        id: `video_${randomUUID().replace(/-/g, '')}`,
+        createdAt: Date.now(),
+        form: fields,
+        deleted: false,
+      };
+      this.videos.set(video.id, video);
+      return this.json(response, 200, this.object(video));
+    }
+    const video = id ? this.videos.get(decodeURIComponent(id)) : undefined;
+    if (!video || video.deleted) return this.notFound(response);
+    if (request.method === 'DELETE' && !content) {
+      video.deleted = true;
+      this.deletes.push(video.id);
+      return this.json(response, 200, { id: video.id, object: 'video.deleted', deleted: true });
+    }
+    if (request.method === 'GET' && this.options.forgetVideos) return this.notFound(response);
+    if (request.method === 'GET' && !content) return this.json(response, 200, this.object(video));
+    if (request.method === 'GET' && content) {
+      if (this.object(video).status !== 'completed')
+        return this.json(response, 404, {
+          error: { message: 'Video is not ready.', type: 'invalid_request_error', param: null, code: 'not_found' },
+        });
+      const bytes = clip(Number(video.form.get('seconds')?.[0] ?? 4));
+      response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
+      return void response.end(bytes);
+    }
+    this.notFound(response);
+  }
+}

@@ -1,0 +1,304 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clip } from '../files/fixtures.js';
+
+/**
+ * A loopback server speaking Replicate's HTTP API as Replicate publishes it (replicate.com/docs,
+ * replicate-javascript lib/predictions.js, lib/webhooks.js, index.d.ts), written from that
+ * protocol, not from the adapter:
+ * - POST /v1/models/{owner}/{name}/predictions ({ input }) or POST /v1/predictions
+ *   ({ version, input }), `Authorization: Bearer ...`: 201 with the prediction (status starting,
+ *   urls.get, urls.cancel); `Cancel-After` (e.g. "90s") sets its deadline: canceled if it was
+ *   running then, aborted if it had not started; `webhook` + `webhook_events_filter` name where to
+ *   POST the prediction when it completes;
+ * - GET /v1/predictions/{id}: starting, processing (a progress bar in `logs`), then succeeded with
+ *   `output` a replicate.delivery-style link that is gone (404) once it expired, or failed with
+ *   `error`;
+ * - POST /v1/predictions/{id}/cancel: the prediction, canceled;
+ * - GET /v1/webhooks/default/secret: { key: "whsec_..." }, the secret webhooks are signed with
+ *   (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature "v1,<base64 HMAC-SHA256 of
+ *   id.timestamp.body>").
+ * Errors are problem details ({ title, detail, status }): 401, 422 with invalid_fields, 429 with
+ * Retry-After, 404 for an unknown prediction.
+ */
+export interface ReplicateServerOptions {
+  /** From create to the end (default 200 ms): the first fifth starting, the rest processing. */
+  latencyMs?: number;
+  /** The token a request must carry as Bearer (default: any). */
+  apiKey?: string;
+  /** The answer to a create instead of creating: a status with a problem body (and Retry-After), or `reset`. */
+  submit?: (index: number) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
+  /** A prediction whose prompt contains this fails, as a flagged input does. */
+  failWhenPromptContains?: string;
+  /** GET /v1/predictions/{id} answers 404 for every prediction (Replicate lost them). */
+  forgetPredictions?: boolean;
+  /** How long an output link answers after the prediction succeeded (default an hour, as replicate.delivery). */
+  outputLifetimeMs?: number;
+}
+
+export interface ReplicateReceived {
+  path: string;
+  authorization: string | undefined;
+  cancelAfter: string | undefined;
+  body: { version?: string; input?: Record<string, unknown>; webhook?: string; webhook_events_filter?: string[] };
+}
+
+interface Prediction {
+  id: string;
+  model: string;
+  version: string;
+  input: Record<string, unknown>;
+  createdAt: number;
+  /** The Cancel-After deadline (ms since the epoch). */
+  deadline?: number;
+  canceledAt?: number;
+  webhook?: string;
+}
+
+/** Replicate's Cancel-After: a duration with unit suffixes (90s, 5m, 1h30m); seconds when it has none. */
+function durationMs(text: string): number | undefined {
+  let total = 0;
+  const parts = [...text.matchAll(/(\d+)(h|m|s)?/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
+  for (const [, value, unit] of parts)
+    total += Number(value) * (unit === 'h' ? 3_600_000 : unit === 'm' ? 60_000 : 1000);
+  return total;
+}
+
+export class ReplicateServer {
+  readonly submits: ReplicateReceived[] = [];
+  readonly predictions = new Map<string, Prediction>();
+  /** Prediction ids a cancel reached while they still ran. */
+  readonly cancels: string[] = [];
+  /** Webhooks this server sent and the status each got. */
+  readonly webhooks: { url: string; status: number; body: string }[] = [];
+  /** The account's webhook signing secret. */
+  readonly signingSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  secretFetches = 0;
+  downloads = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private server!: Server;
+  url = '';
+
+  constructor(private readonly options: ReplicateServerOptions = {}) {}
+
+  get baseUrl(): string {
+    return `${this.url}/v1`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error) => {
+        response.statusCode = 500;
+        response.end(String(error));
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  /** Standard Webhooks headers for a body, signed with this account's secret (or another, to forge). */
+  sign(body: string, secret = this.signingSecret, at = new Date()): Record<string, string> {
+    const id = `msg_${randomBytes(12).toString('hex')}`;
+    const timestamp = String(Math.floor(at.getTime() / 1000));
+    const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+    const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+    return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` };
+  }
+
+  private json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    response.writeHead(status, {
+      'content-type': status >= 400 ? 'application/problem+json' : 'application/json',
+      ...headers,
+    });
+    response.end(JSON.stringify(body));
+  }
+
+  private problem(
+    response: ServerResponse,
+    status: number,
+    title: string,
+    detail: string,
+    headers: Record<string, string> = {},
+  ): void {
+    this.json(response, status, { title, detail, status }, headers);
+  }
+
+  private status(p: Prediction): 'starting' | 'processing' | 'succeeded' | 'failed' | 'canceled' | 'aborted' {
+    const latency = this.options.latencyMs ?? 200;
+    const now = Date.now();
+    const startsAt = p.createdAt + latency / 5;
+    const endsAt = p.createdAt + latency;
+    const stoppedAt = Math.min(p.canceledAt ?? Infinity, p.deadline ?? Infinity);
+    if (stoppedAt <= now && stoppedAt < endsAt) return stoppedAt < startsAt ? 'aborted' : 'canceled';
+    if (now < startsAt) return 'starting';
+    if (now < endsAt) return 'processing';
+    const trigger = this.options.failWhenPromptContains;
+    return trigger !== undefined && String(p.input.prompt ?? '').includes(trigger) ? 'failed' : 'succeeded';
+  }
+
+  private object(p: Prediction) {
+    const latency = this.options.latencyMs ?? 200;
+    const status = this.status(p);
+    const done = Math.floor(Math.min(100, ((Date.now() - p.createdAt) * 100) / latency));
+    const started = status !== 'starting' && status !== 'aborted';
+    return {
+      id: p.id,
+      model: p.model,
+      version: p.version,
+      input: p.input,
+      logs:
+        status === 'processing' || status === 'succeeded'
+          ? `Loading weights\n${String(done).padStart(3)}%|${'#'.repeat(Math.floor(done / 10)).padEnd(10)}| ${done}/100`
+          : '',
+      output: status === 'succeeded' ? `${this.url}/delivery/${p.id}/output.mp4` : null,
+      error:
+        status === 'failed'
+          ? `Prediction ${p.id} failed: The input or output was flagged as sensitive. Please try again with different inputs. (E005)`
+          : null,
+      status,
+      source: 'api',
+      data_removed: false,
+      created_at: new Date(p.createdAt).toISOString(),
+      started_at: started ? new Date(p.createdAt + latency / 5).toISOString() : null,
+      completed_at: ['succeeded', 'failed', 'canceled', 'aborted'].includes(status) ? new Date().toISOString() : null,
+      urls: {
+        get: `${this.baseUrl}/predictions/${p.id}`,
+        cancel: `${this.baseUrl}/predictions/${p.id}/cancel`,
+        web: `https://replicate.com/p/${p.id}`,
+      },
+      metrics: {},
+    };
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.url);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const delivery = /^\/delivery\/([^/]+)\/output\.mp4$/.exec(url.pathname);
+    if (delivery) return this.download(response, this.predictions.get(delivery[1]));
+    const unauthorized =
+      this.options.apiKey !== undefined && request.headers.authorization !== `Bearer ${this.options.apiKey}`;
+    const create = /^\/v1\/(?:models\/([^/]+)\/([^/]+)\/)?predictions$/.exec(url.pathname);
+    // A create is recorded even when its token is refused: what reached the server is what a test counts.
+    if (request.method === 'POST' && create)
+      return this.create(
+        request,
+        response,
+        Buffer.concat(chunks),
+        create[1] && create[2] ? `${create[1]}/${create[2]}` : undefined,
+        unauthorized,
+      );
+    if (unauthorized)
+      return this.problem(response, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
+    if (request.method === 'GET' && url.pathname === '/v1/webhooks/default/secret') {
+      this.secretFetches++;
+      return this.json(response, 200, { key: this.signingSecret });
+    }
+    const one = /^\/v1\/predictions\/([^/]+)(\/cancel)?$/.exec(url.pathname);
+    const p = one ? this.predictions.get(one[1]) : undefined;
+    if (!one || !p || (this.options.forgetPredictions && !one[2]))
+      return this.problem(response, 404, 'Not found', 'Not found.');
+    if (one[2] && request.method === 'POST') {
+      if (['starting', 'processing'].includes(this.status(p))) {
+        p.canceledAt = Date.now();
+        this.cancels.push(p.id);
+      }
+      return this.json(response, 200, this.object(p));
+    }
+    if (!one[2] && request.method === 'GET') return this.json(response, 200, this.object(p));
+    this.problem(response, 405, 'Method not allowed', 'Method not allowed.');
+  }
+
+  private create(
+    request: IncomingMessage,
+    response: ServerResponse,
+    raw: Buffer,
+    model: string | undefined,
+    unauthorized: boolean,
+  ) {
+    const index = this.submits.length;
+    const body = JSON.parse(raw.toString('utf8') || '{}') as ReplicateReceived['body'];
+    const cancelAfter = request.headers['cancel-after'] as string | undefined;
+    this.submits.push({
+      path: new URL(request.url ?? '/', this.url).pathname,
+      authorization: request.headers.authorization,
+      cancelAfter,
+      body,
+    });
+    if (unauthorized)
+      return this.problem(response, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
+    const special = this.options.submit?.(index);
+    if (special === 'reset') {
+      request.socket.destroy();
+      return;
+    }
+    if (special)
+      return this.json(
+        response,
+        special.status,
+        special.body ?? { title: 'Error', detail: 'refused', status: special.status },
+        special.retryAfter ? { 'retry-after': special.retryAfter } : {},
+      );
+    if (!model && !body.version)
+      return this.problem(response, 422, 'Input validation failed', '- version: version is required');
+    if (cancelAfter !== undefined && durationMs(cancelAfter) === undefined)
+      return this.problem(response, 400, 'Invalid Cancel-After', `Cancel-After "${cancelAfter}" is not a duration`);
+    const now = Date.now();
+    const p: Prediction = {
+      id: randomBytes(13)
+        .toString('hex')
+        .slice(0, 26)
+        .replace(/[0-9]/g, (d) => 'abcdefghij'[Number(d)]),
+      model: model ?? 'owner/from-version',
+      version: body.version ?? 'hidden',
+      input: body.input ?? {},
+      createdAt: now,
+      ...(cancelAfter !== undefined ? { deadline: now + durationMs(cancelAfter)! } : {}),
+      ...(body.webhook && (body.webhook_events_filter ?? ['start', 'output', 'logs', 'completed']).includes('completed')
+        ? { webhook: body.webhook }
+        : {}),
+    };
+    this.predictions.set(p.id, p);
+    if (p.webhook) this.webhookWhenDone(p);
+    this.json(response, 201, this.object(p));
+  }
+
+  /** As Replicate does on `completed`: the prediction POSTed to the webhook, signed with Standard Webhooks. */
+  private webhookWhenDone(p: Prediction): void {
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        const body = JSON.stringify(this.object(p));
+        fetch(p.webhook!, { method: 'POST', headers: { 'content-type': 'application/json', ...this.sign(body) }, body })
+          .then((r) => this.webhooks.push({ url: p.webhook!, status: r.status, body }))
+          .catch(() => this.webhooks.push({ url: p.webhook!, status: 0, body }));
+      },
+      (this.options.latencyMs ?? 200) + 10,
+    );
+    this.timers.add(timer);
+  }
+
+  /** replicate.delivery: the file while its link lives, then 404. */
+  private download(response: ServerResponse, p: Prediction | undefined): void {
+    const lifetime = this.options.outputLifetimeMs ?? 3_600_000;
+    const endedAt = p ? p.createdAt + (this.options.latencyMs ?? 200) : 0;
+    if (!p || this.status(p) !== 'succeeded' || Date.now() >= endedAt + lifetime) {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    this.downloads++;
+    const seconds = Number(p.input.duration);
+    const bytes = clip(Number.isFinite(seconds) && seconds > 0 ? seconds : 5);
+    response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
+    response.end(bytes);
+  }
+}
