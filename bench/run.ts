@@ -8,6 +8,7 @@
 import { cpus, loadavg } from 'node:os';
 import { benchCli } from './cli.js';
 import { timeGeneration } from './generate.js';
+import { benchGrowth } from './growth.js';
 import { benchHostile } from './hostile.js';
 import { benchHttp } from './http.js';
 import { benchLedger } from './ledger.js';
@@ -59,6 +60,11 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['upstreamResultRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['upstreamOverheadMs', { op: '<', value: 300 }, 'ms'],
   ['cliHelpMs', { op: '<', value: 300 }, 'ms'],
+  ['recordInfoAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
+  ['createTaskAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
+  ['listTasksP99MsAt1M', { op: '<', value: 20 }, 'ms'],
+  ['workItemsDoneAt1MPerSec', undefined, 'items/s'],
+  ['workItemsDoneAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
 ];
 
 function verdict(value: number | null, target: Target): string {
@@ -119,6 +125,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['generate', benchGenerate],
   ['simulator', benchSimulator],
   ['cli', benchCli],
+  ['growth', benchGrowth],
 ];
 
 const quick = process.argv.includes('--quick');
