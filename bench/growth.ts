@@ -11,12 +11,15 @@
  * - workItemsDoneAt1MPerSec: the worker's claim statement (runtime/worker/claim.ts) taking and
  *   finishing a fixed number of due items, in this process, on a copy of the seeded database
  *   (its finished work items in the table) and on an empty one (workItemsDoneEmptyPerSec),
- *   alternating A B B A; workItemsDoneAt1MVsEmpty is their ratio.
+ *   alternating A B B A; workItemsDoneAt1MVsEmpty is their ratio. pgWorkItemsDoneAt1MVsEmpty: the
+ *   same on PostgreSQL when one answers, the grown schema's tasks and work items written by
+ *   generate_series.
  */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { newId } from '../runtime/ids.js';
 import type { Config } from '../runtime/config.js';
 import { openDb, type Db } from '../runtime/storage/dialect.js';
@@ -29,11 +32,14 @@ import {
   cannonOptions,
   checkMostlyOk,
   createAccounts,
+  dropSchema,
+  freshSchema,
   isMain,
   MODEL,
   newServiceDir,
   percentile,
   pooledRate,
+  reachablePostgres,
   round,
   settle,
   sqliteUrl,
@@ -71,6 +77,7 @@ export async function benchGrowth(mode: RunMode): Promise<BenchOutput> {
       await httpFigures(seedPath, seeded, { seconds, warmup, settleMs, quick: mode.quick }, notes),
     );
     Object.assign(figures, await claimFigures(seedPath, mode.quick ? 3000 : 20_000, notes));
+    Object.assign(figures, await pgClaimFigures(taskCount, mode.quick ? 3000 : 20_000, notes));
   } finally {
     rmSync(seedDir, { recursive: true, force: true });
   }
@@ -296,26 +303,126 @@ async function claimFigures(seedPath: string, items: number, notes: string[]): P
   }
 }
 
+/**
+ * The same claim rate on PostgreSQL: a schema holding `taskCount` finished tasks with their work
+ * items (run, poll, expire done; purge pending), written by generate_series and analyzed, against
+ * an empty schema, A B B A. The other rows of a task do not take part in a claim and are left out.
+ */
+export async function pgClaimFigures(
+  taskCount: number,
+  items: number,
+  notes: string[],
+): Promise<Record<string, number | null>> {
+  const server = await reachablePostgres();
+  if (!server) {
+    notes.push(
+      'growth: pgWorkItemsDoneAt1MVsEmpty is null: no PostgreSQL answered (MEDIAFORGE_TEST_PG or the local default)',
+    );
+    return { pgWorkItemsDoneAt1MPerSec: null, pgWorkItemsDoneAt1MVsEmpty: null };
+  }
+  const schemas: { schema: string; url: string }[] = [];
+  const dbs: Db[] = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      schemas.push(await freshSchema(server));
+      dbs.push(await openDb(schemas[i].url));
+      await migrateToLatest(dbs[i]);
+    }
+    const t0 = performance.now();
+    const end = Date.now() - 10_000;
+    const step = Math.floor((24 * 3600 * 1000) / taskCount);
+    await sql`INSERT INTO tasks (id, account_id, api_key_id, model, state, input_json, request_id, progress,
+        estimated_credits, max_credits, charged_credits, settled, warnings_json, deployment, created_at, updated_at,
+        started_at, finished_at, deadline_at)
+      SELECT 'task_' || md5(g::text), 'acct_seed', 'key_seed', ${MODEL}, 'succeeded', '{}', 'req_seed', 100, 176, 191,
+        176, 1, '[]', 'simulator', c, c + 3000, c + 5, c + 3000, c + 1800000
+      FROM generate_series(1, ${taskCount}::bigint) g, LATERAL (SELECT ${end}::bigint - (${taskCount}::bigint - g) * ${step}::bigint AS c) t`.execute(
+      dbs[1].kysely,
+    );
+    await sql`INSERT INTO work_items (kind, task_id, due_at, attempts, done_at, created_at)
+      SELECT k, id, CASE WHEN k = 'purge' THEN finished_at + 2592000000 ELSE created_at END, 1,
+        CASE WHEN k = 'purge' THEN NULL ELSE finished_at END, created_at
+      FROM tasks, (VALUES ('run'), ('expire'), ('poll'), ('purge')) v(k)`.execute(dbs[1].kysely);
+    await sql`ANALYZE`.execute(dbs[1].kysely);
+    const seeded = (performance.now() - t0) / 1000;
+    const runs: number[][] = [[], []];
+    await claimRun(dbs[0], Math.ceil(items / 10));
+    await claimRun(dbs[1], Math.ceil(items / 10));
+    for (const i of [0, 1, 1, 0]) runs[i].push(await claimRun(dbs[i], items));
+    const rate = (seconds: number[]) => (items * seconds.length) / seconds.reduce((a, b) => a + b, 0);
+    notes.push(
+      `growth: the same claims on PostgreSQL (${server.replace(/\/\/[^@/]*@/, '//…@')}), ${taskCount.toLocaleString('en')} finished tasks and ${(taskCount * 4).toLocaleString('en')} work items written by generate_series and analyzed in ${seeded.toFixed(1)} s: ` +
+        `empty ${runs[0].map((x) => (items / x).toFixed(0)).join(', ')} / grown ${runs[1].map((x) => (items / x).toFixed(0)).join(', ')} items/s`,
+    );
+    const empty = rate(runs[0]);
+    const grownRate = rate(runs[1]);
+    return {
+      pgWorkItemsDoneEmptyPerSec: round(empty, 0),
+      pgWorkItemsDoneAt1MPerSec: round(grownRate, 0),
+      pgWorkItemsDoneAt1MVsEmpty: round(grownRate / empty, 3),
+    };
+  } finally {
+    for (const db of dbs) await db.close();
+    for (const { schema } of schemas) await dropSchema(server, schema);
+  }
+}
+
 /** Writes `count` queued tasks with a due item each, then claims and finishes them all; the seconds the claims took. */
 async function claimRun(db: Db, count: number): Promise<number> {
-  const sqlite = db.sqlite!;
   const now = Date.now();
-  const insertTask = sqlite.prepare(
-    `INSERT INTO tasks (id, account_id, api_key_id, model, state, input_json, request_id, progress, estimated_credits,
-       max_credits, settled, warnings_json, created_at, updated_at, deadline_at)
-     VALUES (?, ?, 'key_bench', ?, 'queued', '{}', 'req_bench', 0, 1, 1, 0, '[]', ?, ?, ?)`,
-  );
-  // A kind of the task lane that no handler knows: only the claim and the bookkeeping are measured.
-  const insertItem = sqlite.prepare(
-    `INSERT INTO work_items (kind, task_id, due_at, attempts, created_at) VALUES ('bench-claim', ?, ?, 0, ?)`,
-  );
-  sqlite.transaction(() => {
-    for (let i = 0; i < count; i++) {
-      const id = newId('task');
-      insertTask.run(id, `acct_bench${i % CLAIM_ACCOUNTS}`, MODEL, now, now, now + 1800_000);
-      insertItem.run(id, now - count + i, now);
-    }
-  })();
+  for (let from = 0; from < count; from += 500) {
+    const rows = Array.from({ length: Math.min(500, count - from) }, (_, k) => ({ i: from + k, id: newId('task') }));
+    await db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('tasks')
+        .values(
+          rows.map(({ i, id }) => ({
+            id,
+            account_id: `acct_bench${i % CLAIM_ACCOUNTS}`,
+            api_key_id: 'key_bench',
+            model: MODEL,
+            state: 'queued',
+            input_json: '{}',
+            callback_url: null,
+            request_id: 'req_bench',
+            progress: 0,
+            estimated_credits: 1,
+            max_credits: 1,
+            charged_credits: null,
+            settled: 0,
+            error_code: null,
+            error_message: null,
+            output_json: null,
+            warnings_json: '[]',
+            deployment: null,
+            deployment_handle: null,
+            upstream_cost_micros: null,
+            retry_of: null,
+            retention_seconds: null,
+            created_at: now,
+            updated_at: now,
+            started_at: null,
+            finished_at: null,
+            deadline_at: now + 1800_000,
+            purged_at: null,
+          })),
+        )
+        .execute();
+      // A kind of the task lane that no handler knows: only the claim and the bookkeeping are measured.
+      await trx
+        .insertInto('work_items')
+        .values(
+          rows.map(({ i, id }) => ({
+            kind: 'bench-claim',
+            task_id: id,
+            due_at: now - count + i,
+            attempts: 0,
+            created_at: now,
+          })),
+        )
+        .execute();
+    });
+  }
   const config = { workerConcurrency: CLAIM_LIMIT, workerCheckConcurrency: 16, workerDeliveryConcurrency: 32 };
   const lanes = workLanes(config as Config);
   const kinds = kindFilter(lanes[0], lanes);

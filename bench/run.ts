@@ -65,6 +65,7 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['listTasksP99MsAt1M', { op: '<', value: 20 }, 'ms'],
   ['workItemsDoneAt1MPerSec', undefined, 'items/s'],
   ['workItemsDoneAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
+  ['pgWorkItemsDoneAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
 ];
 
 function verdict(value: number | null, target: Target): string {
