@@ -1,4 +1,3 @@
-import helmet from '@fastify/helmet';
 import multipart from '@fastify/multipart';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Language } from '../../generated/errors.js';
@@ -19,7 +18,8 @@ import { Authenticator, refuseKeyInQuery } from './auth.js';
 import { registerRateLimits, type RateLimits } from './rate-limits.js';
 import { pickLanguage } from './language.js';
 import { isCompatUrl, sendCompatError } from './compat-error.js';
-import { clientErrorHandler, frameworkErrors } from './framework-errors.js';
+import { frameworkErrorHandlers } from './framework-errors.js';
+import { securityHeaders } from './security-headers.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { sendEnvelopeError, toApiError } from './render-error.js';
 import { createHandlers } from './handlers.js';
@@ -47,6 +47,7 @@ export interface AppOptions {
  * is the service's logger from the start (`Context.log`); `buildApp` then binds the routes.
  */
 export function createHttpServer(config: Config, options: { logger?: boolean } = {}): FastifyInstance {
+  const { frameworkErrors, clientErrorHandler } = frameworkErrorHandlers(securityHeaders(config));
   return Fastify({
     logger: options.logger ? { level: 'info' } : false,
     logController: new AccessLog(),
@@ -76,19 +77,12 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
   routeMethods.watch(app);
   const authenticator = new Authenticator(ctx);
 
-  // Security headers on every answer, errors and 404s included (registered before the limiter, so a
-  // 429 has them too). JSON and media carry no active content: nothing may load from them and
-  // nothing may frame them. Pages set their own policy over this one (runtime/console/pages.ts,
-  // docs-site/serve.ts): a header set by the route wins over helmet's.
-  await app.register(helmet, {
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-    // Media links are handed to clients, whose own pages may show them (runtime/http/routes/media.ts says cross-origin).
-    crossOriginResourcePolicy: { policy: 'same-origin' },
-    // Meaningful only where clients reach the service over TLS.
-    hsts: ctx.config.publicUrl.startsWith('https:') ? { maxAge: 31_536_000 } : false,
-  });
-
+  // Security headers on every answer, errors and 404s included (set before the limiter, so a 429
+  // has them too). Set on the raw response: a header the route sets (pages set their own policy,
+  // runtime/console/pages.ts, docs-site/serve.ts) wins over them when the answer is written.
+  const security = Object.entries(securityHeaders(ctx.config));
   app.addHook('onRequest', async (request, reply) => {
+    for (const [name, value] of security) reply.raw.setHeader(name, value);
     reply.header('X-Request-Id', request.id);
     request.language = pickLanguage(request.headers['accept-language'], null);
   });

@@ -8,24 +8,19 @@ import { pickLanguage } from './language.js';
 import { errorEnvelope, sendEnvelopeError, toApiError } from './render-error.js';
 
 /**
- * Answers written here skip the hooks, helmet's among them: the headers that matter for an error
- * body are set by hand (the same values helmet gives every other JSON answer, runtime/http/app.ts).
- */
-const SECURITY_HEADERS: Record<string, string> = {
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'SAMEORIGIN',
-  'Content-Security-Policy': "default-src 'none';frame-ancestors 'none'",
-};
-
-/**
  * Errors Fastify answers before any hook runs (a path it cannot decode, `%E0%A4%A`; a path
  * parameter past maxParamLength): the layer's own shape (the envelope, or the compatible layer's
  * error object under /v1) in the caller's language, with the request id, like every other error.
  * The request's URL may be one that did not parse: only its raw text is read.
  */
-export function frameworkErrors(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+function frameworkErrors(
+  securityHeaders: Readonly<Record<string, string>>,
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   const language = pickLanguage(request.headers['accept-language'], null);
-  reply.header('X-Request-Id', request.id).headers(SECURITY_HEADERS);
+  reply.header('X-Request-Id', request.id).headers(securityHeaders);
   const apiError = toApiError(error);
   return isCompatUrl(request.raw.url)
     ? sendCompatError(request, reply, apiError, language)
@@ -45,7 +40,11 @@ function clientApiError(code: string | undefined): ApiError {
  * headers past their size) never reach Fastify: the answer is written to the socket here, in the
  * layer's shape. The path and Accept-Language are read, best effort, from the bytes received.
  */
-export function clientErrorHandler(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+function clientErrorHandler(
+  securityHeaders: Readonly<Record<string, string>>,
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Socket,
+): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   // A response already under way on this connection (pipelining) cannot be followed by another;
   // a request that timed out has nobody waiting. Node's own handler gives up in both cases too.
@@ -66,9 +65,22 @@ export function clientErrorHandler(error: Error & { code?: string; rawPacket?: u
   socket.end(
     `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
-      Object.entries(SECURITY_HEADERS)
+      Object.entries(securityHeaders)
         .map(([name, value]) => `${name}: ${value}\r\n`)
         .join('') +
       `Connection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * Fastify's two handlers for what is answered before any hook, helmet's included: they set the
+ * service's security headers themselves (runtime/http/security-headers.ts).
+ */
+export function frameworkErrorHandlers(securityHeaders: Readonly<Record<string, string>>) {
+  return {
+    frameworkErrors: (error: unknown, request: FastifyRequest, reply: FastifyReply) =>
+      frameworkErrors(securityHeaders, error, request, reply),
+    clientErrorHandler: (error: Error & { code?: string; rawPacket?: unknown }, socket: Socket) =>
+      clientErrorHandler(securityHeaders, error, socket),
+  };
 }

@@ -213,7 +213,10 @@ async function scenario(fault: FaultCase): Promise<string[]> {
     counts.crashesInjected++;
 
     // 2. The database as the crash left it; the receiver's requests so far came from the dead process.
+    // A request the process wrote just before it died can reach the receiver after its exit event:
+    // count them once the kernel has closed every one of its connections.
     const atCrash = await read();
+    await receiver.quiet();
     const preCount = receiver.requests.length;
     problems.push(...(await ledgerProblems('at the crash')), ...checkTaskRows(atCrash));
     if (fault.phase === 'create') problems.push(...createCrashProblems(fault, atCrash, answers));

@@ -31,6 +31,8 @@ export interface Receiver {
   /** TCP connections accepted, whether or not a request followed. */
   connections: number;
   answer: (index: number, request: Received) => Answer;
+  /** Resolves once no accepted connection is open: every request a dead sender got onto the wire is in `requests`. */
+  quiet(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,14 @@ export async function startReceiver(
     requests: [],
     connections: 0,
     answer,
+    quiet: async (timeoutMs = 10_000) => {
+      // A socket's close comes after the end of the request read from it, so an empty set means
+      // nothing a sender wrote is still waiting in this process's queue of events.
+      for (const until = Date.now() + timeoutMs; sockets.size > 0; ) {
+        if (Date.now() > until) throw new Error(`receiver: ${sockets.size} connections still open`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
