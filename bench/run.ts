@@ -8,6 +8,7 @@
 import { cpus, loadavg } from 'node:os';
 import { benchCli } from './cli.js';
 import { timeGeneration } from './generate.js';
+import { benchGrowth } from './growth.js';
 import { benchHostile } from './hostile.js';
 import { benchHttp } from './http.js';
 import { benchLedger } from './ledger.js';
@@ -57,6 +58,8 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['createTaskAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
   ['listTasksP99MsAt1M', { op: '<', value: 20 }, 'ms'],
   ['workItemsDoneAt1MPerSec', undefined, 'items/s'],
+  ['workItemsDoneAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
+  ['pgWorkItemsDoneAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
   ['apiP99MsDuringSignIns', { op: '<', value: 50 }, 'ms'],
   ['hostileBodyValidationMs', { op: '<', value: 50 }, 'ms'],
   ['importRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
@@ -123,6 +126,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['generate', benchGenerate],
   ['simulator', benchSimulator],
   ['cli', benchCli],
+  ['growth', benchGrowth],
 ];
 
 const quick = process.argv.includes('--quick');

@@ -30,18 +30,18 @@ type Paged = 'tasks' | 'assets';
 
 /**
  * The keyset condition: rows strictly after `position` in the (created_at, id) order, `desc`
- * (newest first, the default) or `asc`. The one place this condition is written.
+ * (newest first, the default) or `asc`. The one place this condition is written. It is one row-value
+ * comparison, `(created_at, id) < (?, ?)`, which both engines turn into a range of an index ending
+ * in (created_at, id) (tasks_by_key, assets_by_library): the page starts at the cursor. Spelled as
+ * `created_at < ? OR (created_at = ? AND id < ?)`, SQLite walked the index from the newest row and
+ * filtered, so a cursor deep into a million tasks cost the rows above it (bench/growth.ts).
  */
 export function keysetAfter<T extends Paged>(
   eb: ExpressionBuilder<Database, T>,
   position: { createdAt: number; id: string },
   order: 'asc' | 'desc' = 'desc',
 ) {
-  const cmp = order === 'desc' ? '<' : '>';
   // Both tables have the pair with the same types; the builder is read as one of them to name the columns.
   const b = eb as unknown as ExpressionBuilder<Database, 'tasks'>;
-  return b.or([
-    b('created_at', cmp, position.createdAt),
-    b.and([b('created_at', '=', position.createdAt), b('id', cmp, position.id)]),
-  ]);
+  return b(b.refTuple('created_at', 'id'), order === 'desc' ? '<' : '>', b.tuple(position.createdAt, position.id));
 }

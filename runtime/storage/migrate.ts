@@ -9,6 +9,7 @@ import { blobChunks } from './migrations/0006-blob-chunks.js';
 import { uploadReservations } from './migrations/0007-upload-reservations.js';
 import { workerLanes } from './migrations/0008-worker-lanes.js';
 import { upstreams } from './migrations/0009-upstreams.js';
+import { growthIndexes } from './migrations/0010-growth-indexes.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -22,6 +23,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0007-upload-reservations': uploadReservations(),
     '0008-worker-lanes': workerLanes(),
     '0009-upstreams': upstreams(db.engine),
+    '0010-growth-indexes': growthIndexes(),
   };
 }
 

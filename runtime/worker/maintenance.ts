@@ -5,10 +5,37 @@ import type { WorkHandler } from './worker.js';
 
 const HOUR_MS = 3600 * 1000;
 
-/** Deletes Idempotency-Key rows past their 24 hours, then schedules itself again. */
+/** Rows deleted per statement: at about 50 µs a row on SQLite, each statement holds the event loop for a few tens of ms. */
+const EXPIRY_BATCH = 500;
+
+/**
+ * Deletes Idempotency-Key rows past their 24 hours, then schedules itself again. An hour of keys of
+ * a busy service is tens of thousands of rows: one statement deleting them all stopped every
+ * request for 0.65 s on SQLite (12,500 rows, bench/growth.ts), so they go in small statements with
+ * the event loop free in between (each row by its key, so the same statement runs on both engines).
+ */
 const expireIdempotencyKeys: WorkHandler = async (ctx) => {
   const now = ctx.clock.now();
-  await ctx.db.kysely.deleteFrom('idempotency_keys').where('expires_at', '<', now).execute();
+  const db = ctx.db.kysely;
+  for (;;) {
+    const result = await db
+      .deleteFrom('idempotency_keys')
+      .where((eb) =>
+        eb(
+          eb.refTuple('account_id', 'scope', 'key'),
+          'in',
+          eb
+            .selectFrom('idempotency_keys')
+            .select(['account_id', 'scope', 'key'])
+            .where('expires_at', '<', now)
+            .limit(EXPIRY_BATCH)
+            .$asTuple('account_id', 'scope', 'key'),
+        ),
+      )
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) < EXPIRY_BATCH) break;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
   return { retryAt: now + HOUR_MS };
 };
 

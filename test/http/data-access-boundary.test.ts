@@ -24,8 +24,8 @@ const SELECT = /\.selectFrom\(/;
 const SELECT_WALLETS = /\.(?:selectFrom|updateTable)\(\s*['"]wallets['"]/;
 const SELECT_TASKS = /\.selectFrom\(\s*['"]tasks['"]/;
 const INSERT_WORK = /\.insertInto\(\s*['"]work_items['"]/;
-/** `x.or([x('created_at', …), x.and([…])])`: the (created_at, id) keyset condition. */
-const KEYSET = /\.or\(\[\s*\w+\(\s*['"]created_at['"]/;
+/** The (created_at, id) keyset condition, either spelling: `x.refTuple('created_at', 'id')` or `x.or([x('created_at', …), x.and([…])])`. */
+const KEYSET = /refTuple\(\s*['"]created_at['"]|\.or\(\[\s*\w+\(\s*['"]created_at['"]/;
 
 describe('data access stays behind its modules (issue 20)', () => {
   it('no route handler or console module writes a SELECT: they call the repositories', () => {
@@ -63,6 +63,7 @@ describe('data access stays behind its modules (issue 20)', () => {
     expect(SELECT_TASKS.test("ctx.db.kysely\n  .selectFrom('tasks')")).toBe(true);
     expect(INSERT_WORK.test("trx.insertInto('work_items').values({})")).toBe(true);
     expect(KEYSET.test("eb.or([eb('created_at', '<', createdAt), eb.and([])])")).toBe(true);
+    expect(KEYSET.test("eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id))")).toBe(true);
     expect(relative(ROOT, join(ROOT, 'runtime'))).toBe('runtime');
   });
 });

@@ -99,6 +99,37 @@ describe('Idempotency-Key expiry is recurring work in the table', () => {
   });
 });
 
+describe('Idempotency-Key expiry in small statements', () => {
+  it('deletes every expired key however many there are (more than one statement takes); live keys stay', async () => {
+    const clock = new ManualClock(Date.now());
+    const t = await startTestService({}, { clock, startWorker: false });
+    try {
+      const { accountId, apiKey } = await t.account(200);
+      const headers = { 'idempotency-key': 'live-key' };
+      await t.call('POST', '/api/v1/jobs/createTask', { key: apiKey, body: { model: MODEL, input: INPUT }, headers });
+      const live = await t.service.ctx.db.kysely.selectFrom('idempotency_keys').selectAll().executeTakeFirstOrThrow();
+      // A busy hour's expired keys, as rows: making 1,234 tasks through HTTP would only slow the test.
+      const expired = Array.from({ length: 1234 }, (_, i) => ({
+        ...live,
+        account_id: accountId,
+        key: `expired-${i}`,
+        created_at: clock.now() - 25 * 3600 * 1000,
+        expires_at: clock.now() - 3600 * 1000 + i,
+      }));
+      for (let i = 0; i < expired.length; i += 100)
+        await t.service.ctx.db.kysely
+          .insertInto('idempotency_keys')
+          .values(expired.slice(i, i + 100))
+          .execute();
+      await t.service.worker!.runOnce();
+      const keys = await t.service.ctx.db.kysely.selectFrom('idempotency_keys').select('key').execute();
+      expect(keys.map((k) => k.key)).toEqual(['live-key']);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe.skipIf(!process.env.MEDIAFORGE_TEST_REDIS)('rate limits shared through Redis (MEDIAFORGE_TEST_REDIS)', () => {
   it('two API instances count one key together', async () => {
     const redisUrl = process.env.MEDIAFORGE_TEST_REDIS!;
