@@ -23,10 +23,13 @@ export interface Db {
    * (runtime/accounts/key-revision.ts); the same connection Kysely uses, so it sees the same data.
    */
   sqlite?: BetterSqliteDatabase;
+  /** The PostgreSQL pool Kysely draws from, for the statements sent straight to node-postgres (storage/pg-direct.ts). */
+  pg?: PgPool;
   close(): Promise<void>;
 }
 
 export type BetterSqliteDatabase = import('better-sqlite3').Database;
+export type PgPool = import('pg').Pool;
 
 /** Opens sqlite:PATH (embedded, WAL) or postgres://... ; sqlite::memory: for throwaway databases. */
 export async function openDb(url: string): Promise<Db> {
@@ -36,7 +39,7 @@ export async function openDb(url: string): Promise<Db> {
     pg.types.setTypeParser(20, (value: string) => Number(value));
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, engine: 'postgres', url, close: () => kysely.destroy() };
+    return { kysely, engine: 'postgres', url, pg: pool, close: () => kysely.destroy() };
   }
   if (!url.startsWith('sqlite:'))
     throw new Error(`unsupported database URL "${url}": use sqlite:PATH or postgres://...`);
