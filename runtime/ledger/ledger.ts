@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { BetterSqliteDatabase } from '../storage/dialect.js';
 import type { Trx } from '../storage/executor.js';
-import { sqliteInsertText } from '../storage/sqlite-direct.js';
+import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
 
 /**
  * The credit wallet. Every change is a ledger row written in the same transaction as the
@@ -29,7 +29,7 @@ export async function addPurchase(trx: Trx, accountId: string, credits: number, 
 
 /**
  * Moves `amount` from available to held; false (nothing changed) when available is short. It runs
- * on the createTask path, which is one synchronous SQLite transaction (storage/sqlite-direct.ts):
+ * on the createTask path, which is one synchronous SQLite transaction (storage/sqlite-group-commit.ts):
  * prepared statements, no query building. PostgreSQL makes the same three changes in createTask's
  * one statement (tasks/accept-postgres.ts).
  */

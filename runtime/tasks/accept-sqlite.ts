@@ -1,5 +1,6 @@
 import { holdCreditsSqlite } from '../ledger/ledger.js';
-import { sqliteInsertText, sqliteTransaction } from '../storage/sqlite-direct.js';
+import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
+import { groupTransaction } from '../storage/sqlite-group-commit.js';
 import { newWorkRow, WORK_COLUMNS } from '../worker/schedule-work.js';
 import {
   firstWork,
@@ -31,12 +32,13 @@ const INSERT_WORK = sqliteInsertText('work_items', WORK_COLUMNS, 2);
 let insertTask: string | undefined;
 
 /**
- * createTask's transaction on SQLite, as one synchronous function (storage/sqlite-direct.ts): the
- * Idempotency-Key row (or a replay), the hold, the task in `queued` and its first work items.
+ * createTask's transaction on SQLite, as one synchronous function committed with the other requests
+ * of the same moment (storage/sqlite-group-commit.ts): the Idempotency-Key row (or a replay), the
+ * hold, the task in `queued` and its first work items.
  */
 export function acceptOnSqlite(a: Acceptance): Promise<Created> {
   const { ctx, caller, request, options, taskId, now } = a;
-  return sqliteTransaction(ctx.db, (sqlite): Created => {
+  return groupTransaction(ctx.db, (sqlite): Created => {
     if (options.idempotencyKey !== undefined) {
       const key = idempotencyRow(a, options.idempotencyKey);
       const existing = sqlite.prepare(SELECT_KEY).get(key.account_id, key.scope, key.key) as IdempotencyRow | undefined;
