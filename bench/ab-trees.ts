@@ -43,22 +43,25 @@ async function start(root: string) {
     dbUrl = s.url;
   }
   const port = await freePort();
-  const spawned = await spawnHttpProcess([join(root, 'bin/mediaforge.js'), 'serve', '--migrate', '--host', '127.0.0.1', '--port', String(port)], {
-    env: {
-      ...process.env,
-      MEDIAFORGE_DB: dbUrl,
-      MEDIAFORGE_DATA_DIR: dir,
-      MEDIAFORGE_SECRET: 'bench-secret',
-      MEDIAFORGE_RATE_LIMIT_PER_MINUTE: '1000000000',
-      MEDIAFORGE_ROLE: 'all',
-      MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000),
-      ...(option('env') ? Object.fromEntries([option('env')!.split(':')]) : {}),
+  const spawned = await spawnHttpProcess(
+    [join(root, 'bin/mediaforge.js'), 'serve', '--migrate', '--host', '127.0.0.1', '--port', String(port)],
+    {
+      env: {
+        ...process.env,
+        MEDIAFORGE_DB: dbUrl,
+        MEDIAFORGE_DATA_DIR: dir,
+        MEDIAFORGE_SECRET: 'bench-secret',
+        MEDIAFORGE_RATE_LIMIT_PER_MINUTE: '1000000000',
+        MEDIAFORGE_ROLE: 'all',
+        MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000),
+        ...(option('env') ? Object.fromEntries([option('env')!.split(':')]) : {}),
+      },
+      port,
+      logPath: join(dir, `service-${port}.log`),
+      readyPath: '/healthz',
+      label: root,
     },
-    port,
-    logPath: join(dir, `service-${port}.log`),
-    readyPath: '/healthz',
-    label: root,
-  });
+  );
   const [account] = await createAccounts(dbUrl, 1);
   const auth = { authorization: `Bearer ${account.apiKey}` };
   const created = await fetch(`${spawned.url}/api/v1/jobs/createTask`, {
@@ -69,7 +72,13 @@ async function start(root: string) {
   const taskId = ((await created.json()) as { data: { taskId: string } }).data.taskId;
   const shape: RequestShape =
     endpoint === 'createTask'
-      ? { method: 'POST', path: '/api/v1/jobs/createTask', headers: auth, body: TYPICAL_BODY, uniqueIdempotencyKey: true }
+      ? {
+          method: 'POST',
+          path: '/api/v1/jobs/createTask',
+          headers: auth,
+          body: TYPICAL_BODY,
+          uniqueIdempotencyKey: true,
+        }
       : { method: 'GET', path: `/api/v1/jobs/recordInfo?taskId=${taskId}`, headers: auth };
   return { spawned, shape, dir };
 }
@@ -85,8 +94,13 @@ try {
   await run(a, 2);
   await run(b, 2);
   const runs: { kind: 'A' | 'B'; r: LoadResult }[] = [];
-  for (const kind of ['A', 'B', 'B', 'A', 'A', 'B'] as const) runs.push({ kind, r: await run(kind === 'A' ? a : b, seconds) });
-  const rate = (k: 'A' | 'B') => pooledRate(k, runs.filter((x) => x.kind === k).map((x) => x.r));
+  for (const kind of ['A', 'B', 'B', 'A', 'A', 'B'] as const)
+    runs.push({ kind, r: await run(kind === 'A' ? a : b, seconds) });
+  const rate = (k: 'A' | 'B') =>
+    pooledRate(
+      k,
+      runs.filter((x) => x.kind === k).map((x) => x.r),
+    );
   console.log(
     `${endpoint} on ${pg ? 'PostgreSQL' : 'SQLite'}: A (${base}) ${rate('A').toFixed(0)}/s, B (${ROOT}) ${rate('B').toFixed(0)}/s: B/A ${(rate('B') / rate('A')).toFixed(2)} (runs ${runs.map((x) => `${x.kind} ${x.r.rps.toFixed(0)}`).join(', ')})`,
   );

@@ -41,11 +41,15 @@ export function holdCreditsSqlite(
   now: number,
 ): boolean {
   const taken = sqlite
-    .prepare('update "wallets" set "available" = "available" - ?, "held" = "held" + ? where "account_id" = ? and "available" >= ?')
+    .prepare(
+      'update "wallets" set "available" = "available" - ?, "held" = "held" + ? where "account_id" = ? and "available" >= ?',
+    )
     .run(amount, amount, accountId, amount);
   if (taken.changes !== 1) return false;
   sqlite
-    .prepare(sqliteInsertText('holds', ['task_id', 'account_id', 'amount', 'state', 'charged', 'created_at', 'resolved_at']))
+    .prepare(
+      sqliteInsertText('holds', ['task_id', 'account_id', 'amount', 'state', 'charged', 'created_at', 'resolved_at']),
+    )
     .run(taskId, accountId, amount, 'held', null, now, null);
   sqlite
     .prepare(sqliteInsertText('ledger_entries', ['account_id', 'task_id', 'kind', 'amount', 'created_at']))

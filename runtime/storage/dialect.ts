@@ -71,7 +71,8 @@ function cacheStatements(database: { prepare(source: string): unknown }): void {
     if (statement === undefined) {
       // Query texts are few (parameters are bound, not inlined); the bound only guards a leak.
       if (statements.size >= 2000) statements.clear();
-      statements.set(source, (statement = prepare(source)));
+      statement = prepare(source);
+      statements.set(source, statement);
     }
     return statement;
   };

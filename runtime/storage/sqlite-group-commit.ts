@@ -14,7 +14,10 @@ import type { BetterSqliteDatabase, Db } from './dialect.js';
  */
 export function groupTransaction<T>(db: Db, work: (sqlite: BetterSqliteDatabase) => T): Promise<T> {
   let group = groups.get(db);
-  if (!group) groups.set(db, (group = new Group(db)));
+  if (!group) {
+    group = new Group(db);
+    groups.set(db, group);
+  }
   return group.add(work);
 }
 

@@ -62,10 +62,12 @@ export function acceptOnSqlite(a: Acceptance): Promise<Created> {
     insertTask ??= sqliteInsertText('tasks', Object.keys(task));
     sqlite.prepare(insertTask).run(Object.values(task));
     ctx.faults.reach('create.task-row');
-    sqlite.prepare(INSERT_WORK).run(firstWork(task).flatMap((w) => {
+    sqlite.prepare(INSERT_WORK).run(
+      firstWork(task).flatMap((w) => {
         const row = newWorkRow(now, w);
         return WORK_COLUMNS.map((c) => row[c]);
-      }));
+      }),
+    );
     ctx.faults.reach('create.work-items'); // the last statement before COMMIT: everything above rolls back
     return { task, replayed: false };
   });
