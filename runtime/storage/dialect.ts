@@ -10,6 +10,7 @@ import {
   type Driver,
 } from 'kysely';
 import type { Database } from './schema.js';
+import { SqliteGroupCommit } from './sqlite-group-commit.js';
 
 /** The only place that knows which database engine is behind Kysely. */
 export type Engine = 'sqlite' | 'postgres';
@@ -23,6 +24,8 @@ export interface Db {
    * (runtime/accounts/key-revision.ts); the same connection Kysely uses, so it sees the same data.
    */
   sqlite?: BetterSqliteDatabase;
+  /** SQLite: createTask's transactions, committed in groups (sqlite-group-commit.ts). */
+  sqliteGroup?: SqliteGroupCommit;
   /** The PostgreSQL pool Kysely draws from, for the statements sent straight to node-postgres (storage/pg-direct.ts). */
   pg?: PgPool;
   close(): Promise<void>;
@@ -55,7 +58,14 @@ export async function openDb(url: string): Promise<Db> {
   database.pragma('temp_store = MEMORY');
   cacheStatements(database);
   const kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
-  return { kysely, engine: 'sqlite', url, sqlite: database, close: () => kysely.destroy() };
+  return {
+    kysely,
+    engine: 'sqlite',
+    url,
+    sqlite: database,
+    sqliteGroup: new SqliteGroupCommit(kysely, database),
+    close: () => kysely.destroy(),
+  };
 }
 
 /**

@@ -1,4 +1,6 @@
-import type { BetterSqliteDatabase, Db } from './dialect.js';
+import type { Kysely } from 'kysely';
+import type { BetterSqliteDatabase } from './dialect.js';
+import type { Database } from './schema.js';
 
 /**
  * Group commit for SQLite: the transactions asked for in one turn of the event loop run in one
@@ -11,20 +13,10 @@ import type { BetterSqliteDatabase, Db } from './dialect.js';
  * write that is not durable; if the COMMIT itself fails, every request of the group fails with it
  * (none of them was written). The work is synchronous (no await between BEGIN and COMMIT) and runs
  * while Kysely's lock on the one connection is held, so no Kysely transaction interleaves with it.
+ * One per database (Db.sqliteGroup).
  */
-export function groupTransaction<T>(db: Db, work: (sqlite: BetterSqliteDatabase) => T): Promise<T> {
-  let group = groups.get(db);
-  if (!group) {
-    group = new Group(db);
-    groups.set(db, group);
-  }
-  return group.add(work);
-}
-
 /** Enough to share a commit among a burst of requests, small enough to keep one group's pause of the event loop short. */
 const MAX_GROUP = 64;
-
-const groups = new WeakMap<Db, Group>();
 
 interface Pending {
   work: (sqlite: BetterSqliteDatabase) => unknown;
@@ -34,13 +26,17 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-class Group {
+export class SqliteGroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    private readonly sqlite: BetterSqliteDatabase,
+  ) {}
 
-  add<T>(work: (sqlite: BetterSqliteDatabase) => T): Promise<T> {
+  /** Runs `work` in the next group; resolves with its value once the group's COMMIT is done. */
+  run<T>(work: (sqlite: BetterSqliteDatabase) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
@@ -52,7 +48,7 @@ class Group {
     this.scheduled = true;
     // After the I/O phase: the requests read in the same turn join the group.
     setImmediate(() => {
-      this.db.kysely
+      this.kysely
         .connection()
         .execute(async () => this.flush())
         .catch((error: unknown) => {
@@ -67,7 +63,7 @@ class Group {
     const batch = this.queue.splice(0, MAX_GROUP);
     if (this.queue.length) this.schedule();
     if (batch.length === 0) return;
-    const sqlite = this.db.sqlite!;
+    const sqlite = this.sqlite;
     try {
       this.commit(sqlite, batch);
     } catch (error) {

@@ -1,6 +1,5 @@
 import { holdCreditsSqlite } from '../ledger/ledger.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
-import { groupTransaction } from '../storage/sqlite-group-commit.js';
 import { newWorkRow, WORK_COLUMNS } from '../worker/schedule-work.js';
 import {
   firstWork,
@@ -8,6 +7,7 @@ import {
   insufficientCredits,
   newTaskRow,
   replayedTaskId,
+  TASK_COLUMNS,
   type Acceptance,
   type Created,
   type IdempotencyRow,
@@ -28,8 +28,7 @@ const SELECT_KEY = 'select * from "idempotency_keys" where "account_id" = ? and 
 const DELETE_KEY = 'delete from "idempotency_keys" where "account_id" = ? and "scope" = ? and "key" = ?';
 const INSERT_KEY = sqliteInsertText('idempotency_keys', KEY_COLUMNS);
 const INSERT_WORK = sqliteInsertText('work_items', WORK_COLUMNS, 2);
-/** Built from the first task row's own keys: the column list follows TaskRow without a copy of it. */
-let insertTask: string | undefined;
+const INSERT_TASK = sqliteInsertText('tasks', TASK_COLUMNS);
 
 /**
  * createTask's transaction on SQLite, as one synchronous function committed with the other requests
@@ -38,7 +37,9 @@ let insertTask: string | undefined;
  */
 export function acceptOnSqlite(a: Acceptance): Promise<Created> {
   const { ctx, caller, request, options, taskId, now } = a;
-  return groupTransaction(ctx.db, (sqlite): Created => {
+  const group = ctx.db.sqliteGroup;
+  if (!group) throw new Error('acceptOnSqlite needs the SQLite engine');
+  return group.run((sqlite): Created => {
     if (options.idempotencyKey !== undefined) {
       const key = idempotencyRow(a, options.idempotencyKey);
       const existing = sqlite.prepare(SELECT_KEY).get(key.account_id, key.scope, key.key) as IdempotencyRow | undefined;
@@ -59,8 +60,7 @@ export function acceptOnSqlite(a: Acceptance): Promise<Created> {
     }
     ctx.faults.reach('create.hold');
     const task = newTaskRow(a);
-    insertTask ??= sqliteInsertText('tasks', Object.keys(task));
-    sqlite.prepare(insertTask).run(Object.values(task));
+    sqlite.prepare(INSERT_TASK).run(TASK_COLUMNS.map((c) => task[c]));
     ctx.faults.reach('create.task-row');
     sqlite.prepare(INSERT_WORK).run(
       firstWork(task).flatMap((w) => {

@@ -104,6 +104,41 @@ export function newTaskRow({ ctx, caller, request, options, taskId, now }: Accep
   };
 }
 
+/** Every column of the tasks table, in the order the direct insert binds them. */
+export const TASK_COLUMNS = [
+  'id',
+  'account_id',
+  'api_key_id',
+  'model',
+  'state',
+  'input_json',
+  'callback_url',
+  'request_id',
+  'progress',
+  'estimated_credits',
+  'max_credits',
+  'charged_credits',
+  'settled',
+  'error_code',
+  'error_message',
+  'output_json',
+  'warnings_json',
+  'deployment',
+  'deployment_handle',
+  'upstream_cost_micros',
+  'retry_of',
+  'retention_seconds',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'finished_at',
+  'deadline_at',
+  'purged_at',
+] as const satisfies readonly (keyof TaskRow)[];
+/** A column added to the table and not to the list above fails to compile here. */
+export const TASK_COLUMNS_COMPLETE: Exclude<keyof TaskRow, (typeof TASK_COLUMNS)[number]> extends never ? true : never =
+  true;
+
 /** A new task's work: run it now, expire it at its deadline. */
 export function firstWork(task: TaskRow): NewWork[] {
   return [
