@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import {
   cannon,
   cannonOptions,
+  cpuMs,
   createAccounts,
   dropSchema,
   freePort,
@@ -86,23 +87,35 @@ async function start(root: string) {
 const a = await start(base);
 const b = await start(ROOT);
 try {
-  const run = async (x: typeof a, secs: number) => {
-    await settle(a.spawned.pid, 3000);
-    await settle(b.spawned.pid, 3000);
-    return cannon(cannonOptions(x.spawned.url, x.shape, 50, secs));
+  // CPU of the service process per answered request, from the run's start until it is quiet again
+  // (its worker done with what the run queued): less bent by the other work on a shared machine than a rate.
+  const cpu = { A: { ms: 0, ok: 0 }, B: { ms: 0, ok: 0 } };
+  const run = async (x: typeof a, secs: number, kind?: 'A' | 'B') => {
+    await settle(a.spawned.pid, 15_000);
+    await settle(b.spawned.pid, 15_000);
+    const before = cpuMs(x.spawned.pid) ?? 0;
+    const r = await cannon(cannonOptions(x.spawned.url, x.shape, 50, secs));
+    await settle(x.spawned.pid, 15_000);
+    if (kind) {
+      cpu[kind].ms += (cpuMs(x.spawned.pid) ?? 0) - before;
+      cpu[kind].ok += r.ok;
+    }
+    return r;
   };
   await run(a, 2);
   await run(b, 2);
   const runs: { kind: 'A' | 'B'; r: LoadResult }[] = [];
   for (const kind of ['A', 'B', 'B', 'A', 'A', 'B'] as const)
-    runs.push({ kind, r: await run(kind === 'A' ? a : b, seconds) });
+    runs.push({ kind, r: await run(kind === 'A' ? a : b, seconds, kind) });
   const rate = (k: 'A' | 'B') =>
     pooledRate(
       k,
       runs.filter((x) => x.kind === k).map((x) => x.r),
     );
+  const perRequest = (k: 'A' | 'B') => cpu[k].ms / cpu[k].ok;
   console.log(
-    `${endpoint} on ${pg ? 'PostgreSQL' : 'SQLite'}: A (${base}) ${rate('A').toFixed(0)}/s, B (${ROOT}) ${rate('B').toFixed(0)}/s: B/A ${(rate('B') / rate('A')).toFixed(2)} (runs ${runs.map((x) => `${x.kind} ${x.r.rps.toFixed(0)}`).join(', ')})`,
+    `${endpoint} on ${pg ? 'PostgreSQL' : 'SQLite'}: A (${base}) ${rate('A').toFixed(0)}/s, B (${ROOT}) ${rate('B').toFixed(0)}/s: B/A ${(rate('B') / rate('A')).toFixed(2)} (runs ${runs.map((x) => `${x.kind} ${x.r.rps.toFixed(0)}`).join(', ')}); ` +
+      `service CPU per request (until quiet): A ${perRequest('A').toFixed(2)} ms, B ${perRequest('B').toFixed(2)} ms: A/B ${(perRequest('A') / perRequest('B')).toFixed(2)}`,
   );
 } finally {
   await a.spawned.stop(2000);
