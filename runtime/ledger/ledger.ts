@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
+import type { BetterSqliteDatabase } from '../storage/dialect.js';
 import type { Trx } from '../storage/executor.js';
+import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
 
 /**
  * The credit wallet. Every change is a ledger row written in the same transaction as the
@@ -25,37 +27,33 @@ export async function addPurchase(trx: Trx, accountId: string, credits: number, 
     .execute();
 }
 
-/** Moves `amount` from available to held; false (nothing changed) when available is short. */
-export async function holdCredits(
-  trx: Trx,
+/**
+ * Moves `amount` from available to held; false (nothing changed) when available is short. It runs
+ * on the createTask path, which is one synchronous SQLite transaction (storage/sqlite-group-commit.ts):
+ * prepared statements, no query building. PostgreSQL makes the same three changes in createTask's
+ * one statement (tasks/accept-postgres.ts).
+ */
+export function holdCreditsSqlite(
+  sqlite: BetterSqliteDatabase,
   accountId: string,
   taskId: string,
   amount: number,
   now: number,
-): Promise<boolean> {
-  const result = await trx
-    .updateTable('wallets')
-    .set({ available: sql`available - ${amount}`, held: sql`held + ${amount}` })
-    .where('account_id', '=', accountId)
-    .where('available', '>=', amount)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) !== 1) return false;
-  await trx
-    .insertInto('holds')
-    .values({
-      task_id: taskId,
-      account_id: accountId,
-      amount,
-      state: 'held',
-      charged: null,
-      created_at: now,
-      resolved_at: null,
-    })
-    .execute();
-  await trx
-    .insertInto('ledger_entries')
-    .values({ account_id: accountId, task_id: taskId, kind: 'hold', amount, created_at: now })
-    .execute();
+): boolean {
+  const taken = sqlite
+    .prepare(
+      'update "wallets" set "available" = "available" - ?, "held" = "held" + ? where "account_id" = ? and "available" >= ?',
+    )
+    .run(amount, amount, accountId, amount);
+  if (taken.changes !== 1) return false;
+  sqlite
+    .prepare(
+      sqliteInsertText('holds', ['task_id', 'account_id', 'amount', 'state', 'charged', 'created_at', 'resolved_at']),
+    )
+    .run(taskId, accountId, amount, 'held', null, now, null);
+  sqlite
+    .prepare(sqliteInsertText('ledger_entries', ['account_id', 'task_id', 'kind', 'amount', 'created_at']))
+    .run(accountId, taskId, 'hold', amount, now);
   return true;
 }
 

@@ -10,6 +10,7 @@ import {
   type Driver,
 } from 'kysely';
 import type { Database } from './schema.js';
+import { SqliteGroupCommit } from './sqlite-group-commit.js';
 
 /** The only place that knows which database engine is behind Kysely. */
 export type Engine = 'sqlite' | 'postgres';
@@ -23,10 +24,15 @@ export interface Db {
    * (runtime/accounts/key-revision.ts); the same connection Kysely uses, so it sees the same data.
    */
   sqlite?: BetterSqliteDatabase;
+  /** SQLite: createTask's transactions, committed in groups (sqlite-group-commit.ts). */
+  sqliteGroup?: SqliteGroupCommit;
+  /** The PostgreSQL pool Kysely draws from, for the statements sent straight to node-postgres (storage/pg-direct.ts). */
+  pg?: PgPool;
   close(): Promise<void>;
 }
 
 export type BetterSqliteDatabase = import('better-sqlite3').Database;
+export type PgPool = import('pg').Pool;
 
 /** Opens sqlite:PATH (embedded, WAL) or postgres://... ; sqlite::memory: for throwaway databases. */
 export async function openDb(url: string): Promise<Db> {
@@ -36,7 +42,7 @@ export async function openDb(url: string): Promise<Db> {
     pg.types.setTypeParser(20, (value: string) => Number(value));
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, engine: 'postgres', url, close: () => kysely.destroy() };
+    return { kysely, engine: 'postgres', url, pg: pool, close: () => kysely.destroy() };
   }
   if (!url.startsWith('sqlite:'))
     throw new Error(`unsupported database URL "${url}": use sqlite:PATH or postgres://...`);
@@ -47,9 +53,19 @@ export async function openDb(url: string): Promise<Db> {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
+  // Savepoint journals in memory: group commit (sqlite-group-commit.ts) opens a SAVEPOINT per request
+  // inside one transaction, and a journal spilled to a temporary file halved its rate (bench/README.md).
+  database.pragma('temp_store = MEMORY');
   cacheStatements(database);
   const kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
-  return { kysely, engine: 'sqlite', url, sqlite: database, close: () => kysely.destroy() };
+  return {
+    kysely,
+    engine: 'sqlite',
+    url,
+    sqlite: database,
+    sqliteGroup: new SqliteGroupCommit(kysely, database),
+    close: () => kysely.destroy(),
+  };
 }
 
 /**
@@ -65,7 +81,8 @@ function cacheStatements(database: { prepare(source: string): unknown }): void {
     if (statement === undefined) {
       // Query texts are few (parameters are bound, not inlined); the bound only guards a leak.
       if (statements.size >= 2000) statements.clear();
-      statements.set(source, (statement = prepare(source)));
+      statement = prepare(source);
+      statements.set(source, statement);
     }
     return statement;
   };

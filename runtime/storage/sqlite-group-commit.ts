@@ -1,0 +1,125 @@
+import type { Kysely } from 'kysely';
+import type { BetterSqliteDatabase } from './dialect.js';
+import type { Database } from './schema.js';
+
+/**
+ * Group commit for SQLite: the transactions asked for in one turn of the event loop run in one
+ * IMMEDIATE transaction and one COMMIT. A commit costs more than createTask's seven statements
+ * together (it writes every page they touched to the WAL; bench/README.md), and concurrent
+ * requests touch many of the same pages (the wallet, the tails of the append-ordered indexes).
+ *
+ * Each request's work runs inside its own SAVEPOINT: a throw rolls back that request's work only,
+ * and the others' still commit. Every caller is answered after the COMMIT, so none is told of a
+ * write that is not durable; if the COMMIT itself fails, every request of the group fails with it
+ * (none of them was written). The work is synchronous (no await between BEGIN and COMMIT) and runs
+ * while Kysely's lock on the one connection is held, so no Kysely transaction interleaves with it.
+ * One per database (Db.sqliteGroup).
+ */
+/** Enough to share a commit among a burst of requests, small enough to keep one group's pause of the event loop short. */
+const MAX_GROUP = 64;
+
+interface Pending {
+  work: (sqlite: BetterSqliteDatabase) => unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export class SqliteGroupCommit {
+  private queue: Pending[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    private readonly sqlite: BetterSqliteDatabase,
+  ) {}
+
+  /** Runs `work` in the next group; resolves with its value once the group's COMMIT is done. */
+  run<T>(work: (sqlite: BetterSqliteDatabase) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // After the I/O phase: the requests read in the same turn join the group.
+    setImmediate(() => {
+      this.kysely
+        .connection()
+        .execute(async () => this.flush())
+        .catch((error: unknown) => {
+          // Acquiring the connection failed (the database is closing): every waiting request fails.
+          for (const pending of this.queue.splice(0)) pending.reject(error);
+        });
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue.splice(0, MAX_GROUP);
+    if (this.queue.length) this.schedule();
+    if (batch.length === 0) return;
+    const sqlite = this.sqlite;
+    try {
+      this.commit(sqlite, batch);
+    } catch (error) {
+      // Not a request's own failure (those are caught around each one): end the transaction, fail them all.
+      if (sqlite.inTransaction) statement(sqlite, 'ROLLBACK').run();
+      for (const pending of batch) pending.reject(error);
+    }
+  }
+
+  private commit(sqlite: BetterSqliteDatabase, batch: Pending[]): void {
+    const outcomes: Outcome[] = [];
+    try {
+      statement(sqlite, 'BEGIN IMMEDIATE').run();
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    let lost: unknown;
+    for (const pending of batch) {
+      if (lost !== undefined) {
+        outcomes.push({ ok: false, error: lost });
+        continue;
+      }
+      statement(sqlite, 'SAVEPOINT request').run();
+      try {
+        outcomes.push({ ok: true, value: pending.work(sqlite) });
+        statement(sqlite, 'RELEASE request').run();
+      } catch (error) {
+        outcomes.push({ ok: false, error });
+        if (sqlite.inTransaction) {
+          statement(sqlite, 'ROLLBACK TO request').run();
+          statement(sqlite, 'RELEASE request').run();
+        } else {
+          // SQLite ended the whole transaction (an I/O error, a full disk): the group's work is gone.
+          lost = error;
+        }
+      }
+    }
+    let failure = lost;
+    if (failure === undefined) {
+      try {
+        statement(sqlite, 'COMMIT').run();
+      } catch (error) {
+        failure = error;
+        if (sqlite.inTransaction) statement(sqlite, 'ROLLBACK').run();
+      }
+    } else if (sqlite.inTransaction) statement(sqlite, 'ROLLBACK').run();
+    batch.forEach((pending, i) => {
+      const outcome = outcomes[i];
+      if (!outcome.ok) pending.reject(outcome.error);
+      else if (failure !== undefined) pending.reject(failure);
+      else pending.resolve(outcome.value);
+    });
+  }
+}
+
+function statement(sqlite: BetterSqliteDatabase, text: string) {
+  return sqlite.prepare(text);
+}

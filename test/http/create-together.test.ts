@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addPurchase } from '../../runtime/ledger/ledger.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { bodyD, checkBalance, createTask, expectError, expectOk, PRICE_D } from './helpers.js';
+
+/**
+ * Requests sent at one moment are accepted together (on SQLite, in one commit: one transaction with
+ * a savepoint per request). Whatever is refused among them leaves nothing of its own and takes
+ * nothing from the others: each accepted request has its task, hold and key; each refused one
+ * none of them.
+ */
+describe('createTask requests sent together', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService({ simulatorLatencyMs: 600_000 });
+    // A first request warms the path up, so the requests of a test arrive close enough to share a commit.
+    const { apiKey } = await t.account(PRICE_D);
+    expectOk(await createTask(t, apiKey, bodyD()), 202);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('replays one task to every request of one key sent together, and refuses the one with another body', async () => {
+    const { accountId, apiKey } = await t.account(PRICE_D * 10);
+    const headers = { 'idempotency-key': 'one-key-together' };
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, () => createTask(t, apiKey, bodyD(), { headers })),
+      createTask(t, apiKey, bodyD('another prompt'), { headers }),
+    ]);
+    const same = answers.slice(0, 5);
+    for (const r of same) expectOk(r, 202);
+    expect(new Set(same.map((r) => r.body.data.taskId)).size).toBe(1);
+    expect(same.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(4);
+    expectError(answers[5], 409, 40902);
+    await checkBalance(t, accountId, apiKey, { held: PRICE_D, available: PRICE_D * 9 });
+  });
+
+  it('holds for as many as the balance covers, refuses the rest with 402, and keeps no key of a refused one', async () => {
+    const { accountId, apiKey } = await t.account(PRICE_D * 3);
+    const keys = Array.from({ length: 8 }, (_, i) => `together-${i}`);
+    const answers = await Promise.all(
+      keys.map((key) => createTask(t, apiKey, bodyD(), { headers: { 'idempotency-key': key } })),
+    );
+    const accepted = answers.filter((r) => r.status === 202);
+    const refused = answers.filter((r) => r.status !== 202);
+    expect(accepted).toHaveLength(3);
+    for (const r of accepted) expectOk(r, 202);
+    for (const r of refused) expectError(r, 402, 40201);
+    expect(new Set(accepted.map((r) => r.body.data.taskId)).size).toBe(3);
+    await checkBalance(t, accountId, apiKey, { available: 0, held: PRICE_D * 3 });
+    const listed = (await t.call('GET', '/api/v1/jobs', { key: apiKey })).body.data.items as { taskId: string }[];
+    expect(listed.map((task) => task.taskId).sort()).toEqual(accepted.map((r) => r.body.data.taskId).sort());
+
+    // A refused request's key was rolled back with it: with credits, it is a new task, not a replay.
+    const refusedKey = keys[answers.findIndex((r) => r.status === 402)];
+    await t.service.ctx.db.kysely.transaction().execute((trx) => addPurchase(trx, accountId, PRICE_D, Date.now()));
+    const again = await createTask(t, apiKey, bodyD(), { headers: { 'idempotency-key': refusedKey } });
+    expectOk(again, 202);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    await checkBalance(t, accountId, apiKey, { available: 0, held: PRICE_D * 4 });
+  });
+});
