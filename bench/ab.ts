@@ -1,11 +1,8 @@
 /**
- * Diagnosis only: one endpoint's rate on two service processes side by side, in alternating runs
- * A B B A A B after a warm-up of each. B is this checkout; A is either this checkout too, with B
- * started with a preload (a proposed runtime change applied from outside, e.g.
- * bench/stmt-cache-preload.ts), or another checkout (`--base=DIR`, e.g. a git worktree of the
- * commit before a change).
+ * Diagnosis only: one endpoint's rate on two service processes side by side, the second started
+ * with a preload (a proposed runtime change applied from outside, e.g. bench/stmt-cache-preload.ts),
+ * in alternating runs A B B A A B after a warm-up of each.
  *   tsx bench/ab.ts --preload=./bench/stmt-cache-preload.ts [--endpoint=createTask|quote|recordInfo] [--seconds=5]
- *   tsx bench/ab.ts --base=/tmp/before [--endpoint=quote] [--seconds=5]
  */
 import {
   cannon,
@@ -24,11 +21,11 @@ import {
 } from './support.js';
 
 export async function ab(
-  variant: { preload: string } | { base: string },
+  preload: string,
   endpoint: 'createTask' | 'quote' | 'recordInfo',
   seconds: number,
 ): Promise<{ base: number; preloaded: number; ratio: number; runs: string }> {
-  const start = async (nodeArgs: string[], root?: string) => {
+  const start = async (nodeArgs: string[]) => {
     const dir = newServiceDir();
     const dbUrl = sqliteUrl(dir);
     const [account] = await createAccounts(dbUrl, 1);
@@ -38,7 +35,6 @@ export async function ab(
       removeDir: true,
       env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) },
       nodeArgs,
-      ...(root ? { root } : {}),
     });
     const auth = { authorization: `Bearer ${account.apiKey}` };
     const created = await fetch(`${service.url}/api/v1/jobs/createTask`, {
@@ -63,9 +59,9 @@ export async function ab(
   };
   const started: ServiceProcess[] = [];
   try {
-    const a = await start([], 'base' in variant ? variant.base : undefined);
+    const a = await start([]);
     started.push(a.service);
-    const b = await start('preload' in variant ? ['--import', 'tsx', '--import', variant.preload] : []);
+    const b = await start(['--import', 'tsx', '--import', preload]);
     started.push(b.service);
     const run = async (x: typeof a, secs: number) => {
       await settle(a.service.pid);
@@ -99,15 +95,13 @@ export async function ab(
 if (isMain(import.meta.url)) {
   const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const preload = option('preload');
-  const base = option('base');
-  if (!preload === !base)
+  if (!preload)
     throw new Error(
-      'usage: tsx bench/ab.ts --preload=./bench/stmt-cache-preload.ts | --base=DIR [--endpoint=createTask] [--seconds=5]',
+      'usage: tsx bench/ab.ts --preload=./bench/stmt-cache-preload.ts [--endpoint=createTask] [--seconds=5]',
     );
   const endpoint = (option('endpoint') ?? 'createTask') as 'createTask' | 'quote' | 'recordInfo';
-  const r = await ab(preload ? { preload } : { base: base! }, endpoint, Number(option('seconds') ?? 5));
-  const [without, withIt] = preload ? ['without', `with ${preload}`] : [`base ${base}`, 'this checkout'];
+  const r = await ab(preload, endpoint, Number(option('seconds') ?? 5));
   console.log(
-    `${endpoint}: ${without} ${r.base.toFixed(0)} req/s, ${withIt} ${r.preloaded.toFixed(0)} req/s: x${r.ratio.toFixed(2)} (runs ${r.runs})`,
+    `${endpoint}: without ${r.base.toFixed(0)} req/s, with ${preload} ${r.preloaded.toFixed(0)} req/s: x${r.ratio.toFixed(2)} (runs ${r.runs})`,
   );
 }

@@ -159,8 +159,6 @@ export interface ServiceOptions {
   nodeArgs?: string[];
   role?: 'api' | 'worker' | 'all';
   label?: string;
-  /** Another checkout to run the service from (bench/ab.ts --base): its bin/mediaforge.js, this tree's bench. */
-  root?: string;
 }
 
 /** A directory and SQLite URL for a service, with the schema migrated and `setup` run on it first. */
@@ -200,7 +198,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   };
   const args = [
     ...(options.nodeArgs ?? []),
-    join(options.root ?? ROOT, 'bin/mediaforge.js'),
+    join(ROOT, 'bin/mediaforge.js'),
     'serve',
     '--migrate',
     '--host',
