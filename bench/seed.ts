@@ -30,9 +30,13 @@ export interface Seeded {
   seconds: number;
 }
 
-/** Task ids as the service makes them (newId: prefix + 12 random bytes, base64url), but reproducible and fast. */
-function taskIdOf(i: number, salt: string): string {
-  return `task_${createHash('sha1').update(`${salt}:${i}`).digest('base64url').slice(0, 16)}`;
+/**
+ * Task ids as the service makes them (newOrderedId: prefix, the creation time in 9 base-36 digits,
+ * 9 random bytes as base64url), with the random part reproducible and fast.
+ */
+function taskIdOf(i: number, salt: string, createdAt: number): string {
+  const random = createHash('sha1').update(`${salt}:${i}`).digest('base64url').slice(0, 12);
+  return `task_${createdAt.toString(36).padStart(9, '0')}${random}`;
 }
 
 /** Migrates a fresh SQLite file at `path`, adds one account, then `count` finished tasks of its key. */
@@ -99,8 +103,8 @@ function insertTasks(sqlite: import('better-sqlite3').Database, accountId: strin
   const step = DAY_MS / Math.max(1, count);
   const batch = sqlite.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const id = taskIdOf(i, salt);
       const created = Math.floor(start + i * step);
+      const id = taskIdOf(i, salt, created);
       const started = created + 5;
       const finished = created + 3000;
       const output = JSON.stringify([{ key: `tasks/${id}/output.mp4`, mime: 'video/mp4', durationSeconds: 8 }]);

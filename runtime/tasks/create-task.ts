@@ -3,7 +3,7 @@ import { ownerOf } from '../assets/library.js';
 import { applyAssetReferences } from '../assets/references.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { newId } from '../ids.js';
+import { newOrderedId } from '../ids.js';
 import { isUniqueViolation } from '../storage/dialect.js';
 import { acceptOnPostgres } from './accept-postgres.js';
 import { acceptOnSqlite } from './accept-sqlite.js';
@@ -33,7 +33,7 @@ export async function acceptTask(
     caller,
     request,
     options,
-    taskId: options.taskId ?? newId('task'),
+    taskId: options.taskId ?? newOrderedId('task'),
     now: ctx.clock.now(),
   };
   const attempt = () => (ctx.db.engine === 'sqlite' ? acceptOnSqlite(acceptance) : acceptOnPostgres(acceptance));

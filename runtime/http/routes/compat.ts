@@ -7,7 +7,7 @@ import { mapVideoRequest, renameIssues } from '../../compat/video-request.js';
 import { outboundPolicy } from '../../config.js';
 import { ApiError, fieldIssue, invalidInput } from '../../errors.js';
 import { requestFingerprint } from '../../idempotency/fingerprint.js';
-import { newId } from '../../ids.js';
+import { newOrderedId } from '../../ids.js';
 import { acceptTask, type Created } from '../../tasks/create-task.js';
 import { applyModelSunset } from '../../tasks/model-sunset.js';
 import { prepareRequest, type PreparedRequest } from '../../tasks/prepare-request.js';
@@ -81,7 +81,7 @@ export const compatHandlers: CompatHandlers = {
    */
   async createVideo(req) {
     const { ctx, caller } = req;
-    const taskId = newId('task');
+    const taskId = newOrderedId('task');
     const idempotencyKey = req.headers['Idempotency-Key'];
     const retentionSeconds = req.headers['X-Service-Retention'];
     const { fields, file, fromForm } = await readBody(req);
