@@ -91,7 +91,7 @@ function describe(result: PostResult): string | null {
 export async function attemptDelivery(ctx: Context, deliveryId: string): Promise<WorkOutcome> {
   const db = ctx.db.kysely;
   const delivery = await deliveryToSign(ctx, deliveryId);
-  if (!delivery || delivery.state !== 'pending') return { done: true };
+  if (delivery?.state !== 'pending') return { done: true };
   ctx.faults.reach('deliver.claimed'); // the work item is leased, nothing sent
   const startedAt = ctx.clock.now();
   const body = Buffer.from(delivery.body, 'utf8');

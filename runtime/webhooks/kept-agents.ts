@@ -72,7 +72,10 @@ const byResolver = new WeakMap<Resolver, Map<string, KeptAgents>>();
 export function keptAgents(policy: OutboundPolicy): KeptAgents {
   const resolver = policy.resolver ?? systemResolver;
   let bySwitches = byResolver.get(resolver);
-  if (!bySwitches) byResolver.set(resolver, (bySwitches = new Map()));
+  if (!bySwitches) {
+    bySwitches = new Map();
+    byResolver.set(resolver, bySwitches);
+  }
   const switches = `${policy.allowPrivate ? 1 : 0}${policy.allowInsecure ? 1 : 0}`;
   let agents = bySwitches.get(switches);
   if (!agents) {
