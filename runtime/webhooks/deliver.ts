@@ -102,6 +102,7 @@ export async function attemptDelivery(ctx: Context, deliveryId: string): Promise
       : await postOnce(delivery.url, body, headers, {
           policy: outboundPolicy(ctx.config),
           timeoutMs: ctx.config.webhookTimeoutMs,
+          agents: ctx.outbound,
         });
   ctx.faults.reach('deliver.sent'); // the receiver has the request (and answered); the attempt is not recorded
   const finishedAt = ctx.clock.now();

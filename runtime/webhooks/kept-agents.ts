@@ -1,15 +1,15 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { systemResolver, type OutboundPolicy, type Resolver } from '../net/address-policy.js';
+import type { OutboundPolicy } from '../net/address-policy.js';
 import { guardConnection, guardedLookup, type ConnectionCallback } from './guard.js';
 
 /**
- * Keep-alive agents for webhook deliveries, one pair (http, https) per outbound policy. Every new
- * connection is checked exactly like the one-shot guarded agent's (the socket's own lookup, and
- * literal addresses before connecting); a kept connection was checked when it was made, and a
- * destination whose DNS now answers a private address gets no new connection. Reusing a
- * connection saves the connect, the receiver's accept and (https) the handshake on every delivery.
+ * Keep-alive agents for webhook deliveries, one pair (http, https) per service (Context.outbound).
+ * Every new connection is checked exactly like the one-shot guarded agent's (the socket's own
+ * lookup, and literal addresses before connecting); a kept connection was checked when it was
+ * made, and a destination whose DNS now answers a private address gets no new connection. Reusing
+ * a connection saves the connect, the receiver's accept and (https) the handshake per delivery.
  */
 
 /**
@@ -27,22 +27,23 @@ export const MAX_IDLE_TOTAL = 256;
 const bornAt = Symbol('bornAt');
 type AgedSocket = Socket & { [bornAt]?: number };
 
-interface KeptAgent {
+/** The parts of Node's Agent this file overrides (public in Node, missing from its types). */
+interface AgentInternals {
   createConnection(options: unknown, callback?: ConnectionCallback): unknown;
   keepSocketAlive(socket: Socket): boolean;
   freeSockets: NodeJS.ReadOnlyDict<Socket[]>;
 }
 
 /** The connect-time guard, the age stamp and the idle bounds, over http.Agent or https.Agent. */
-function keep<T extends typeof http.Agent | typeof https.Agent>(Base: T, policy: OutboundPolicy): InstanceType<T> {
+function keptAgent<T extends typeof http.Agent | typeof https.Agent>(Base: T, policy: OutboundPolicy): InstanceType<T> {
   const lookup = guardedLookup(policy);
-  const base = Base.prototype as unknown as KeptAgent;
+  const base = Base.prototype as unknown as AgentInternals;
   const agent = new Base({
     keepAlive: true,
     timeout: IDLE_SOCKET_MS,
     maxFreeSockets: MAX_IDLE_PER_DESTINATION,
     scheduling: 'lifo',
-  }) as InstanceType<T> & KeptAgent;
+  }) as InstanceType<T> & AgentInternals;
   agent.createConnection = (options: http.ClientRequestArgs, callback?: ConnectionCallback) => {
     const guarded = guardConnection(options, policy, lookup, callback);
     if (!guarded) return undefined;
@@ -60,27 +61,18 @@ function keep<T extends typeof http.Agent | typeof https.Agent>(Base: T, policy:
   return agent;
 }
 
-export interface KeptAgents {
-  http: http.Agent;
-  https: https.Agent;
-}
+/** A service's delivery agents; `close` ends their connections (the service's close calls it). */
+export class OutboundAgents {
+  readonly http: http.Agent;
+  readonly https: https.Agent;
 
-/** Per resolver (the system's, or a test's stub), per pair of allow switches. */
-const byResolver = new WeakMap<Resolver, Map<string, KeptAgents>>();
+  constructor(policy: OutboundPolicy) {
+    this.http = keptAgent(http.Agent, policy);
+    this.https = keptAgent(https.Agent, policy);
+  }
 
-/** The keep-alive agents of a policy: the same pair for every delivery made under an equal policy. */
-export function keptAgents(policy: OutboundPolicy): KeptAgents {
-  const resolver = policy.resolver ?? systemResolver;
-  let bySwitches = byResolver.get(resolver);
-  if (!bySwitches) {
-    bySwitches = new Map();
-    byResolver.set(resolver, bySwitches);
+  close(): void {
+    this.http.destroy();
+    this.https.destroy();
   }
-  const switches = `${policy.allowPrivate ? 1 : 0}${policy.allowInsecure ? 1 : 0}`;
-  let agents = bySwitches.get(switches);
-  if (!agents) {
-    agents = { http: keep(http.Agent, policy), https: keep(https.Agent, policy) };
-    bySwitches.set(switches, agents);
-  }
-  return agents;
 }

@@ -1,11 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
 import { checkUrlShape, type OutboundPolicy } from '../net/address-policy.js';
-import { keptAgents } from './kept-agents.js';
+import type { OutboundAgents } from './kept-agents.js';
 
 /** The guarded agents and lookup (runtime/webhooks/guard.ts): every outbound connection checks its address at connect time. */
 export { BlockedDestinationError, guardedAgent, guardedLookup, systemResolver, type Resolver } from './guard.js';
-import { BlockedDestinationError } from './guard.js';
+import { BlockedDestinationError, guardedAgent } from './guard.js';
 
 export interface PostOptions {
   policy: OutboundPolicy;
@@ -13,6 +13,11 @@ export interface PostOptions {
   timeoutMs: number;
   /** The most of the answer's body that is read (64 KiB). */
   maxResponseBytes?: number;
+  /**
+   * Keep-alive agents made with the same policy (the service's, Context.outbound): the request
+   * reuses an idle connection to its destination. Without them it connects anew and closes after.
+   */
+  agents?: OutboundAgents;
 }
 
 export interface PostResult {
@@ -27,10 +32,10 @@ export interface PostResult {
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
- * POSTs `body` once, on a kept connection to the destination when one is idle (runtime/webhooks/
- * kept-agents.ts), else on a new one checked at connect time. Never follows redirects (the 3xx is
- * returned as is), never throws: a refused destination, a connection error or the timeout come
- * back as `error`. A connection is only kept after an answer read to its end.
+ * POSTs `body` once, on a kept connection to the destination when `options.agents` has one idle,
+ * else on a new one checked at connect time. Never follows redirects (the 3xx is returned as is),
+ * never throws: a refused destination, a connection error or the timeout come back as `error`. A
+ * connection is only kept after an answer read to its end.
  */
 export function postOnce(
   url: string,
@@ -42,7 +47,8 @@ export function postOnce(
   if (typeof shape === 'string')
     return Promise.resolve({ status: null, error: `invalid URL (${shape})`, responseExcerpt: '' });
   const secure = shape.protocol === 'https:';
-  const agents = keptAgents(options.policy);
+  const kept = options.agents;
+  const agent = kept ? (secure ? kept.https : kept.http) : guardedAgent(secure, options.policy);
   const cap = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   return new Promise<PostResult>((resolve) => {
@@ -55,7 +61,8 @@ export function postOnce(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (!complete) request.destroy();
+      if (!complete || !kept) request.destroy();
+      if (!kept) agent.destroy();
       resolve({
         status,
         error: status === null ? error : null,
@@ -68,7 +75,7 @@ export function postOnce(
       port: shape.port || (secure ? 443 : 80),
       path: `${shape.pathname}${shape.search}`,
       method: 'POST',
-      agent: secure ? agents.https : agents.http,
+      agent,
       headers: { ...headers, 'Content-Length': String(payload.length) },
     });
     const timer = setTimeout(() => finish(`timeout after ${options.timeoutMs} ms`), options.timeoutMs);

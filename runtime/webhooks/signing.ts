@@ -16,20 +16,11 @@ export function signCallback(secret: string, taskId: string, timestamp: number, 
   return createHmac('sha256', secret).update(`${taskId}.${timestamp}.${bodyHash}`, 'utf8').digest('base64');
 }
 
-/** Decoded endpoint keys by secret: a delivery signs with the same few secrets again and again. */
-const decodedKeys = new Map<string, Buffer>();
-/** Past this many secrets the cache starts over (a bound on memory, not a policy). */
-const DECODED_KEYS_MAX = 1024;
-
 /** The HMAC key of a Standard Webhooks secret: the Base64-decoded part after `whsec_`. */
 export function endpointKey(secret: string): Buffer {
-  const known = decodedKeys.get(secret);
-  if (known) return known;
   if (!secret.startsWith('whsec_')) throw new Error('an endpoint secret starts with whsec_');
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   if (key.length === 0) throw new Error('empty endpoint secret');
-  if (decodedKeys.size >= DECODED_KEYS_MAX) decodedKeys.clear();
-  decodedKeys.set(secret, key);
   return key;
 }
 
