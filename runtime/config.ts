@@ -46,8 +46,6 @@ export interface Config {
   workerDeliveryConcurrency: number;
   /** Most items of one account leased at once in each lane (0: no cap), so one account's backlog cannot hold another's work. */
   workerAccountCap: number;
-  /** The same cap in the webhook-delivery lane, whose slots are cheap (a socket each): see runtime/worker/lanes.ts. */
-  workerDeliveryAccountCap: number;
   leaseMs: number;
   /** Where media objects live: a local directory, or the database (shared by several machines). */
   blobStore: 'local' | 'database';
@@ -145,9 +143,8 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     workerIdleMs: int(env.MEDIAFORGE_WORKER_IDLE_MS, 500),
     workerConcurrency: int(env.MEDIAFORGE_WORKER_CONCURRENCY, 32),
     workerCheckConcurrency: int(env.MEDIAFORGE_WORKER_CHECK_CONCURRENCY, 16),
-    workerDeliveryConcurrency: int(env.MEDIAFORGE_WORKER_DELIVERY_CONCURRENCY, 128),
+    workerDeliveryConcurrency: int(env.MEDIAFORGE_WORKER_DELIVERY_CONCURRENCY, 32),
     workerAccountCap: int(env.MEDIAFORGE_WORKER_ACCOUNT_CAP, 8),
-    workerDeliveryAccountCap: int(env.MEDIAFORGE_WORKER_DELIVERY_ACCOUNT_CAP, 32),
     leaseMs: int(env.MEDIAFORGE_LEASE_MS, 60_000),
     blobStore: env.MEDIAFORGE_BLOB_STORE === 'database' ? 'database' : 'local',
     redisUrl: env.MEDIAFORGE_REDIS || undefined,

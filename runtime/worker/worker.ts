@@ -19,7 +19,7 @@ export type WorkHandler = (ctx: Context, item: WorkItem) => Promise<WorkOutcome>
  * Claims due work items with a lease and runs them. Work lives in the database, so a worker that
  * dies loses its lease and another takes the item over; handlers make their effect happen once.
  * Each lane (runtime/worker/lanes.ts) has its own slots and its own claims, and in each lane one
- * account holds at most the lane's accountCap leases at a time.
+ * account holds at most workerAccountCap leases at a time.
  */
 export class Worker {
   readonly owner = newId('worker', 6);
@@ -133,7 +133,8 @@ class LaneLoop {
   }
 
   private get accountCap(): number {
-    return this.lane.accountCap > 0 ? this.lane.accountCap : NO_CAP;
+    const cap = this.worker.context.config.workerAccountCap;
+    return cap > 0 ? cap : NO_CAP;
   }
 
   start(): void {
