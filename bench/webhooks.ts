@@ -13,7 +13,8 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import {
   createAccounts,
   isMain,
@@ -51,6 +52,31 @@ export function verifyCallback(
     taskId,
     requestId: parsed.request_id,
   };
+}
+
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc (Linux); NaN elsewhere. The
+ * service's CPU per delivery moves far less with other load on the machine than the wall-clock rate.
+ */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return NaN;
+  }
+}
+
+/** Rows in the SQLite file of the bench's service (read beside it: WAL). */
+function countRows(file: string, sql: string): number {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return Number((db.prepare(sql).pluck().get() as number | bigint) ?? 0);
+  } finally {
+    db.close();
+  }
 }
 
 interface Receiver {
@@ -134,7 +160,16 @@ function createTask(agent: Agent, base: URL, apiKey: string, body: string): Prom
 }
 
 export async function benchWebhooks(
-  mode: RunMode & { deliveries?: number; serviceNodeArgs?: string[]; serviceEnv?: Record<string, string> },
+  mode: RunMode & {
+    deliveries?: number;
+    serviceNodeArgs?: string[];
+    serviceEnv?: Record<string, string>;
+    /**
+     * Diagnosis: the tasks are finished by a full process whose delivery lane has no slots, so the
+     * measured phase runs the delivery lane alone (its claims, signing, posts and records).
+     */
+    laneOnly?: boolean;
+  },
 ): Promise<BenchOutput> {
   const n = mode.deliveries ?? (mode.quick ? 500 : 2000);
   const latencyMs = 500;
@@ -175,6 +210,28 @@ export async function benchWebhooks(
     }
     const createSeconds = (performance.now() - createStarted) / 1000;
 
+    if (mode.laneOnly) {
+      // Phase 1b: every task finished and its delivery enqueued, none attempted.
+      const finisher = await startService({
+        dir,
+        dbUrl,
+        env: {
+          ...switches,
+          MEDIAFORGE_SIMULATOR_LATENCY_MS: String(latencyMs),
+          MEDIAFORGE_WORKER_DELIVERY_CONCURRENCY: '0',
+        },
+        label: 'service without delivery slots',
+      });
+      const file = dbUrl.replace(/^sqlite:/, '');
+      try {
+        const until = performance.now() + 120_000;
+        while (countRows(file, 'SELECT COUNT(*) FROM webhook_deliveries') < n && performance.now() < until)
+          await sleep(100);
+      } finally {
+        await finisher.stop();
+      }
+    }
+
     // Phase 2: the full service finishes them and delivers.
     const full = await startService({
       dir,
@@ -184,9 +241,12 @@ export async function benchWebhooks(
       nodeArgs: mode.serviceNodeArgs,
     });
     const started = performance.now();
+    const cpuAtStart = cpuMs(full.pid);
+    let cpuUsed = NaN;
     const deadline = started + (mode.quick ? 60_000 : 180_000);
     try {
       while (receiver.tasks.size < n && performance.now() < deadline) await sleep(20);
+      cpuUsed = cpuMs(full.pid) - cpuAtStart;
     } finally {
       await full.stop();
     }
@@ -201,9 +261,10 @@ export async function benchWebhooks(
         webhookMissing: missing,
         webhookBadSignatures: receiver.bad,
         webhookFirstDeliveryAfterStartSeconds: round(times.length ? (times[0] - started) / 1000 : NaN, 2),
+        webhookServiceCpuMsPerDelivery: round(cpuUsed / Math.max(1, times.length), 3),
       },
       notes: [
-        `webhooks: ${n} tasks accepted by an API-only process in ${round(createSeconds, 1)} s, then delivered by a full process (simulator latency ${latencyMs} ms, default worker concurrency): ${times.length} verified deliveries over ${round(spanSeconds, 2)} s, ${receiver.bad} bad signatures, ${receiver.repeats} repeats` +
+        `webhooks: ${n} tasks accepted by an API-only process in ${round(createSeconds, 1)} s, then ${mode.laneOnly ? 'finished by a process without delivery slots and ' : ''}delivered by a full process (simulator latency ${latencyMs} ms, default worker concurrency): ${times.length} verified deliveries over ${round(spanSeconds, 2)} s, ${receiver.bad} bad signatures, ${receiver.repeats} repeats; the service used ${round(cpuUsed / 1000, 2)} s of CPU from its start to the last delivery` +
           (missing ? `; ${missing} never arrived before the time limit (the rate covers those that did)` : ''),
       ],
     };
@@ -220,6 +281,7 @@ if (isMain(import.meta.url)) {
       await benchWebhooks({
         quick: process.argv.includes('--quick'),
         deliveries: arg ? Number(arg.split('=')[1]) : undefined,
+        laneOnly: process.argv.includes('--lane-only'),
       }),
     ),
   );

@@ -9,6 +9,7 @@ import type { UpstreamStats } from './deployments/upstream-stats.js';
 import type { Db } from './storage/dialect.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
 import type { TaskEvents } from './tasks/task-events.js';
+import type { OutboundAgents } from './webhooks/kept-agents.js';
 
 /**
  * What every part of the runtime is handed: one database, one clock, one secret. Built whole by
@@ -35,4 +36,6 @@ export interface Context {
   faults: FaultPoints;
   /** Tells workers that new work is due now. */
   wakeWorkers(): void;
+  /** Keep-alive connections of webhook deliveries, each checked at connect time; closed with the service. */
+  outbound: OutboundAgents;
 }

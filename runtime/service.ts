@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { KeyRevision } from './accounts/key-revision.js';
 import { DatabaseBlobStore, LocalBlobStore } from './blobs/blob-store.js';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import { outboundPolicy, type Config } from './config.js';
 import type { Context } from './context.js';
 import { buildDeployments } from './deployments/build.js';
 import type { Deployment } from './deployments/deployment.js';
@@ -23,6 +23,7 @@ import { maintenanceWorkHandlers, scheduleMaintenance } from './worker/maintenan
 import { taskWorkHandlers } from './worker/task-work.js';
 import { upstreamCancelHook } from './worker/upstream-cancel.js';
 import { webhookResolutionHook, webhookWorkHandlers } from './webhooks/index.js';
+import { OutboundAgents } from './webhooks/kept-agents.js';
 import { Worker, type WorkHandler } from './worker/worker.js';
 
 export interface ServiceOptions {
@@ -121,6 +122,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       worker?.wake();
       tell.workDue().catch((error) => log.error({ err: error }, 'notify failed'));
     },
+    outbound: new OutboundAgents(outboundPolicy(config)),
   };
   const worker =
     config.role !== 'api'
@@ -151,6 +153,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         await app.close().finally(() => clearInterval(sweep));
       }
       await worker?.stop();
+      ctx.outbound.close();
       await ctx.upstreamStats.flush();
       ctx.deployments.close();
       await listener.close();

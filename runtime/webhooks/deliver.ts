@@ -15,44 +15,63 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
 export const USER_AGENT = 'Service-Webhook/1';
 
+/** A delivery row with what signs it: the account's secret (callbacks) or the endpoint's secrets (endpoints). */
+export type DeliveryToSign = Delivery & {
+  account_secret: string | null;
+  endpoint_secret: string | null;
+  endpoint_previous_secret: string | null;
+  endpoint_previous_until: number | null;
+  endpoint_disabled_at: number | null;
+};
+
+/** A pending delivery and its signing secrets, read in one statement. */
+async function deliveryToSign(ctx: Context, deliveryId: string): Promise<DeliveryToSign | undefined> {
+  return ctx.db.kysely
+    .selectFrom('webhook_deliveries as d')
+    .leftJoin('accounts as a', 'a.id', 'd.account_id')
+    .leftJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .selectAll('d')
+    .select([
+      'a.webhook_secret as account_secret',
+      'e.secret as endpoint_secret',
+      'e.previous_secret as endpoint_previous_secret',
+      'e.previous_until as endpoint_previous_until',
+      'e.disabled_at as endpoint_disabled_at',
+    ])
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
 /**
  * The headers of one attempt, signed now with the secret current now (a rotation takes effect at
- * once, for retries too). Returns the reason instead when there is nobody to deliver to any more
- * (account gone, endpoint disabled).
+ * once, for retries too; the secrets are read with the delivery, just before it is sent). Returns
+ * the reason instead when there is nobody to deliver to any more (account gone, endpoint disabled).
+ * `body` is the delivery's body as sent: it is signed as those bytes, once per signature.
  */
-export async function signedHeaders(
-  ctx: Context,
-  delivery: Delivery,
-  now: number,
-): Promise<Record<string, string> | string> {
-  const timestamp = unixSeconds(now);
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT };
-  const db = ctx.db.kysely;
+export function signedHeaders(delivery: DeliveryToSign, body: Buffer, now: number): Record<string, string> | string {
+  const timestamp = String(unixSeconds(now));
   if (delivery.kind === 'callback') {
-    const account = await db
-      .selectFrom('accounts')
-      .select('webhook_secret')
-      .where('id', '=', delivery.account_id)
-      .executeTakeFirst();
-    if (!account) return 'account no longer exists';
-    headers['X-Webhook-Timestamp'] = String(timestamp);
-    headers['X-Webhook-Signature'] = signCallback(account.webhook_secret, delivery.task_id, timestamp, delivery.body);
-    headers['X-Webhook-Payload-Version'] = String(delivery.payload_version);
-    return headers;
+    if (delivery.account_secret === null) return 'account no longer exists';
+    return {
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      'X-Webhook-Timestamp': timestamp,
+      'X-Webhook-Signature': signCallback(delivery.account_secret, delivery.task_id, Number(timestamp), body),
+      'X-Webhook-Payload-Version': String(delivery.payload_version),
+    };
   }
-  const endpoint = await db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', delivery.endpoint_id!)
-    .executeTakeFirst();
-  if (!endpoint || endpoint.disabled_at !== null) return 'endpoint disabled';
-  const secrets = [endpoint.secret];
-  if (endpoint.previous_secret && endpoint.previous_until !== null && endpoint.previous_until > now)
-    secrets.push(endpoint.previous_secret);
-  headers['webhook-id'] = delivery.id;
-  headers['webhook-timestamp'] = String(timestamp);
-  headers['webhook-signature'] = endpointSignatureHeader(secrets, delivery.id, timestamp, delivery.body);
-  return headers;
+  if (delivery.endpoint_secret === null || delivery.endpoint_disabled_at !== null) return 'endpoint disabled';
+  const secrets = [delivery.endpoint_secret];
+  const previousUntil = delivery.endpoint_previous_until;
+  if (delivery.endpoint_previous_secret && previousUntil !== null && previousUntil > now)
+    secrets.push(delivery.endpoint_previous_secret);
+  return {
+    'Content-Type': 'application/json',
+    'User-Agent': USER_AGENT,
+    'webhook-id': delivery.id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': endpointSignatureHeader(secrets, delivery.id, Number(timestamp), body),
+  };
 }
 
 function describe(result: PostResult): string | null {
@@ -71,21 +90,19 @@ function describe(result: PostResult): string | null {
  */
 export async function attemptDelivery(ctx: Context, deliveryId: string): Promise<WorkOutcome> {
   const db = ctx.db.kysely;
-  const delivery = await db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('id', '=', deliveryId)
-    .executeTakeFirst();
-  if (!delivery || delivery.state !== 'pending') return { done: true };
+  const delivery = await deliveryToSign(ctx, deliveryId);
+  if (delivery?.state !== 'pending') return { done: true };
   ctx.faults.reach('deliver.claimed'); // the work item is leased, nothing sent
   const startedAt = ctx.clock.now();
-  const headers = await signedHeaders(ctx, delivery, startedAt);
+  const body = Buffer.from(delivery.body, 'utf8');
+  const headers = signedHeaders(delivery, body, startedAt);
   const result: PostResult =
     typeof headers === 'string'
       ? { status: null, error: headers, responseExcerpt: '' }
-      : await postOnce(delivery.url, delivery.body, headers, {
+      : await postOnce(delivery.url, body, headers, {
           policy: outboundPolicy(ctx.config),
           timeoutMs: ctx.config.webhookTimeoutMs,
+          agents: ctx.outbound,
         });
   ctx.faults.reach('deliver.sent'); // the receiver has the request (and answered); the attempt is not recorded
   const finishedAt = ctx.clock.now();

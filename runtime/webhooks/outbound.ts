@@ -1,105 +1,11 @@
-import type { LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import type { Duplex } from 'node:stream';
-import {
-  checkUrlShape,
-  isPublicAddress,
-  systemResolver,
-  type OutboundPolicy,
-  type Resolver,
-} from '../net/address-policy.js';
+import { checkUrlShape, type OutboundPolicy } from '../net/address-policy.js';
+import type { OutboundAgents } from './kept-agents.js';
 
-/**
- * The SSRF-guarded way out: every outbound webhook request goes through an agent whose
- * connections check the address they are about to connect to. The check runs on the socket's own
- * lookup (and on literal addresses, which Node connects to without a lookup), so a name that
- * answered a public address when the task was created and a private one now (DNS rebinding) is
- * refused before any connection is made.
- */
-
-/** Answers a host name with every address it has (A and AAAA). Injected in tests (or through the policy). */
-export { systemResolver, type Resolver };
-
-/** A destination the policy forbids; no connection was attempted. */
-export class BlockedDestinationError extends Error {
-  readonly code = 'EBLOCKEDDESTINATION';
-  constructor(host: string, addresses: string[]) {
-    super(
-      `destination ${host} refused: ${addresses.length ? `non-public address ${addresses.join(', ')}` : 'no address'}`,
-    );
-  }
-}
-
-/** Addresses the policy refuses; one refused address refuses the whole answer (mixed A/AAAA included). */
-function refused(addresses: string[], policy: OutboundPolicy): string[] {
-  return policy.allowPrivate ? [] : addresses.filter((address) => !isPublicAddress(address));
-}
-
-/** A `lookup` for sockets: resolves with the policy's resolver (the system's by default), then refuses unless every answer is allowed. */
-export function guardedLookup(policy: OutboundPolicy): LookupFunction {
-  const resolver = policy.resolver ?? systemResolver;
-  return (hostname: string, options: LookupOptions, callback) => {
-    resolver(hostname).then(
-      (answers) => {
-        const bad = refused(
-          answers.map((a) => a.address),
-          policy,
-        );
-        if (answers.length === 0 || bad.length) return callback(new BlockedDestinationError(hostname, bad), []);
-        const family = options.family === 4 || options.family === 6 ? options.family : undefined;
-        const usable = family ? answers.filter((a) => a.family === family) : answers;
-        if (usable.length === 0)
-          return callback(
-            Object.assign(new Error(`no IPv${family} address for ${hostname}`), { code: 'ENOTFOUND' }),
-            [],
-          );
-        if (options.all) return callback(null, usable);
-        return callback(null, usable[0].address, usable[0].family);
-      },
-      (error: NodeJS.ErrnoException) => callback(error, []),
-    );
-  };
-}
-
-type ConnectionCallback = (err: Error | null, stream: Duplex) => void;
-
-/** Checks a literal address (Node skips the lookup for those) and adds the guarded lookup. */
-function guardConnection(
-  options: http.ClientRequestArgs,
-  policy: OutboundPolicy,
-  lookup: LookupFunction,
-  callback?: ConnectionCallback,
-): http.ClientRequestArgs | undefined {
-  const host = String(options.host ?? options.hostname ?? '').replace(/^\[|\]$/g, '');
-  if (isIP(host) && refused([host], policy).length) {
-    const error = new BlockedDestinationError(host, [host]);
-    if (callback) callback(error, undefined as unknown as Duplex);
-    else throw error;
-    return undefined;
-  }
-  return { ...options, lookup };
-}
-
-/** An agent (http or https) whose every connection is checked at connect time. No keep-alive: each attempt connects anew. */
-export function guardedAgent(secure: boolean, policy: OutboundPolicy): http.Agent {
-  const lookup = guardedLookup(policy);
-  if (secure) {
-    return new (class extends https.Agent {
-      createConnection(options: https.RequestOptions, callback?: ConnectionCallback) {
-        const guarded = guardConnection(options, policy, lookup, callback);
-        return guarded ? super.createConnection(guarded, callback) : undefined;
-      }
-    })({ keepAlive: false });
-  }
-  return new (class extends http.Agent {
-    createConnection(options: http.ClientRequestArgs, callback?: ConnectionCallback) {
-      const guarded = guardConnection(options, policy, lookup, callback);
-      return guarded ? super.createConnection(guarded, callback) : undefined;
-    }
-  })({ keepAlive: false });
-}
+/** The guarded agents and lookup (runtime/webhooks/guard.ts): every outbound connection checks its address at connect time. */
+export { BlockedDestinationError, guardedAgent, guardedLookup, systemResolver, type Resolver } from './guard.js';
+import { BlockedDestinationError, guardedAgent } from './guard.js';
 
 export interface PostOptions {
   policy: OutboundPolicy;
@@ -107,6 +13,11 @@ export interface PostOptions {
   timeoutMs: number;
   /** The most of the answer's body that is read (64 KiB). */
   maxResponseBytes?: number;
+  /**
+   * Keep-alive agents made with the same policy (the service's, Context.outbound): the request
+   * reuses an idle connection to its destination. Without them it connects anew and closes after.
+   */
+  agents?: OutboundAgents;
 }
 
 export interface PostResult {
@@ -121,12 +32,14 @@ export interface PostResult {
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
- * POSTs `body` once. Never follows redirects (the 3xx is returned as is), never throws: a refused
- * destination, a connection error or the timeout come back as `error`.
+ * POSTs `body` once, on a kept connection to the destination when `options.agents` has one idle,
+ * else on a new one checked at connect time. Never follows redirects (the 3xx is returned as is),
+ * never throws: a refused destination, a connection error or the timeout come back as `error`. A
+ * connection is only kept after an answer read to its end.
  */
 export function postOnce(
   url: string,
-  body: string,
+  body: string | Buffer,
   headers: Record<string, string>,
   options: PostOptions,
 ): Promise<PostResult> {
@@ -134,20 +47,22 @@ export function postOnce(
   if (typeof shape === 'string')
     return Promise.resolve({ status: null, error: `invalid URL (${shape})`, responseExcerpt: '' });
   const secure = shape.protocol === 'https:';
-  const agent = guardedAgent(secure, options.policy);
+  const kept = options.agents;
+  const agent = kept ? (secure ? kept.https : kept.http) : guardedAgent(secure, options.policy);
   const cap = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-  const payload = Buffer.from(body, 'utf8');
+  const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   return new Promise<PostResult>((resolve) => {
     let status: number | null = null;
     const chunks: Buffer[] = [];
     let received = 0;
     let settled = false;
-    const finish = (error: string | null) => {
+    /** `complete`: the answer was read to its end, so its connection may serve the next delivery. */
+    const finish = (error: string | null, complete = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      request.destroy();
-      agent.destroy();
+      if (!complete || !kept) request.destroy();
+      if (!kept) agent.destroy();
       resolve({
         status,
         error: status === null ? error : null,
@@ -171,7 +86,7 @@ export function postOnce(
         received += chunk.length;
         if (received >= cap) finish(null);
       });
-      response.on('end', () => finish(null));
+      response.on('end', () => finish(null, true));
       response.on('error', () => finish(null));
     });
     request.on('error', (error: NodeJS.ErrnoException) =>

@@ -11,11 +11,9 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
  * bytes of the whole string, `whsec_` prefix included (not Base64-decoded; that is the Standard
  * Webhooks rule for account endpoints only).
  */
-export function signCallback(secret: string, taskId: string, timestamp: number, body: string): string {
-  const bodyHash = createHash('sha256').update(body, 'utf8').digest('hex');
-  return createHmac('sha256', Buffer.from(secret, 'utf8'))
-    .update(`${taskId}.${timestamp}.${bodyHash}`, 'utf8')
-    .digest('base64');
+export function signCallback(secret: string, taskId: string, timestamp: number, body: string | Buffer): string {
+  const bodyHash = createHash('sha256').update(body).digest('hex');
+  return createHmac('sha256', secret).update(`${taskId}.${timestamp}.${bodyHash}`, 'utf8').digest('base64');
 }
 
 /** The HMAC key of a Standard Webhooks secret: the Base64-decoded part after `whsec_`. */
@@ -27,12 +25,18 @@ export function endpointKey(secret: string): Buffer {
 }
 
 /** One Standard Webhooks signature: `v1,` + base64(HMAC-SHA256(key, "<id>.<timestamp>.<body>")). */
-export function signEndpoint(secret: string, id: string, timestamp: number, body: string): string {
-  return `v1,${createHmac('sha256', endpointKey(secret)).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`;
+export function signEndpoint(secret: string, id: string, timestamp: number, body: string | Buffer): string {
+  const hmac = createHmac('sha256', endpointKey(secret)).update(`${id}.${timestamp}.`, 'utf8');
+  return `v1,${hmac.update(body).digest('base64')}`;
 }
 
 /** The `webhook-signature` header: the current secret's signature first, then the previous one's while it is still valid. */
-export function endpointSignatureHeader(secrets: string[], id: string, timestamp: number, body: string): string {
+export function endpointSignatureHeader(
+  secrets: string[],
+  id: string,
+  timestamp: number,
+  body: string | Buffer,
+): string {
   return secrets.map((secret) => signEndpoint(secret, id, timestamp, body)).join(' ');
 }
 

@@ -1,8 +1,10 @@
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostIsAllowed, isPublicAddress } from '../../runtime/net/address-policy.js';
 import { attemptDelivery } from '../../runtime/webhooks/deliver.js';
+import { OutboundAgents } from '../../runtime/webhooks/kept-agents.js';
 import { guardedAgent, postOnce, type Resolver } from '../../runtime/webhooks/outbound.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { MODEL, startReceiver, type Receiver } from './support.js';
@@ -280,5 +282,79 @@ describe('connect-time address check (guarded agent)', () => {
         host,
       ).toBe(false);
     expect(await hostIsAllowed('8.8.8.8', { allowPrivate: false, allowInsecure: false })).toBe(true);
+  });
+});
+
+/**
+ * Deliveries keep their connections (Context.outbound): a kept connection was checked when it was
+ * made, and every new one is looked up and checked again on its own socket.
+ */
+describe('kept connections (the delivery agents)', () => {
+  const counting = (address: string) => {
+    const resolver: Resolver & { calls: number } = Object.assign(
+      async () => {
+        resolver.calls++;
+        return [{ address, family: 4 } as LookupAddress];
+      },
+      { calls: 0 },
+    );
+    return resolver;
+  };
+
+  it('two posts share one checked connection; after the receiver drops it, the next post looks the name up again', async () => {
+    const sockets = new Set<Socket>();
+    let connections = 0;
+    const server = http.createServer((_req, res) => res.end('ok'));
+    server.on('connection', (socket: Socket) => {
+      connections++;
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const resolver = counting('127.0.0.1');
+    const policy = { allowPrivate: true, allowInsecure: true, resolver };
+    const agents = new OutboundAgents(policy);
+    const post = () => postOnce(`http://hooks.example:${port}/`, '{}', {}, { policy, timeoutMs: 5_000, agents });
+    try {
+      expect((await post()).status).toBe(200);
+      expect((await post()).status).toBe(200);
+      expect({ connections, lookups: resolver.calls }).toEqual({ connections: 1, lookups: 1 });
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await post()).status).toBe(200);
+      expect({ connections, lookups: resolver.calls }).toEqual({ connections: 2, lookups: 2 });
+    } finally {
+      agents.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('a name that answers a private address is refused on every post, none kept, no connection', async () => {
+    const listener = await startReceiver();
+    const resolver = counting('127.0.0.1');
+    const policy = { allowPrivate: false, allowInsecure: true, resolver };
+    const agents = new OutboundAgents(policy);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const result = await postOnce(
+          `http://rebind.example:${listener.port}/hook`,
+          '{}',
+          {},
+          {
+            policy,
+            timeoutMs: 2_000,
+            agents,
+          },
+        );
+        expect(result.error).toMatch(/refused: non-public address 127\.0\.0\.1/);
+      }
+      expect(resolver.calls).toBe(3);
+      expect(listener.connections).toBe(0);
+    } finally {
+      agents.close();
+      await listener.close();
+    }
   });
 });
