@@ -2,6 +2,17 @@ import type { Kysely } from 'kysely';
 import type { BetterSqliteDatabase } from './dialect.js';
 import type { Database } from './schema.js';
 
+/** Enough to share a commit among a burst of requests, small enough to keep one group's pause of the event loop short. */
+const MAX_GROUP = 64;
+
+interface Pending {
+  work: (sqlite: BetterSqliteDatabase) => unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /**
  * Group commit for SQLite: the transactions asked for in one turn of the event loop run in one
  * IMMEDIATE transaction and one COMMIT. A commit costs more than createTask's seven statements
@@ -15,17 +26,6 @@ import type { Database } from './schema.js';
  * while Kysely's lock on the one connection is held, so no Kysely transaction interleaves with it.
  * One per database (Db.sqliteGroup).
  */
-/** Enough to share a commit among a burst of requests, small enough to keep one group's pause of the event loop short. */
-const MAX_GROUP = 64;
-
-interface Pending {
-  work: (sqlite: BetterSqliteDatabase) => unknown;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
 export class SqliteGroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;

@@ -6,6 +6,7 @@ import type { GeneratedFile, Plugin } from '../../plugin.js';
 import { Identifier } from '../../print/literal.js';
 import { printModule } from '../../print/module.js';
 import type { AutoRange } from '../support/template.js';
+import { stringLengthKeywords } from './string-length.js';
 
 /** ajv's standaloneCode with named exports: `{ name: schema key }` -> `export const name = <its function>`. */
 type StandaloneCode = (ajv: Ajv, exports: Record<string, string>) => string;
@@ -32,6 +33,9 @@ function schemaModule(model: Model): string {
     addUsedSchema: false,
     code: { source: true, esm: true, optimize: 1 },
   });
+  ajv.removeKeyword('maxLength');
+  ajv.removeKeyword('minLength');
+  ajv.addKeyword(stringLengthKeywords);
   ajv.addSchema(model.inputSchema, 'input');
   const code = standaloneCode(ajv, { schemaValidate: 'input' });
   const prelude = code.includes('require(')

@@ -76,4 +76,44 @@ describe('validators plugin (generated/validators/)', () => {
       });
     }
   });
+
+  it('counts maxLength and minLength in code points, as JSON Schema does: a character outside the BMP is one', () => {
+    const astral = '\u{1F3AC}'; // two UTF-16 units, one character
+    let checked = 0;
+    for (const model of spec.models) {
+      const field = model.fields.find(
+        (f) =>
+          f.schema.type === 'string' &&
+          typeof f.schema.maxLength === 'number' &&
+          f.schema.pattern === undefined &&
+          f.schema.enum === undefined,
+      );
+      if (!field) continue;
+      const vectors = JSON.parse(readFileSync(join(ROOT, 'generated/vectors', `${model.id}.json`), 'utf8')) as {
+        cases: { input: Record<string, unknown>; want: unknown }[];
+      };
+      const accepted = vectors.cases.find((c) => c.want === 'accept')!.input;
+      const max = field.schema.maxLength as number;
+      const min = (field.schema.minLength as number | undefined) ?? 0;
+      const rows: [string, { given: string; want: string | undefined }][] = [
+        ['max characters, each two UTF-16 units', { given: astral.repeat(max), want: undefined }],
+        ['one character more', { given: astral.repeat(max + 1), want: 'maxLength' }],
+        ['max characters of the BMP', { given: 'a'.repeat(max), want: undefined }],
+        ['one more of the BMP', { given: 'a'.repeat(max + 1), want: 'maxLength' }],
+        ...(min > 0
+          ? ([
+              ['min characters, each two units', { given: astral.repeat(min), want: undefined }],
+              ['one character fewer', { given: astral.repeat(min - 1), want: 'minLength' }],
+            ] as [string, { given: string; want: string | undefined }][])
+          : []),
+      ];
+      for (const [name, { given, want }] of rows) {
+        const result = validators.get(model.id)!({ ...accepted, [field.name]: given });
+        const rules = result.ok ? [] : result.errors.filter((e) => e.path.endsWith(field.name)).map((e) => e.rule);
+        expect({ model: model.id, name, rules }).toEqual({ model: model.id, name, rules: want ? [want] : [] });
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(10);
+  });
 });
