@@ -143,31 +143,47 @@ export const MAX_JSON_DEPTH = 32;
  * overflow the call stack here.
  */
 export function cloneJson<T>(value: T): T {
-  const copy = (item: unknown): unknown =>
-    Array.isArray(item) ? new Array(item.length) : typeof item === 'object' && item !== null ? {} : item;
-  const root = copy(value);
-  const stack: [unknown, unknown][] = root !== value ? [[value, root]] : [];
-  while (stack.length > 0) {
-    const [from, to] = stack.pop()!;
+  const root = emptyCopy(value);
+  if (root === value) return value;
+  // Two parallel stacks (originals, copies) rather than one of pairs: no array per node, and the
+  // copy is about 2.8 times faster (bench/README.md, issue 19).
+  const originals: unknown[] = [value];
+  const copies: unknown[] = [root];
+  while (originals.length > 0) {
+    const from = originals.pop();
+    const to = copies.pop();
     if (Array.isArray(from)) {
       for (let i = 0; i < from.length; i++) {
-        const item = copy(from[i]);
+        const original: unknown = from[i];
+        const item = emptyCopy(original);
         (to as unknown[])[i] = item;
-        if (item !== from[i]) stack.push([from[i], item]);
+        if (item !== original) {
+          originals.push(original);
+          copies.push(item);
+        }
       }
       continue;
     }
-    for (const key of Object.keys(from as object)) {
+    for (const key in from as object) {
+      if (!Object.hasOwn(from as object, key)) continue;
       const original = (from as Record<string, unknown>)[key];
-      const item = copy(original);
+      const item = emptyCopy(original);
       // An own "__proto__" key stays a plain key (then rejected as unknown), never a prototype.
       if (key === '__proto__')
         Object.defineProperty(to, key, { value: item, enumerable: true, writable: true, configurable: true });
       else (to as Record<string, unknown>)[key] = item;
-      if (item !== original) stack.push([original, item]);
+      if (item !== original) {
+        originals.push(original);
+        copies.push(item);
+      }
     }
   }
   return root as T;
+}
+
+/** An empty array or object to copy `item` into, or `item` itself when it is a primitive. */
+function emptyCopy(item: unknown): unknown {
+  return Array.isArray(item) ? new Array(item.length) : typeof item === 'object' && item !== null ? {} : item;
 }
 
 /**
