@@ -6,7 +6,7 @@ import type { GeneratedFile, Plugin } from '../../plugin.js';
 import { Identifier } from '../../print/literal.js';
 import { printModule } from '../../print/module.js';
 import type { AutoRange } from '../support/template.js';
-import { stringLengthKeywords } from './string-length.js';
+import { patternKeyword, stringLengthKeywords } from './string-keywords.js';
 
 /** ajv's standaloneCode with named exports: `{ name: schema key }` -> `export const name = <its function>`. */
 type StandaloneCode = (ajv: Ajv, exports: Record<string, string>) => string;
@@ -33,9 +33,13 @@ function schemaModule(model: Model): string {
     addUsedSchema: false,
     code: { source: true, esm: true, optimize: 1 },
   });
+  // Replaced in place: a keyword added back goes after the others of its type, so pattern is
+  // re-added behind the lengths to keep ajv's order (a 160 KB URL is told its length first).
   ajv.removeKeyword('maxLength');
   ajv.removeKeyword('minLength');
+  ajv.removeKeyword('pattern');
   ajv.addKeyword(stringLengthKeywords);
+  ajv.addKeyword(patternKeyword);
   ajv.addSchema(model.inputSchema, 'input');
   const code = standaloneCode(ajv, { schemaValidate: 'input' });
   const prelude = code.includes('require(')

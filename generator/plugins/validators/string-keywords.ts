@@ -1,6 +1,7 @@
 import { _, str, type CodeKeywordDefinition, type KeywordCxt } from 'ajv';
 import { useFunc } from 'ajv/dist/compile/util.js';
 import ucs2lengthModule from 'ajv/dist/runtime/ucs2length.js';
+import patternModule from 'ajv/dist/vocabularies/validation/pattern.js';
 
 // ajv ships CommonJS: depending on the loader the default import is the function or the module object.
 type CodePointCount = ((text: string) => number) & { code: string };
@@ -36,3 +37,9 @@ export const stringLengthKeywords: CodeKeywordDefinition = {
     );
   },
 };
+
+/** ajv's own pattern keyword, added back after the lengths (see validators/emit.ts). */
+export const patternKeyword: CodeKeywordDefinition =
+  'keyword' in patternModule
+    ? (patternModule as unknown as CodeKeywordDefinition)
+    : (patternModule as unknown as { default: CodeKeywordDefinition }).default;
