@@ -2,7 +2,7 @@
  * Diagnosis only: createTask (or another endpoint) on two checkouts side by side, each service in
  * its own process on its own database (SQLite, or a fresh PostgreSQL schema each with --pg), in
  * alternating runs A B B A A B after a warm-up of each. A = --base (a worktree at main), B = this tree.
- *   tsx bench/ab-trees.ts --base=/work/wt-base [--pg] [--seconds=5] [--endpoint=createTask]
+ *   tsx bench/ab-trees.ts --base=/work/wt-base [--pg] [--seconds=5] [--endpoint=createTask|quote|recordInfo]
  */
 import { join } from 'node:path';
 import {
@@ -10,6 +10,9 @@ import {
   cannonOptions,
   cpuMs,
   createAccounts,
+  createOneTask,
+  endpointShapes,
+  type Endpoint,
   dropSchema,
   freePort,
   freshSchema,
@@ -21,9 +24,7 @@ import {
   settle,
   spawnHttpProcess,
   sqliteUrl,
-  TYPICAL_BODY,
   type LoadResult,
-  type RequestShape,
 } from './support.js';
 import { rmSync } from 'node:fs';
 
@@ -31,7 +32,10 @@ const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name
 const base = option('base');
 if (!base) throw new Error('usage: tsx bench/ab-trees.ts --base=DIR [--pg] [--seconds=5]');
 const seconds = Number(option('seconds') ?? 5);
-const endpoint = option('endpoint') ?? 'createTask';
+const endpointOption = option('endpoint') ?? 'createTask';
+if (!['quote', 'recordInfo', 'createTask'].includes(endpointOption))
+  throw new Error(`--endpoint=${endpointOption}: one of quote, recordInfo, createTask`);
+const endpoint = endpointOption as Endpoint;
 const pg = process.argv.includes('--pg') ? await reachablePostgres() : undefined;
 const schemas: string[] = [];
 
@@ -64,23 +68,7 @@ async function start(root: string) {
     },
   );
   const [account] = await createAccounts(dbUrl, 1);
-  const auth = { authorization: `Bearer ${account.apiKey}` };
-  const created = await fetch(`${spawned.url}/api/v1/jobs/createTask`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: TYPICAL_BODY,
-  });
-  const taskId = ((await created.json()) as { data: { taskId: string } }).data.taskId;
-  const shape: RequestShape =
-    endpoint === 'createTask'
-      ? {
-          method: 'POST',
-          path: '/api/v1/jobs/createTask',
-          headers: auth,
-          body: TYPICAL_BODY,
-          uniqueIdempotencyKey: true,
-        }
-      : { method: 'GET', path: `/api/v1/jobs/recordInfo?taskId=${taskId}`, headers: auth };
+  const shape = endpointShapes(account.apiKey, await createOneTask(spawned.url, account.apiKey))[endpoint];
   return { spawned, shape, dir };
 }
 

@@ -8,15 +8,15 @@ import {
   cannon,
   cannonOptions,
   createAccounts,
+  createOneTask,
+  endpointShapes,
   isMain,
   newServiceDir,
   pooledRate,
   settle,
   sqliteUrl,
   startService,
-  TYPICAL_BODY,
   type LoadResult,
-  type RequestShape,
   type ServiceProcess,
 } from './support.js';
 
@@ -36,25 +36,7 @@ export async function ab(
       env: { MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000) },
       nodeArgs,
     });
-    const auth = { authorization: `Bearer ${account.apiKey}` };
-    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: TYPICAL_BODY,
-    });
-    const taskId = ((await created.json()) as { data: { taskId: string } }).data.taskId;
-    const shape: RequestShape =
-      endpoint === 'createTask'
-        ? {
-            method: 'POST',
-            path: '/api/v1/jobs/createTask',
-            headers: auth,
-            body: TYPICAL_BODY,
-            uniqueIdempotencyKey: true,
-          }
-        : endpoint === 'quote'
-          ? { method: 'POST', path: '/api/v1/jobs/quote', headers: auth, body: TYPICAL_BODY }
-          : { method: 'GET', path: `/api/v1/jobs/recordInfo?taskId=${taskId}`, headers: auth };
+    const shape = endpointShapes(account.apiKey, await createOneTask(service.url, account.apiKey))[endpoint];
     return { service, shape };
   };
   const started: ServiceProcess[] = [];

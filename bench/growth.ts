@@ -32,6 +32,8 @@ import {
   cannonOptions,
   checkMostlyOk,
   createAccounts,
+  createOneTask,
+  endpointShapes,
   dropSchema,
   freshSchema,
   isMain,
@@ -44,10 +46,8 @@ import {
   settle,
   sqliteUrl,
   startService,
-  TYPICAL_BODY,
   type BenchOutput,
   type LoadResult,
-  type RequestShape,
   type RunMode,
   type ServiceProcess,
 } from './support.js';
@@ -120,24 +120,8 @@ async function httpFigures(
       { name: 'empty', service: empty, key: emptyAccount.apiKey },
       { name: 'grown', service: grownService, key: seeded.account.apiKey },
     ];
-    const shapesOf = async (service: ServiceProcess, key: string) => {
-      const auth = { authorization: `Bearer ${key}` };
-      const taskId = await createOneTask(service.url, auth);
-      return {
-        recordInfo: {
-          method: 'GET',
-          path: `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`,
-          headers: auth,
-        },
-        createTask: {
-          method: 'POST',
-          path: '/api/v1/jobs/createTask',
-          headers: auth,
-          body: TYPICAL_BODY,
-          uniqueIdempotencyKey: true,
-        },
-      } satisfies Record<string, RequestShape>;
-    };
+    const shapesOf = async (service: ServiceProcess, key: string) =>
+      endpointShapes(key, await createOneTask(service.url, key));
     const shapes = [await shapesOf(empty, emptyAccount.apiKey), await shapesOf(grownService, seeded.account.apiKey)];
     const figures: Record<string, number | null> = {};
     const quiet = async () => {
@@ -172,18 +156,6 @@ async function httpFigures(
   } finally {
     await Promise.all(services.map((s) => s.stop()));
   }
-}
-
-async function createOneTask(url: string, auth: Record<string, string>): Promise<string> {
-  const created = await fetch(`${url}/api/v1/jobs/createTask`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: TYPICAL_BODY,
-  });
-  const body = (await created.json()) as { data?: { taskId?: string } };
-  if (created.status !== 202 || !body.data?.taskId)
-    throw new Error(`createTask: ${created.status} ${JSON.stringify(body)}`);
-  return body.data.taskId;
 }
 
 /** The listing's p99 on the seeded service: the first page, and a page nine tenths of the way down. */

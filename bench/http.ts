@@ -14,6 +14,8 @@ import {
   cannonOptions,
   checkMostlyOk,
   createAccounts,
+  createOneTask,
+  endpointShapes,
   durations,
   freePort,
   isMain,
@@ -23,7 +25,6 @@ import {
   spawnHttpProcess,
   sqliteUrl,
   startService,
-  TYPICAL_BODY,
   type BenchOutput,
   type LoadResult,
   type RequestShape,
@@ -116,33 +117,8 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
     await cannon(cannonOptions(bare.url, bareShape, CONNECTIONS, d.warmupSeconds)); // warm-up
     const bareRuns: LoadResult[] = [];
 
-    const auth = { authorization: `Bearer ${account.apiKey}` };
     // The task recordInfo reads: created once, queued or running for the whole run.
-    const created = await fetch(`${service.url}/api/v1/jobs/createTask`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: TYPICAL_BODY,
-    });
-    const createdBody = (await created.json()) as { data?: { taskId?: string } };
-    if (created.status !== 202 || !createdBody.data?.taskId)
-      throw new Error(`createTask for recordInfo: ${created.status} ${JSON.stringify(createdBody)}`);
-    const taskId = createdBody.data.taskId;
-
-    const shapes: Record<'quote' | 'recordInfo' | 'createTask', RequestShape> = {
-      quote: { method: 'POST', path: '/api/v1/jobs/quote', headers: auth, body: TYPICAL_BODY },
-      recordInfo: {
-        method: 'GET',
-        path: `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`,
-        headers: auth,
-      },
-      createTask: {
-        method: 'POST',
-        path: '/api/v1/jobs/createTask',
-        headers: auth,
-        body: TYPICAL_BODY,
-        uniqueIdempotencyKey: true,
-      },
-    };
+    const shapes = endpointShapes(account.apiKey, await createOneTask(service.url, account.apiKey));
     for (const name of options.only ?? (['quote', 'recordInfo', 'createTask'] as const)) {
       // Warm-up, then the limit again right before the endpoint's own run: each ratio compares
       // two adjacent runs, so a slow patch of the shared machine weighs on both.

@@ -471,3 +471,35 @@ export interface BenchOutput {
   figures: Record<string, number | null>;
   notes: string[];
 }
+
+/** The three service endpoints the HTTP figures load. */
+export type Endpoint = 'quote' | 'recordInfo' | 'createTask';
+
+/** Creates one task with the typical body and returns its id (the task recordInfo reads; queued for the run when the simulator's latency is long). */
+export async function createOneTask(url: string, apiKey: string): Promise<string> {
+  const created = await fetch(`${url}/api/v1/jobs/createTask`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: TYPICAL_BODY,
+  });
+  const body = (await created.json()) as { data?: { taskId?: string } };
+  if (created.status !== 202 || !body.data?.taskId)
+    throw new Error(`createTask: ${created.status} ${JSON.stringify(body)}`);
+  return body.data.taskId;
+}
+
+/** What each endpoint's load sends with this key: recordInfo reads `taskId`, createTask sends a fresh Idempotency-Key each time. */
+export function endpointShapes(apiKey: string, taskId: string): Record<Endpoint, RequestShape> {
+  const auth = { authorization: `Bearer ${apiKey}` };
+  return {
+    quote: { method: 'POST', path: '/api/v1/jobs/quote', headers: auth, body: TYPICAL_BODY },
+    recordInfo: { method: 'GET', path: `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, headers: auth },
+    createTask: {
+      method: 'POST',
+      path: '/api/v1/jobs/createTask',
+      headers: auth,
+      body: TYPICAL_BODY,
+      uniqueIdempotencyKey: true,
+    },
+  };
+}
