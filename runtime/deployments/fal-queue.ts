@@ -1,12 +1,12 @@
-import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
+import { MappedUpstream } from './mapped-upstream.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
-import { inputMaps, valueAt } from './map-input.js';
+import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream, UpstreamHttp } from './upstream-http.js';
+import { answerError, resultStream } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'fal-queue';
@@ -64,39 +64,12 @@ function falReason(json: unknown): string | undefined {
  * sent again. `x-fal-request-timeout` carries the time left to the deadline, so fal never starts
  * a request the service has given up.
  */
-export class FalQueueDeployment implements Deployment {
+export class FalQueueDeployment extends MappedUpstream implements Deployment {
   readonly kind = PROTOCOL;
   readonly idempotentSubmit = false;
-  readonly callbacks: boolean;
-  private readonly http: UpstreamHttp;
 
-  constructor(private readonly options: UpstreamOptions) {
-    this.callbacks = options.callbacks;
-    this.http = new UpstreamHttp(options.baseUrl, {
-      ...(options.apiKey ? { Authorization: `Key ${options.apiKey}` } : {}),
-      'User-Agent': 'mediaforge-upstream/1',
-    });
-  }
-
-  get name(): string {
-    return this.options.name;
-  }
-
-  accepts(model: ModelInfo): boolean {
-    return providerMapping(PROTOCOL, model.id) !== undefined;
-  }
-
-  acceptsInput(model: ModelInfo, input: Record<string, unknown>): boolean {
-    const mapping = providerMapping(PROTOCOL, model.id);
-    return mapping !== undefined && inputMaps(mapping, input);
-  }
-
-  isAvailable(): boolean {
-    return true;
-  }
-
-  close(): void {
-    this.http.close();
+  constructor(options: UpstreamOptions) {
+    super(options, PROTOCOL, options.apiKey ? { Authorization: `Key ${options.apiKey}` } : {});
   }
 
   /** Where a request's status, result and cancel are when fal's answer does not say it on its own origin: as fal-js builds them, from the app's owner and alias (never its sub-path). */

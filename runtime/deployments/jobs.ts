@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
+import { MappedUpstream } from './mapped-upstream.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
-import { inputMaps, mapInput } from './map-input.js';
+import { mapInput } from './map-input.js';
 import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream, UpstreamHttp } from './upstream-http.js';
+import { answerError, resultStream } from './upstream-http.js';
 import { extensionOf, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'jobs';
@@ -45,42 +45,17 @@ function envelopeReason(json: unknown): string | undefined {
  * GET {baseUrl}/jobs/recordInfo?taskId= until the task ends; the output links (the upstream's own,
  * short-lived) are downloaded at once into the service's store. The protocol has no cancel.
  */
-export class JobsDeployment implements Deployment {
+export class JobsDeployment extends MappedUpstream implements Deployment {
   readonly kind = PROTOCOL;
   readonly idempotentSubmit = true;
-  readonly callbacks: boolean;
-  private readonly http: UpstreamHttp;
   /** The upstream's Retry-After of each submit, until the first poll is scheduled. */
   private readonly hints = new Map<string, number>();
 
-  constructor(private readonly options: UpstreamOptions) {
-    this.callbacks = options.callbacks;
-    this.http = new UpstreamHttp(options.baseUrl, {
+  constructor(options: UpstreamOptions) {
+    super(options, PROTOCOL, {
       ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
       'Accept-Language': 'en',
-      'User-Agent': 'mediaforge-upstream/1',
     });
-  }
-
-  get name(): string {
-    return this.options.name;
-  }
-
-  accepts(model: ModelInfo): boolean {
-    return providerMapping(PROTOCOL, model.id) !== undefined;
-  }
-
-  acceptsInput(model: ModelInfo, input: Record<string, unknown>): boolean {
-    const mapping = providerMapping(PROTOCOL, model.id);
-    return mapping !== undefined && inputMaps(mapping, input);
-  }
-
-  isAvailable(): boolean {
-    return true;
-  }
-
-  close(): void {
-    this.http.close();
   }
 
   /** The Idempotency-Key of a task at this upstream: the same for every submit of the task, and nobody else's. */

@@ -1,12 +1,12 @@
-import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
+import { MappedUpstream } from './mapped-upstream.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
 import { JobsDeployment } from './jobs.js';
-import { inputMaps, mapInput } from './map-input.js';
+import { mapInput } from './map-input.js';
 import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream, UpstreamHttp } from './upstream-http.js';
+import { answerError, resultStream } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'openai-videos';
@@ -45,41 +45,20 @@ function addFormValue(form: FormData, key: string, value: unknown): void {
  * submit whose outcome is unknown is never sent again (an Idempotency-Key is still sent: relays
  * that honour it, mediaforge's /v1 among them, then cannot start a second video from a retry).
  */
-export class OpenAiVideosDeployment implements Deployment {
+export class OpenAiVideosDeployment extends MappedUpstream implements Deployment {
   readonly kind = PROTOCOL;
   readonly idempotentSubmit = false;
-  readonly callbacks = false;
-  private readonly http: UpstreamHttp;
   /** When this process submitted each video: the Video's created_at is whole seconds, too coarse to pace polls by. */
   private readonly submittedAt = new Map<string, number>();
 
-  constructor(private readonly options: UpstreamOptions) {
-    this.http = new UpstreamHttp(options.baseUrl, {
-      ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
-      'Accept-Language': 'en',
-      'User-Agent': 'mediaforge-upstream/1',
-    });
-  }
-
-  get name(): string {
-    return this.options.name;
-  }
-
-  accepts(model: ModelInfo): boolean {
-    return providerMapping(PROTOCOL, model.id) !== undefined;
-  }
-
-  acceptsInput(model: ModelInfo, input: Record<string, unknown>): boolean {
-    const mapping = providerMapping(PROTOCOL, model.id);
-    return mapping !== undefined && inputMaps(mapping, input);
-  }
-
-  isAvailable(): boolean {
-    return true;
-  }
-
-  close(): void {
-    this.http.close();
+  constructor(options: UpstreamOptions) {
+    // The Videos API has no completion callback: polls only.
+    super(
+      options,
+      PROTOCOL,
+      { ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}), 'Accept-Language': 'en' },
+      false,
+    );
   }
 
   async start(job: DeploymentJob): Promise<string> {

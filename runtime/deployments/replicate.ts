@@ -1,13 +1,13 @@
 import { Webhook } from 'standardwebhooks';
-import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
+import { MappedUpstream } from './mapped-upstream.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
-import { inputMaps, valueAt } from './map-input.js';
+import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream, UpstreamHttp } from './upstream-http.js';
+import { answerError, resultStream } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'replicate';
@@ -79,41 +79,14 @@ function outputLinks(output: unknown): string[] {
  * `Prefer: wait` is not sent: a submit that holds its connection open for a minute would tie up a
  * worker slot, and a cut in that minute would leave the outcome unknown.
  */
-export class ReplicateDeployment implements Deployment {
+export class ReplicateDeployment extends MappedUpstream implements Deployment {
   readonly kind = PROTOCOL;
   readonly idempotentSubmit = false;
-  readonly callbacks: boolean;
-  private readonly http: UpstreamHttp;
   /** Replicate's webhook signing secret, fetched when the first callback is checked. */
   private secret?: Promise<string>;
 
-  constructor(private readonly options: UpstreamOptions) {
-    this.callbacks = options.callbacks;
-    this.http = new UpstreamHttp(options.baseUrl, {
-      ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
-      'User-Agent': 'mediaforge-upstream/1',
-    });
-  }
-
-  get name(): string {
-    return this.options.name;
-  }
-
-  accepts(model: ModelInfo): boolean {
-    return providerMapping(PROTOCOL, model.id) !== undefined;
-  }
-
-  acceptsInput(model: ModelInfo, input: Record<string, unknown>): boolean {
-    const mapping = providerMapping(PROTOCOL, model.id);
-    return mapping !== undefined && inputMaps(mapping, input);
-  }
-
-  isAvailable(): boolean {
-    return true;
-  }
-
-  close(): void {
-    this.http.close();
+  constructor(options: UpstreamOptions) {
+    super(options, PROTOCOL, options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {});
   }
 
   async start(job: DeploymentJob): Promise<string> {

@@ -1,0 +1,47 @@
+import type { ModelInfo } from '../../generated/catalogue.js';
+import { providerMapping } from '../../generated/provider-mappings.js';
+import { inputMaps } from './map-input.js';
+import { UpstreamHttp } from './upstream-http.js';
+import type { UpstreamOptions } from './upstream-options.js';
+
+/**
+ * What every hosted-upstream adapter shares: its name from the deployments file, the models and
+ * inputs its protocol's field mapping can carry (spec/providers/<protocol>.yaml, generated), one
+ * HTTP client with the protocol's headers, and no availability of its own (the router's slots and
+ * cool-downs decide). Each adapter adds its protocol's submit, poll and cancel.
+ */
+export abstract class MappedUpstream {
+  readonly callbacks: boolean;
+  protected readonly http: UpstreamHttp;
+
+  constructor(
+    protected readonly options: UpstreamOptions,
+    private readonly protocol: string,
+    headers: Record<string, string>,
+    callbacks = options.callbacks,
+  ) {
+    this.callbacks = callbacks;
+    this.http = new UpstreamHttp(options.baseUrl, { ...headers, 'User-Agent': 'mediaforge-upstream/1' });
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  accepts(model: ModelInfo): boolean {
+    return providerMapping(this.protocol, model.id) !== undefined;
+  }
+
+  acceptsInput(model: ModelInfo, input: Record<string, unknown>): boolean {
+    const mapping = providerMapping(this.protocol, model.id);
+    return mapping !== undefined && inputMaps(mapping, input);
+  }
+
+  isAvailable(): boolean {
+    return true;
+  }
+
+  close(): void {
+    this.http.close();
+  }
+}
