@@ -146,7 +146,7 @@ function isIdentifier(token: string): boolean {
  * token shapes (the service's `sk-service-`, OpenAI's `sk-` and `sk-proj-`, Replicate's `r8_`,
  * JWTs), and any other identifier it cannot know by name: a token that mixes letters and digits
  * joined by `-` or `_`, unless it is a word of the model's own id (`modelId`: ids look like
- * `vendor_a/family_a-2.0-mini/reference-to-video`), and the upstream's own job id (`handle`).
+ * `<vendor>/<family>-2.0-mini/<mode>`), and the upstream's own job id (`handle`).
  * Parentheses left with nothing but labels in them go too: `(prediction rep-internal-7781)`.
  * Only the head of the text is read: some of these patterns take time quadratic in the length of
  * a run they fail on, and a provider's text can be of any length (the answer keeps 500 characters).
