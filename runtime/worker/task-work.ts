@@ -171,7 +171,7 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
       ctx,
       task.id,
       status.code ?? 'generation_failed',
-      upstreamReason(status.reason, task.deployment_handle) || null,
+      upstreamReason(status.reason, task, task.deployment_handle) || null,
     );
     return { done: true };
   }

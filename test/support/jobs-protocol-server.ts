@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { clip } from '../files/fixtures.js';
+import { echoAsked, echoText } from './key-echo.js';
 
 /**
  * A loopback server speaking the jobs protocol as the specification publishes it (and mediaforge's
@@ -30,6 +31,8 @@ export interface JobsServerOptions {
   withoutHints?: boolean;
   /** The first download sends half the bytes, then resets the connection. */
   cutFirstDownload?: boolean;
+  /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in an error (msg or errorMessage). */
+  echoKey?: boolean;
   /** The result's bytes (default: a real clip as long as the job's duration_seconds, 5 s when it has none), made anew for each download. */
   result?: () => AsyncIterable<Buffer> | Buffer;
 }
@@ -121,6 +124,14 @@ export class JobsProtocolServer {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as ReceivedSubmit['body'];
       const key = request.headers['idempotency-key'] as string | undefined;
       this.submits.push({ idempotencyKey: key, authorization: request.headers.authorization, body });
+      const echo = this.options.echoKey ? echoAsked(body.input?.prompt) : undefined;
+      if (echo?.place === 'submit' || echo?.place === 'unauthorized')
+        return this.envelope(
+          response,
+          echo.place === 'submit' ? 422 : 401,
+          null,
+          echoText(request.headers.authorization, echo.form),
+        );
       const special = this.options.submit?.(index);
       if (special === 'reset') {
         request.socket.destroy();
@@ -166,6 +177,9 @@ export class JobsProtocolServer {
         return this.envelope(response, 429, null, 'Too many requests.', { 'retry-after': '0' });
       const job = this.jobs.get(url.searchParams.get('taskId') ?? '');
       if (!job || this.options.forgetTasks) return this.envelope(response, 404, null, 'Task not found.');
+      const echo = this.options.echoKey ? echoAsked(job.prompt) : undefined;
+      if (echo?.place === 'poll-unauthorized')
+        return this.envelope(response, 401, null, echoText(request.headers.authorization, echo.form));
       const latency = this.options.latencyMs ?? 200;
       const elapsed = Date.now() - job.createdAt;
       const base = {
@@ -180,6 +194,13 @@ export class JobsProtocolServer {
           progress: this.options.withoutHints ? 0 : Math.floor((elapsed * 100) / latency),
         });
       job.reportedEnd = true;
+      if (echo?.place === 'status')
+        return this.envelope(response, 200, {
+          ...base,
+          state: 'failed',
+          errorCode: 'generation_failed',
+          errorMessage: echoText(request.headers.authorization, echo.form),
+        });
       const trigger = this.options.failWhenPromptContains;
       if (trigger && job.prompt.includes(trigger)) {
         return this.envelope(response, 200, {
