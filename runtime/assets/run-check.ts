@@ -105,7 +105,8 @@ export async function checkTaskReferences(ctx: Context, task: TaskRow): Promise<
     const id = assetIdOf(site.value);
     if (id !== undefined) {
       const row = assets.get(id);
-      if (!row) return { problem: { code: 'reference_unreachable', detail: `${site.path}: the asset no longer exists` } };
+      if (!row)
+        return { problem: { code: 'reference_unreachable', detail: `${site.path}: the asset no longer exists` } };
       known.push(knownFromAsset(site, row));
       continue;
     }
@@ -121,7 +122,10 @@ export async function checkTaskReferences(ctx: Context, task: TaskRow): Promise<
   const issues = limitIssues(limits, known, 'generation', complete, input.duration_seconds);
   if (issues.length > 0)
     return {
-      problem: { code: 'reference_invalid', detail: issues.map((issue) => formatMessage(issue.message, 'en')).join(' ') },
+      problem: {
+        code: 'reference_invalid',
+        detail: issues.map((issue) => formatMessage(issue.message, 'en')).join(' '),
+      },
     };
   return billedClipSeconds(billed, input, known);
 }
@@ -153,7 +157,8 @@ async function fetchAndProbe(
       };
     }
     // A billed clip that cannot be read cannot be measured: the request is what is wrong, as a provider would say.
-    if (billedClip) return { code: 'reference_invalid', detail: `${site.path} could not be fetched (${fetched.detail}).` };
+    if (billedClip)
+      return { code: 'reference_invalid', detail: `${site.path} could not be fetched (${fetched.detail}).` };
     return { code: 'reference_unreachable', detail: `${site.path}: ${fetched.reason}` };
   }
   const { probed } = fetched;

@@ -63,7 +63,8 @@ export async function probeRemote(url: string, options: RemoteProbeOptions): Pro
       moovMaxBytes: REMOTE_MOOV_MAX_BYTES,
     });
     if (opened.declaredBytes !== undefined) return { ok: true, probed, bytes: opened.declaredBytes };
-    if (options.countAll) for (let next = await body.next(); !next.done; next = await body.next()) read += next.value.length;
+    if (options.countAll)
+      for (let next = await body.next(); !next.done; next = await body.next()) read += next.value.length;
     return { ok: true, probed, bytes: read };
   } catch (error) {
     if (error instanceof FetchFailure) return { ok: false, reason: error.reason, detail: error.detail };
