@@ -48,9 +48,14 @@ describe('references are probed from the stream, not read whole (N4)', () => {
       if (res.destroyed) return;
       sent.set(path, (sent.get(path) ?? 0) + chunk.length);
       if (!res.write(chunk))
-        await new Promise((resolve) => {
-          res.once('drain', resolve);
-          res.once('close', resolve);
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            res.off('drain', go);
+            res.off('close', go);
+            resolve();
+          };
+          res.on('drain', go);
+          res.on('close', go);
         });
     }
     res.end();
