@@ -23,7 +23,7 @@ export class OnceClipServer {
       cert: readFileSync(new URL('../files/tls/loopback.crt', import.meta.url)),
     };
     const bytes = clip(this.options.seconds);
-    this.server = createServer(tls, (request, response) => {
+    this.server = createServer(tls, (_request, response) => {
       this.requests++;
       const answered = this.requests <= this.options.answers;
       this.options.log?.push(answered ? 'clip answered' : 'clip 404');
