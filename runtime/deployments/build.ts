@@ -31,8 +31,6 @@ export function simulatorDeployment(config: Config, now: () => number, name = 's
       latencyMs: config.simulatorLatencyMs,
       failWhenPromptContains: config.simulatorFailWhenPromptContains,
       now,
-      outbound: outboundPolicy(config),
-      clipMaxBytes: config.uploadMaxBytes,
     },
     name,
   );
@@ -56,7 +54,6 @@ function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => numbe
       timeoutMs: config.upstreamResultTimeoutMs,
       idleMs: RESULT_IDLE_MS,
     },
-    clips: { policy, timeoutMs: REQUEST_TIMEOUT_MS, maxBytes: config.uploadMaxBytes },
     pollFallbackMs: config.upstreamPollMs,
     now,
   });
