@@ -6,7 +6,7 @@ import { mappedJob } from './mapped-job.js';
 import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream } from './upstream-http.js';
+import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'fal-queue';
@@ -197,7 +197,7 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
       return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
     return {
       state: 'succeeded',
-      outputs: [{ bytes: resultStream(this.http, link, this.options.results), mime, extension: extensionOf(mime) }],
+      outputs: [{ bytes: this.resultBytes(link, job), mime, extension: extensionOf(mime) }],
       ...(measured ? { referenceClipSeconds: measured } : {}),
       ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
     };

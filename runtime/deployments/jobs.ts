@@ -6,7 +6,7 @@ import { mapInput } from './map-input.js';
 import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream } from './upstream-http.js';
+import { answerError } from './upstream-http.js';
 import { extensionOf, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'jobs';
@@ -136,7 +136,7 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
       return {
         state: 'succeeded',
         outputs: assets.map((asset) => ({
-          bytes: resultStream(this.http, asset.url, this.options.results),
+          bytes: this.resultBytes(asset.url, job),
           mime: asset.mime ?? 'video/mp4',
           extension: extensionOf(asset.mime),
         })),

@@ -6,7 +6,7 @@ import { mapInput } from './map-input.js';
 import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream } from './upstream-http.js';
+import { answerError } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'openai-videos';
@@ -137,9 +137,7 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
         state: 'succeeded',
         outputs: [
           {
-            bytes: resultStream(this.http, this.videoUrl(handle, '/content').href, this.options.results, {
-              Accept: 'application/binary',
-            }),
+            bytes: this.resultBytes(this.videoUrl(handle, '/content').href, job, { Accept: 'application/binary' }),
             mime: 'video/mp4',
             extension: 'mp4',
           },

@@ -59,6 +59,20 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * A result larger than the service takes (MEDIAFORGE_UPSTREAM_RESULT_MAX_BYTES): the same file
+ * would come again, so the task fails at once instead of downloading it up to the cap per retry.
+ */
+export class ResultTooLargeError extends UpstreamError {
+  constructor(
+    readonly maxBytes: number,
+    what: string,
+  ) {
+    super('protocol', `${what}: more than the ${maxBytes} bytes a result may have`);
+    this.name = 'ResultTooLargeError';
+  }
+}
+
 /** The class of an HTTP status answered to a request. */
 export function statusClass(status: number): FailureClass {
   if (status === 429) return 'busy';
