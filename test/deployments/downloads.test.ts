@@ -83,10 +83,7 @@ describe('result downloads: once, bounded, within their share, only what the mod
   }
 
   it('a result that downloads for longer than the lease is fetched once and stored once', async () => {
-    const { server, t } = await serveJobs(
-      { result: (job) => drip(clip(job.seconds), 3000) },
-      { leaseMs: 900 },
-    );
+    const { server, t } = await serveJobs({ result: (job) => drip(clip(job.seconds), 3000) }, { leaseMs: 900 });
     const { accountId, apiKey } = await t.account(1000);
     const created = await createTask(t, apiKey, bodyD('slow result, Picture 1'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000);
@@ -118,7 +115,8 @@ describe('result downloads: once, bounded, within their share, only what the mod
     },
   );
 
-  it.each(ORIGINS)(
+  // Elsewhere, openCapped bounded the whole exchange by the setting already; on the upstream's origin only the headers were.
+  it.each(['own origin'] as Origin[])(
     '%s: MEDIAFORGE_UPSTREAM_RESULT_TIMEOUT_SECONDS bounds the whole download: a drip past it is cut, the next poll fetches the result again',
     async (origin) => {
       const { server, t } = await serveJobs(

@@ -207,7 +207,9 @@ export class JobsProtocolServer {
         output: {
           assets: [
             { url: `${this.resultOrigin}/files/${job.id}.mp4`, mime: 'video/mp4' },
-            ...(this.options.lastFrameAsset ? [{ url: `${this.resultOrigin}/files/${job.id}.png`, mime: 'image/png' }] : []),
+            ...(this.options.lastFrameAsset
+              ? [{ url: `${this.resultOrigin}/files/${job.id}.png`, mime: 'image/png' }]
+              : []),
             ...Array.from({ length: this.options.extraAssets ?? 0 }, (_, i) => ({
               url: `${this.resultOrigin}/files/${job.id}-${i + 1}.mp4`,
               mime: 'video/mp4',
