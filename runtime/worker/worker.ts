@@ -15,9 +15,10 @@ export type { WorkItem } from './claim.js';
  */
 export type WorkOutcome = { done: true } | { retryAt: number; attempts?: number };
 /**
- * `signal` (given by the worker; a test calling a handler may leave it out) is aborted (its reason an ItemAborted) when the item must stop where it is: another
- * worker took its lease over, or the service is shutting down and its grace ran out. A handler
- * that can run long (a download) passes it on, and once it is aborted records nothing more.
+ * `signal` (always given by the worker; a test calling a handler may leave it out) is aborted, its
+ * reason an ItemAborted, when the item must stop where it is: another worker took its lease over,
+ * or the service is shutting down and its grace ran out. A handler that can run long (a download)
+ * passes it on, and once it is aborted records nothing more.
  */
 export type WorkHandler = (ctx: Context, item: WorkItem, signal?: AbortSignal) => Promise<WorkOutcome>;
 
