@@ -67,6 +67,7 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['referenceCheckRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['upstreamResultRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['upstreamOverheadMs', { op: '<', value: 300 }, 'ms'],
+  ['slowResultDownloads', { op: '=', value: 1 }, 'fetches'],
   ['cliHelpMs', { op: '<', value: 300 }, 'ms'],
 ];
 

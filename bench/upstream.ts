@@ -10,12 +10,19 @@
  *   scheduled from the upstream's hints, Retry-After and progress); for each task, its time at
  *   the edge (created -> finished, the edge's database) minus the same task's time at the
  *   upstream (its database); the figure is the median.
+ * - slowResultDownloads (issue 25, N2): an edge routes a model to a loopback jobs-protocol server
+ *   whose result drips in over 90 s (test/support/slow-results.ts), with the default lease of
+ *   60 s; the figure is how many times the server was asked for the result by the time the task
+ *   succeeded (target exactly 1: the lease is renewed while the download runs). --quick keeps the
+ *   ratio of download to lease (1.5) at a tenth of the time: a 9 s drip, MEDIAFORGE_LEASE_MS=6000.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDb } from '../runtime/storage/dialect.js';
+import { clip } from '../test/files/fixtures.js';
 import { largeMp4 } from '../test/files/streams.js';
 import { JobsProtocolServer } from '../test/support/jobs-protocol-server.js';
+import { drip } from '../test/support/slow-results.js';
 import {
   createAccounts,
   isMain,
@@ -179,12 +186,67 @@ async function chainedOverhead(mode: RunMode): Promise<{ median: number | null; 
   }
 }
 
+async function slowResultFetches(mode: RunMode): Promise<{ fetches: number | null; note: string }> {
+  const dripSeconds = mode.quick ? 9 : 90;
+  const leaseMs = mode.quick ? 6000 : 60_000;
+  const upstream = await new JobsProtocolServer({
+    latencyMs: 200,
+    apiKey: 'bench-key',
+    result: (job) => drip(clip(job.seconds), dripSeconds * 1000, 500),
+  }).start();
+  const dir = newServiceDir();
+  const dbUrl = sqliteUrl(dir);
+  const [account] = await createAccounts(dbUrl, 1);
+  const edge = await startService({
+    dir,
+    dbUrl,
+    removeDir: true,
+    env: {
+      MEDIAFORGE_DEPLOYMENTS: deploymentsFile(dir, upstream.baseUrl),
+      BENCH_UPSTREAM_KEY: 'bench-key',
+      MEDIAFORGE_UPSTREAM_POLL_MS: '100',
+      MEDIAFORGE_LEASE_MS: String(leaseMs),
+    },
+  });
+  try {
+    const started = Date.now();
+    const created = await createAndWait(edge.url, account.apiKey, 'a result that drips in');
+    let state = created.state;
+    while (
+      created.taskId &&
+      (state === 'queued' || state === 'running') &&
+      Date.now() - started < 3 * dripSeconds * 1000
+    ) {
+      await sleep(500);
+      const response = await fetch(`${edge.url}/api/v1/jobs/recordInfo?taskId=${created.taskId}`, {
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
+      state = ((await response.json()) as { data?: { state: string } }).data?.state;
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const ok = state === 'succeeded';
+    const { completed, cut } = upstream.results;
+    return {
+      fetches: ok ? upstream.downloads : null,
+      note: `upstream: a result dripped in over ${dripSeconds} s (lease ${leaseMs / 1000} s) from a loopback jobs-protocol server: fetched ${upstream.downloads} time(s) (${completed} completed, ${cut} cut by the edge), task ${state} after ${seconds.toFixed(1)} s${ok ? '' : `; FAILED (figure null): ${JSON.stringify(created)}`}`,
+    };
+  } finally {
+    await edge.stop();
+    await upstream.close();
+  }
+}
+
 export async function benchUpstream(mode: RunMode): Promise<BenchOutput> {
   const rss = await resultRssGrowth();
   const overhead = await chainedOverhead(mode);
+  const slow = await slowResultFetches(mode);
   return {
-    figures: { upstreamResultRssGrowthMb: rss.growth, upstreamOverheadMs: overhead.median },
-    notes: [rss.note, overhead.note],
+    figures: {
+      upstreamResultRssGrowthMb: rss.growth,
+      upstreamOverheadMs: overhead.median,
+      slowResultDownloads: slow.fetches,
+    },
+    notes: [rss.note, overhead.note, slow.note],
   };
 }
 

@@ -46,7 +46,10 @@ export interface Config {
   workerDeliveryConcurrency: number;
   /** Most items of one account leased at once in each lane (0: no cap), so one account's backlog cannot hold another's work. */
   workerAccountCap: number;
+  /** How long a claimed work item is its worker's; the worker renews it while the item runs (runtime/worker/heartbeat.ts). */
   leaseMs: number;
+  /** After SIGTERM, how long items in flight (a result still downloading) may run before they are aborted and left for the next start. */
+  shutdownGraceMs: number;
   /** Where media objects live: a local directory, or the database (shared by several machines). */
   blobStore: 'local' | 'database';
   /** Redis URL for rate limits shared by all API processes; without it limits are per process. */
@@ -146,6 +149,7 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     workerDeliveryConcurrency: int(env.MEDIAFORGE_WORKER_DELIVERY_CONCURRENCY, 32),
     workerAccountCap: int(env.MEDIAFORGE_WORKER_ACCOUNT_CAP, 8),
     leaseMs: int(env.MEDIAFORGE_LEASE_MS, 60_000),
+    shutdownGraceMs: int(env.MEDIAFORGE_SHUTDOWN_GRACE_SECONDS, 30) * 1000,
     blobStore: env.MEDIAFORGE_BLOB_STORE === 'database' ? 'database' : 'local',
     redisUrl: env.MEDIAFORGE_REDIS || undefined,
     webhookAllowPrivate: env.MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE === '1',

@@ -20,6 +20,12 @@ export interface DeploymentJob {
   portableInput?: Record<string, unknown>;
   /** Where the upstream may report that the job ended (the service's inbound callback route); set only for deployments with `callbacks`. */
   callbackUrl?: string;
+  /**
+   * Ends the job's result downloads where they are: the worker's item was aborted (shutdown, its
+   * lease taken over) or the task reached its deadline. Set by the poll; an adapter hands it to
+   * every result stream it returns.
+   */
+  signal?: AbortSignal;
 }
 
 export interface DeploymentOutput {

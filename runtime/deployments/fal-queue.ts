@@ -5,7 +5,7 @@ import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream } from './upstream-http.js';
+import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'fal-queue';
@@ -193,7 +193,7 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
     const mime = typeof declared === 'string' && declared.includes('/') ? declared : mimeOfLink(link);
     return {
       state: 'succeeded',
-      outputs: [{ bytes: resultStream(this.http, link, this.options.results), mime, extension: extensionOf(mime) }],
+      outputs: [{ bytes: this.resultBytes(link, job), mime, extension: extensionOf(mime) }],
       ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
     };
   }

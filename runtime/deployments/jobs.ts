@@ -5,7 +5,7 @@ import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.j
 import { mapInput } from './map-input.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream } from './upstream-http.js';
+import { answerError } from './upstream-http.js';
 import { extensionOf, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'jobs';
@@ -132,7 +132,7 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
       return {
         state: 'succeeded',
         outputs: assets.map((asset) => ({
-          bytes: resultStream(this.http, asset.url, this.options.results),
+          bytes: this.resultBytes(asset.url, job),
           mime: asset.mime ?? 'video/mp4',
           extension: extensionOf(asset.mime),
         })),

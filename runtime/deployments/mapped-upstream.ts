@@ -1,7 +1,8 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
+import type { DeploymentJob } from './deployment.js';
 import { inputMaps } from './map-input.js';
-import { UpstreamHttp } from './upstream-http.js';
+import { resultStream, UpstreamHttp } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
 
 /**
@@ -39,6 +40,16 @@ export abstract class MappedUpstream {
 
   isAvailable(): boolean {
     return true;
+  }
+
+  /** A result link's bytes, downloaded within the service's bounds and ended by the job's signal (runtime/worker/task-work.ts). */
+  protected resultBytes(link: string, job: DeploymentJob, headers: Record<string, string> = {}): AsyncIterable<Buffer> {
+    return resultStream(
+      this.http,
+      link,
+      { ...this.options.results, ...(job.signal ? { signal: job.signal } : {}) },
+      headers,
+    );
   }
 
   close(): void {

@@ -5,7 +5,7 @@ import { JobsDeployment } from './jobs.js';
 import { mapInput } from './map-input.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream } from './upstream-http.js';
+import { answerError } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'openai-videos';
@@ -133,9 +133,7 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
         state: 'succeeded',
         outputs: [
           {
-            bytes: resultStream(this.http, this.videoUrl(handle, '/content').href, this.options.results, {
-              Accept: 'application/binary',
-            }),
+            bytes: this.resultBytes(this.videoUrl(handle, '/content').href, job, { Accept: 'application/binary' }),
             mime: 'video/mp4',
             extension: 'mp4',
           },

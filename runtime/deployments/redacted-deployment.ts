@@ -6,17 +6,11 @@ import { UpstreamError } from './upstream-error.js';
 /**
  * The error as it may leave an adapter: its message (and an UpstreamError's reason) redacted. A
  * new object, so nothing else it carried (Node's `input` URL, a `cause`, a stack with the old
- * message) reaches a log; an UpstreamError keeps its class, anything else stays a plain Error, so
+ * message) reaches a log; an UpstreamError keeps its class (and subclass: a result too large stays final), anything else stays a plain Error, so
  * the worker classifies it as before.
  */
 function redactedError(error: unknown, redact: Redactor): Error {
-  if (error instanceof UpstreamError) {
-    const { reason, ...details } = error.details;
-    return new UpstreamError(error.failure, redact(error.message), {
-      ...details,
-      ...(reason !== undefined ? { reason: redact(reason) } : {}),
-    });
-  }
+  if (error instanceof UpstreamError) return error.rewritten(redact);
   return new Error(redact(error instanceof Error ? error.message : String(error)));
 }
 

@@ -6,7 +6,7 @@ import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
-import { answerError, resultStream } from './upstream-http.js';
+import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'replicate';
@@ -213,7 +213,7 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
       state: 'succeeded',
       outputs: links.map((link) => {
         const mime = mimeOfLink(link);
-        return { bytes: resultStream(this.http, link, this.options.results), mime, extension: extensionOf(mime) };
+        return { bytes: this.resultBytes(link, job), mime, extension: extensionOf(mime) };
       }),
       ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
     };

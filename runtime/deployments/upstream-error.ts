@@ -57,6 +57,33 @@ export class UpstreamError extends Error {
       this.failure === 'unauthorized'
     );
   }
+
+  /** The same error, of the same class, with its texts rewritten (the upstream's redactor: runtime/deployments/redacted-deployment.ts). */
+  rewritten(rewrite: (text: string) => string): UpstreamError {
+    const { reason, ...details } = this.details;
+    return new UpstreamError(this.failure, rewrite(this.message), {
+      ...details,
+      ...(reason !== undefined ? { reason: rewrite(reason) } : {}),
+    });
+  }
+}
+
+/**
+ * A result larger than the service takes (MEDIAFORGE_UPSTREAM_RESULT_MAX_BYTES): the same file
+ * would come again, so the task fails at once instead of downloading it up to the cap per retry.
+ */
+export class ResultTooLargeError extends UpstreamError {
+  constructor(
+    readonly maxBytes: number,
+    readonly what: string,
+  ) {
+    super('protocol', `${what}: more than the ${maxBytes} bytes a result may have`);
+    this.name = 'ResultTooLargeError';
+  }
+
+  override rewritten(rewrite: (text: string) => string): UpstreamError {
+    return new ResultTooLargeError(this.maxBytes, rewrite(this.what));
+  }
 }
 
 /** The class of an HTTP status answered to a request. */

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { OutboundPolicy } from '../net/address-policy.js';
-import { openCapped } from '../files/remote-fetch.js';
-import { retryAfterMs, statusClass, UpstreamError } from './upstream-error.js';
+import { FetchFailure, openCapped } from '../files/remote-fetch.js';
+import { ResultTooLargeError, retryAfterMs, statusClass, UpstreamError } from './upstream-error.js';
 
 /** The most bytes of a JSON answer read (a job's status, an error): anything larger is not the protocol. */
 const JSON_MAX_BYTES = 1024 * 1024;
@@ -25,6 +25,10 @@ export interface CallOptions {
   timeoutMs: number;
   /** Longest silence while the body streams (downloads); the answer's timeout by default. */
   idleMs?: number;
+  /** Longest time for the whole exchange, body included (downloads): past it the body ends with an error. */
+  totalMs?: number;
+  /** Ends the exchange where it is (the worker's item aborted: shutdown, lease lost, the task's deadline). */
+  signal?: AbortSignal;
   /** A connection of its own, closed after the answer: a submit must never meet a keep-alive socket the server just dropped (that reset would look like an ambiguous send). */
   fresh?: boolean;
 }
@@ -87,6 +91,22 @@ export class UpstreamHttp {
         () => request.destroy(new Error(`no answer within ${options.timeoutMs} ms`)),
         options.timeoutMs,
       );
+      // The whole exchange's bounds: the total time and the caller's signal cut it wherever it is.
+      const total =
+        options.totalMs === undefined
+          ? undefined
+          : setTimeout(
+              () => request.destroy(new Error(`not complete within ${options.totalMs} ms`)),
+              Math.max(0, options.totalMs),
+            );
+      const aborted = () => request.destroy(new Error(`aborted: ${String(options.signal?.reason)}`));
+      const unbound = () => {
+        clearTimeout(total);
+        options.signal?.removeEventListener('abort', aborted);
+      };
+      if (options.signal?.aborted) queueMicrotask(aborted);
+      else options.signal?.addEventListener('abort', aborted, { once: true });
+      request.on('close', unbound);
       request.on('finish', () => (written = true));
       request.on('error', (error: NodeJS.ErrnoException) => {
         clearTimeout(timer);
@@ -113,6 +133,7 @@ export class UpstreamHttp {
         response.on('error', (error) => (failure ??= error));
         const close = () => {
           clearTimeout(timer);
+          unbound();
           response.destroy();
           request.destroy();
         };
@@ -204,14 +225,19 @@ export interface ResultLinkOptions {
   /** For links on another origin than the upstream's: the outbound guard, as for anything not the operator's. */
   policy: OutboundPolicy;
   maxBytes: number;
+  /** Longest download of one result, from its first request to its last byte (redirects included). */
   timeoutMs: number;
   idleMs: number;
+  /** Ends the download where it is: the job's signal (the worker's item aborted, or the task's deadline). */
+  signal?: AbortSignal;
 }
 
 /**
  * The bytes behind a result link, as a stream opened when first read (so the worker writes them to
  * the blob store as they arrive, never whole in memory). A link on the upstream's own origin is
  * trusted and sent the upstream's headers; any other goes through the outbound guard with none.
+ * Either way the whole download is bounded by `timeoutMs` and ends when `signal` aborts; a result
+ * past `maxBytes` throws ResultTooLargeError (final: asking again fetches the same file).
  */
 export function resultStream(
   client: UpstreamHttp,
@@ -221,6 +247,7 @@ export function resultStream(
 ): AsyncIterable<Buffer> {
   return {
     async *[Symbol.asyncIterator]() {
+      const endsAt = Date.now() + options.timeoutMs;
       let target = link;
       // A content route may answer with a redirect to the file (mediaforge's /v1 does, to its signed link).
       for (let hop = 0; client.ownOrigin(target); hop++) {
@@ -229,6 +256,8 @@ export function resultStream(
           headers,
           timeoutMs: Math.min(options.timeoutMs, 60_000),
           idleMs: options.idleMs,
+          totalMs: endsAt - Date.now(),
+          ...(options.signal ? { signal: options.signal } : {}),
         });
         const location = answer.headers.location;
         if (answer.status >= 300 && answer.status < 400 && typeof location === 'string' && hop < MAX_REDIRECTS) {
@@ -247,14 +276,14 @@ export function resultStream(
         const declared = Number(answer.headers['content-length']);
         if (Number.isFinite(declared) && declared > options.maxBytes) {
           answer.close();
-          throw new UpstreamError('protocol', `GET result: ${declared} bytes; the limit is ${options.maxBytes}`);
+          throw new ResultTooLargeError(options.maxBytes, `GET result: ${declared} bytes`);
         }
         let received = 0;
         for await (const chunk of answer.body) {
           received += chunk.length;
           if (received > options.maxBytes) {
             answer.close();
-            throw new UpstreamError('protocol', `GET result: more than ${options.maxBytes} bytes`);
+            throw new ResultTooLargeError(options.maxBytes, 'GET result');
           }
           yield chunk;
         }
@@ -264,8 +293,11 @@ export function resultStream(
       const opened = await openCapped(target, {
         policy: options.policy,
         maxBytes: options.maxBytes,
-        timeoutMs: options.timeoutMs,
+        timeoutMs: Math.max(0, endsAt - Date.now()),
+        ...(options.signal ? { signal: options.signal } : {}),
       });
+      if (!opened.ok && opened.reason === 'too_large')
+        throw new ResultTooLargeError(options.maxBytes, `GET result elsewhere: ${opened.detail}`);
       if (!opened.ok) {
         // A link the guard refuses (a private address, plain http, a redirect) will not become fetchable by asking again.
         const refused = opened.reason === 'blocked' || opened.reason === 'url' || opened.reason === 'redirect';
@@ -276,6 +308,10 @@ export function resultStream(
       }
       try {
         yield* opened.body;
+      } catch (error) {
+        if (error instanceof FetchFailure && error.reason === 'too_large')
+          throw new ResultTooLargeError(options.maxBytes, `GET result elsewhere: ${error.detail}`);
+        throw error;
       } finally {
         opened.close();
       }

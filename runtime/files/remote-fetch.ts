@@ -8,9 +8,11 @@ export interface FetchOptions {
   timeoutMs: number;
   /** The most bytes read; a larger answer is refused (by Content-Length first, else while streaming). */
   maxBytes: number;
+  /** Ends the exchange where it is (reason `aborted`): the caller gave it up (a worker shutting down, a deadline). */
+  signal?: AbortSignal;
 }
 
-export type FailureReason = 'url' | 'blocked' | 'status' | 'redirect' | 'too_large' | 'timeout' | 'network';
+export type FailureReason = 'url' | 'blocked' | 'status' | 'redirect' | 'too_large' | 'timeout' | 'aborted' | 'network';
 
 /** A fetch that failed while its body streamed (too large, timed out, connection lost). */
 export class FetchFailure extends Error {
@@ -54,6 +56,7 @@ export function openCapped(url: string, options: FetchOptions): Promise<OpenResu
     let failure: FetchFailure | undefined;
     const close = () => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', aborted);
       request.destroy();
       agent.destroy();
     };
@@ -77,6 +80,9 @@ export function openCapped(url: string, options: FetchOptions): Promise<OpenResu
       headers: { 'User-Agent': 'Service-Fetch/1', Accept: '*/*' },
     });
     const timer = setTimeout(() => fail('timeout', `timeout after ${options.timeoutMs} ms`), options.timeoutMs);
+    const aborted = () => fail('aborted', `aborted: ${String(options.signal?.reason)}`);
+    if (options.signal?.aborted) queueMicrotask(aborted);
+    else options.signal?.addEventListener('abort', aborted, { once: true });
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
       if (status >= 300 && status < 400) return fail('redirect', `redirect (${status}) not followed`);

@@ -93,3 +93,18 @@ export async function nextDueAt(db: Db, scope: ClaimScope): Promise<number | und
     ORDER BY w.due_at LIMIT 1`.execute(db.kysely);
   return rows.length === 0 ? undefined : Number(rows[0].due_at);
 }
+
+/**
+ * Moves the lease of an item this worker still holds to `leaseUntil`; false when the item is no
+ * longer this worker's (another took it after the lease ran out) or is done.
+ */
+export async function renewLease(db: Db, id: number, owner: string, leaseUntil: number): Promise<boolean> {
+  const renewed = await db.kysely
+    .updateTable('work_items')
+    .set({ lease_until: leaseUntil })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('done_at', 'is', null)
+    .executeTakeFirst();
+  return Number(renewed.numUpdatedRows) === 1;
+}

@@ -2,7 +2,7 @@ import { keepClipSeconds, settledClipSeconds } from '../assets/clip-lengths.js';
 import { checkTaskReferences, fetchesReferences } from '../assets/run-check.js';
 import type { Context } from '../context.js';
 import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
-import { UpstreamError } from '../deployments/upstream-error.js';
+import { ResultTooLargeError, UpstreamError } from '../deployments/upstream-error.js';
 import { expireTask, failTask, succeedTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
@@ -10,8 +10,10 @@ import { taskById } from '../tasks/task-rows.js';
 import { purgeTaskContent } from '../tasks/task-queries.js';
 import { checkedBefore, checkWorkHandlers, sendToCheck } from './check-work.js';
 import { completedJobCost, recordJobCost } from './job-cost.js';
+import { outputsToStore } from './output-limit.js';
 import { storeOutputs, upstreamCostMicros } from './store-outputs.js';
 import { submitTask } from './submit.js';
+import { taskSignal } from './task-signal.js';
 import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
 import { scheduleWork } from './schedule-work.js';
 import { UPSTREAM_CANCEL_WORK, upstreamCancelWorkHandlers } from './upstream-cancel.js';
@@ -122,6 +124,20 @@ async function pollFailed(
 ): Promise<WorkOutcome> {
   const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', (error as Error).message);
   ctx.upstreamStats.failed(deployment.name, failure.failure);
+  // Asking again would fetch the same file up to the cap again: the task fails, hold released.
+  if (failure instanceof ResultTooLargeError) {
+    ctx.log.warn(
+      { task: task.id, deployment: deployment.name, err: failure },
+      'the result is too large; the task fails',
+    );
+    await failTask(
+      ctx,
+      task.id,
+      'generation_failed',
+      `The provider's result is larger than the ${failure.maxBytes} bytes the service accepts.`,
+    );
+    return { done: true };
+  }
   // Lost (404) and refused (a result link the outbound guard will not fetch) do not get better by asking again.
   const final = failure.failure === 'lost' || failure.failure === 'rejected';
   if (final || (item.attempts >= MAX_POLL_FAILURES && failure.failure !== 'busy')) {
@@ -143,13 +159,37 @@ async function pollFailed(
   return failure.failure === 'busy' ? { retryAt, attempts: Math.max(0, item.attempts - 1) } : { retryAt };
 }
 
-/** Asks the deployment how the task stands; records progress or resolves it once. */
-const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
+/**
+ * Asks the deployment how the task stands; records progress or resolves it once. Its downloads end
+ * with the item's signal or at the task's deadline, whichever comes first (runtime/worker/task-signal.ts).
+ */
+const pollTask: WorkHandler = async (ctx, item, signal): Promise<WorkOutcome> => {
   const task = await loadTask(ctx, item);
   if (!task || isTerminal(task.state) || !task.deployment_handle) return { done: true };
   const deployment = ctx.deployments.byName(task.deployment ?? '');
   if (!deployment) return failUnknownDeployment(ctx, task);
-  const job = await jobOf(ctx, task);
+  const bound = taskSignal(signal, task.deadline_at - ctx.clock.now());
+  const cutBy: CutBy = () => (bound.deadlinePassed ? 'deadline' : signal?.aborted ? 'item' : undefined);
+  try {
+    const job = { ...(await jobOf(ctx, task)), signal: bound.signal };
+    return await pollJob(ctx, item, { ...task, deployment_handle: task.deployment_handle }, deployment, job, cutBy);
+  } finally {
+    bound.clear();
+  }
+};
+
+/** Why a poll's download was cut: the task's deadline, or the item's own signal (undefined: neither). */
+type CutBy = () => 'deadline' | 'item' | undefined;
+
+/** The poll itself, with the job's downloads bounded. */
+async function pollJob(
+  ctx: Context,
+  item: WorkItem,
+  task: TaskRow & { deployment_handle: string },
+  deployment: Deployment,
+  job: DeploymentJob,
+  cutBy: CutBy,
+): Promise<WorkOutcome> {
   const asked = performance.now();
   let status;
   try {
@@ -189,8 +229,12 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   }
   let stored;
   try {
-    stored = await storeOutputs(ctx, task, status.outputs);
+    stored = await storeOutputs(ctx, task, outputsToStore(job.model, job.input, status.outputs));
   } catch (error) {
+    // Cut by the worker (shutdown, lease lost): the worker leaves the item to run again, nothing recorded here.
+    if (cutBy() === 'item') throw error;
+    // Cut at the deadline: nothing was kept, and the task's expire item ends it.
+    if (cutBy() === 'deadline') return { done: true };
     // A download cut short: nothing of it was kept; the next poll hands out fresh links.
     return pollFailed(ctx, task, item, deployment, error);
   }
@@ -226,7 +270,7 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
     );
   }
   return { done: true };
-};
+}
 
 const expireDueTask: WorkHandler = async (ctx, item) => {
   await expireTask(ctx, item.task_id!);

@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 import { newId } from '../ids.js';
 import { claimItems, nextDueAt, NO_CAP, type ClaimScope, type WorkItem } from './claim.js';
+import { ItemAborted, LeaseHeartbeat } from './heartbeat.js';
 import { kindFilter, workLanes, type KindFilter, type Lane } from './lanes.js';
 
 /** Pause after a partial batch: a few milliseconds of latency for far fewer claim statements. */
@@ -13,7 +14,13 @@ export type { WorkItem } from './claim.js';
  * 0: only failures in a row count against a deployment; a 429 does not count at all).
  */
 export type WorkOutcome = { done: true } | { retryAt: number; attempts?: number };
-export type WorkHandler = (ctx: Context, item: WorkItem) => Promise<WorkOutcome>;
+/**
+ * `signal` (always given by the worker; a test calling a handler may leave it out) is aborted, its
+ * reason an ItemAborted, when the item must stop where it is: another worker took its lease over,
+ * or the service is shutting down and its grace ran out. A handler that can run long (a download)
+ * passes it on, and once it is aborted records nothing more.
+ */
+export type WorkHandler = (ctx: Context, item: WorkItem, signal?: AbortSignal) => Promise<WorkOutcome>;
 
 /**
  * Claims due work items with a lease and runs them. Work lives in the database, so a worker that
@@ -25,6 +32,8 @@ export class Worker {
   readonly owner = newId('worker', 6);
   private readonly lanes: LaneLoop[];
   private wakeTimer?: NodeJS.Timeout;
+  /** The items running now, each with what aborts it (shutdown). */
+  private readonly inFlight = new Set<AbortController>();
 
   constructor(
     private readonly ctx: Context,
@@ -38,8 +47,21 @@ export class Worker {
     for (const lane of this.lanes) lane.start();
   }
 
+  /**
+   * Stops claiming and waits for the items in flight; those still running after the shutdown grace
+   * are aborted and left to run again (their lease released), so a download never holds a stop.
+   */
   async stop(): Promise<void> {
-    await Promise.all(this.lanes.map((lane) => lane.stop()));
+    const grace = setTimeout(() => {
+      if (this.inFlight.size > 0)
+        this.ctx.log.warn(`${this.inFlight.size} work items still running after the shutdown grace: aborted`);
+      for (const controller of this.inFlight) controller.abort(new ItemAborted('shutdown'));
+    }, this.ctx.config.shutdownGraceMs);
+    try {
+      await Promise.all(this.lanes.map((lane) => lane.stop()));
+    } finally {
+      clearTimeout(grace);
+    }
     clearTimeout(this.wakeTimer); // set by the items that ended while the lanes stopped
     this.wakeTimer = undefined;
   }
@@ -86,16 +108,33 @@ export class Worker {
     return this.ctx;
   }
 
-  /** @internal runs one claimed item and records its outcome (done, or due again later). */
+  /**
+   * @internal runs one claimed item, its lease renewed meanwhile, and records its outcome (done, or
+   * due again later). A handler that threw once aborted by the shutdown leaves its item released as
+   * before its claim (due now, the attempt not counted); one whose lease was lost records nothing
+   * (the update below is of the owner's lease only: the other worker records its own run).
+   */
   async process(item: WorkItem): Promise<void> {
     const handler = this.handlers[item.kind];
+    const controller = new AbortController();
+    const heartbeat = new LeaseHeartbeat(this.ctx, item, this.owner, (why) => controller.abort(new ItemAborted(why)));
+    this.inFlight.add(controller);
     let outcome: WorkOutcome;
     try {
       if (!handler) throw new Error(`no handler for work kind ${item.kind}`);
-      outcome = await handler(this.ctx, item);
+      outcome = await handler(this.ctx, item, controller.signal);
     } catch (error) {
-      this.ctx.log.error({ err: error, item: item.id, kind: item.kind }, 'work item failed; retrying');
-      outcome = { retryAt: this.ctx.clock.now() + Math.min(60_000, 1000 * 2 ** Math.min(item.attempts, 6)) };
+      if (controller.signal.aborted) {
+        // Stopped where it was, by the shutdown (or a lease lost, where this update matches nothing): not a failure.
+        this.ctx.log.warn({ item: item.id, kind: item.kind }, `work item aborted: ${String(controller.signal.reason)}`);
+        outcome = { retryAt: this.ctx.clock.now(), attempts: Math.max(0, item.attempts - 1) };
+      } else {
+        this.ctx.log.error({ err: error, item: item.id, kind: item.kind }, 'work item failed; retrying');
+        outcome = { retryAt: this.ctx.clock.now() + Math.min(60_000, 1000 * 2 ** Math.min(item.attempts, 6)) };
+      }
+    } finally {
+      heartbeat.stop();
+      this.inFlight.delete(controller);
     }
     this.ctx.faults.reach('worker.handled'); // the handler's effect is done, the item not yet marked: it runs again
     const db = this.ctx.db.kysely;

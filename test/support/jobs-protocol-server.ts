@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../files/fixtures.js';
+import { clip, png } from '../files/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
+import { DownloadLog } from './slow-results.js';
 
 /**
  * A loopback server speaking the jobs protocol as the specification publishes it (and mediaforge's
@@ -34,8 +35,6 @@ export interface JobsServerOptions {
   cutFirstDownload?: boolean;
   /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in an error (msg or errorMessage). */
   echoKey?: boolean;
-  /** The result's bytes (default: a real clip as long as the job's duration_seconds, 5 s when it has none), made anew for each download. */
-  result?: () => AsyncIterable<Buffer> | Buffer;
   /** The result's declared media type, in recordInfo and on the download (default video/mp4): a page says text/html. */
   resultMime?: string;
   /**
@@ -45,6 +44,16 @@ export interface JobsServerOptions {
   fetchReferences?: boolean;
   /** Where each submit is named as it arrives ('submit'), beside the events of other test servers. */
   log?: string[];
+  /**
+   * The result's bytes (default: a real clip as long as the job's duration_seconds, 5 s when it
+   * has none), made anew for each download; `download` counts the server's downloads from 1.
+   * Streams (test/support/slow-results.ts: drip, endless) are logged in `results`.
+   */
+  result?: (job: { prompt: string; seconds: number }, download: number) => AsyncIterable<Buffer> | Buffer;
+  /** A succeeded task also lists its last frame (a PNG link, image/png) after the video. */
+  lastFrameAsset?: boolean;
+  /** A succeeded task lists this many more video links after those (an upstream answering more than the model returns). */
+  extraAssets?: number;
 }
 
 export interface ReceivedSubmit {
@@ -77,6 +86,8 @@ export class JobsProtocolServer {
   downloads = 0;
   /** Jobs reported succeeded at least once: the jobs the operator pays the provider for. */
   readonly completed = new Set<string>();
+  /** Downloads of a streamed result: open, completed, or cut by the client. */
+  readonly results = new DownloadLog();
   private server!: Server;
   url = '';
 
@@ -129,8 +140,8 @@ export class JobsProtocolServer {
     const url = new URL(request.url ?? '/', this.url);
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    if (url.pathname.startsWith('/files/'))
-      return this.download(response, this.jobs.get(url.pathname.slice('/files/'.length, -'.mp4'.length)));
+    const file = /^\/files\/([^/.]+?)(?:-\d+)?\.(mp4|png)$/.exec(url.pathname);
+    if (file) return this.download(response, this.jobs.get(file[1]), file[2]);
     if (this.options.apiKey && request.headers.authorization !== `Bearer ${this.options.apiKey}`)
       return this.envelope(response, 401, null, 'Missing or invalid API key.');
     if (request.method === 'POST' && url.pathname === '/api/v1/jobs/createTask') {
@@ -241,7 +252,16 @@ export class JobsProtocolServer {
         state: 'succeeded',
         progress: 100,
         output: {
-          assets: [{ url: `${this.resultOrigin}/files/${job.id}.mp4`, mime: this.options.resultMime ?? 'video/mp4' }],
+          assets: [
+            { url: `${this.resultOrigin}/files/${job.id}.mp4`, mime: this.options.resultMime ?? 'video/mp4' },
+            ...(this.options.lastFrameAsset
+              ? [{ url: `${this.resultOrigin}/files/${job.id}.png`, mime: 'image/png' }]
+              : []),
+            ...Array.from({ length: this.options.extraAssets ?? 0 }, (_, i) => ({
+              url: `${this.resultOrigin}/files/${job.id}-${i + 1}.mp4`,
+              mime: 'video/mp4',
+            })),
+          ],
         },
       });
     }
@@ -266,13 +286,18 @@ export class JobsProtocolServer {
     this.timers.add(timer);
   }
 
-  private async download(response: ServerResponse, job: Job | undefined): Promise<void> {
+  private async download(response: ServerResponse, job: Job | undefined, extension = 'mp4'): Promise<void> {
     if (!job) {
       response.writeHead(404).end();
       return;
     }
     this.downloads++;
-    const result = this.options.result?.() ?? clip(Math.min(60, job.seconds));
+    if (extension === 'png') {
+      const frame = png(64, 36, false);
+      response.writeHead(200, { 'content-type': 'image/png', 'content-length': String(frame.length) });
+      return void response.end(frame);
+    }
+    const result = this.options.result?.(job, this.downloads) ?? clip(Math.min(60, job.seconds));
     if (this.options.cutFirstDownload && this.downloads === 1 && Buffer.isBuffer(result)) {
       response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(result.length) });
       response.write(result.subarray(0, result.length >> 1), () => response.socket?.destroy());
@@ -283,9 +308,7 @@ export class JobsProtocolServer {
       ...(Buffer.isBuffer(result) ? { 'content-length': String(result.length) } : {}),
     });
     if (Buffer.isBuffer(result)) return void response.end(result);
-    for await (const chunk of result)
-      if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
-    response.end();
+    await this.results.send(response, result);
   }
 }
 

@@ -38,6 +38,8 @@ export interface ReplicateServerOptions {
   outputLifetimeMs?: number;
   /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in a problem's `detail` or a failed prediction's `error`. */
   echoKey?: boolean;
+  /** `output` is a list of this many links (a model whose output is a list; a hostile one answering 300) instead of one link. */
+  outputLinks?: number;
 }
 
 export interface ReplicateReceived {
@@ -162,7 +164,7 @@ export class ReplicateServer {
         status === 'processing' || status === 'succeeded'
           ? `Loading weights\n${String(done).padStart(3)}%|${'#'.repeat(Math.floor(done / 10)).padEnd(10)}| ${done}/100`
           : '',
-      output: status === 'succeeded' ? `${this.url}/delivery/${p.id}/output.mp4` : null,
+      output: status === 'succeeded' ? this.output(p) : null,
       error:
         status === 'failed'
           ? `Prediction ${p.id} failed: The input or output was flagged as sensitive. Please try again with different inputs. (E005)`
@@ -182,11 +184,17 @@ export class ReplicateServer {
     };
   }
 
+  private output(p: Prediction): string | string[] {
+    const links = this.options.outputLinks;
+    if (links === undefined) return `${this.url}/delivery/${p.id}/output.mp4`;
+    return Array.from({ length: links }, (_, i) => `${this.url}/delivery/${p.id}/output-${i}.mp4`);
+  }
+
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', this.url);
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const delivery = /^\/delivery\/([^/]+)\/output\.mp4$/.exec(url.pathname);
+    const delivery = /^\/delivery\/([^/]+)\/output(?:-\d+)?\.mp4$/.exec(url.pathname);
     if (delivery) return this.download(response, this.predictions.get(delivery[1]));
     const unauthorized =
       this.options.apiKey !== undefined && request.headers.authorization !== `Bearer ${this.options.apiKey}`;

@@ -1,7 +1,8 @@
 /**
  * `mediaforge serve`: the service. The HTTP server listens first and the worker starts only once it
  * does: a second `serve` on a port in use exits at once (status 1) without having run any task of the
- * first. SIGTERM and SIGINT close the server, stop the worker after its items in flight, close the
+ * first. SIGTERM and SIGINT close the server, stop the worker after its items in flight (those still
+ * running after MEDIAFORGE_SHUTDOWN_GRACE_SECONDS are aborted and left to run again), close the
  * database and exit 0 (`npm start` runs this process as npm's direct child: scripts/start.mjs).
  */
 import { configFromEnv, processEnvironment } from '../../config.js';

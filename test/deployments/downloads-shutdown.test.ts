@@ -1,0 +1,103 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { clip } from '../files/fixtures.js';
+import { bodyD, PRICE_D } from '../http/helpers.js';
+import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
+import { drip } from '../support/slow-results.js';
+import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+
+/**
+ * SIGTERM during a result download (issue 25, N11), on a real `mediaforge serve`: after
+ * MEDIAFORGE_SHUTDOWN_GRACE_SECONDS the download is aborted and the process exits 0; the poll item
+ * is left to run again (not done, its lease released), nothing is half stored; after a restart the
+ * result is fetched again and the task succeeds once, charged once.
+ */
+describe('SIGTERM while a result downloads', () => {
+  let proc: MediaforgeProcess | undefined;
+  let server: JobsProtocolServer | undefined;
+  afterEach(async () => {
+    await proc?.stop();
+    proc = undefined;
+    await server?.close();
+    server = undefined;
+  });
+
+  it('aborts the download after the grace, exits, and leaves the item to run again after the restart', async () => {
+    // The first download drips for a minute; the one after the restart is quick.
+    server = await new JobsProtocolServer({
+      latencyMs: 100,
+      result: (job, n) => (n === 1 ? drip(clip(job.seconds), 60_000) : clip(job.seconds)),
+    }).start();
+    proc = await startMediaforge(
+      'shutdown',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        MEDIAFORGE_SHUTDOWN_GRACE_SECONDS: '1',
+        MEDIAFORGE_UPSTREAM_POLL_MS: '50',
+      },
+      {
+        'deployments.yaml': [
+          'upstreams:',
+          `  up: { kind: jobs, baseUrl: "${server.baseUrl}" }`,
+          'models:',
+          `  ${bodyD().model}:`,
+          '    - upstream: up',
+        ].join('\n'),
+      },
+    );
+    const { accountId, apiKey } = await proc.account(1000);
+    const created = await call(
+      proc.url,
+      'POST',
+      '/api/v1/jobs/createTask',
+      apiKey,
+      bodyD('stopped mid-download, Picture 1'),
+    );
+    const taskId: string = created.body.data.taskId;
+    for (const end = Date.now() + 10_000; server.results.open === 0; ) {
+      if (Date.now() > end) throw new Error('the download did not start');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+
+    proc.server.child.kill('SIGTERM');
+    const exit = await Promise.race([
+      proc.server.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running 20 s after SIGTERM'), 20_000)),
+    ]);
+    expect(exit).toBe(0);
+    // The server hears of the closed connection at its next piece.
+    for (const end = Date.now() + 5000; server.results.open > 0 && Date.now() < end; )
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(server.results).toMatchObject({ open: 0, completed: 0, cut: 1 });
+    const db = proc.db.kysely;
+    const polls = await db
+      .selectFrom('work_items')
+      .select(['done_at', 'lease_owner', 'lease_until'])
+      .where('task_id', '=', taskId)
+      .where('kind', '=', 'poll')
+      .execute();
+    expect(polls).toEqual([{ done_at: null, lease_owner: null, lease_until: null }]);
+    const row = await db.selectFrom('tasks').select('state').where('id', '=', taskId).executeTakeFirstOrThrow();
+    expect(row.state).toBe('running');
+    const blobs = join(proc.dir, 'blobs');
+    const list = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+    expect(list(join(blobs, 'outputs', taskId))).toEqual([]);
+    expect(list(join(blobs, '.partial'))).toEqual([]);
+
+    await proc.restart();
+    const task = await waitForTask(proc.url, apiKey, taskId);
+    expect(task.state).toBe('succeeded');
+    expect(server.downloads).toBe(2);
+    expect(server.results).toMatchObject({ open: 0, completed: 0, cut: 1 });
+    expect(list(join(blobs, 'outputs', taskId))).toEqual(['0.mp4']);
+    const wallet = await db
+      .selectFrom('wallets')
+      .select(['held', 'spent'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    expect(wallet).toEqual({ held: 0, spent: PRICE_D });
+    const entries = await db.selectFrom('ledger_entries').select('kind').where('task_id', '=', taskId).execute();
+    expect(entries.map((e) => e.kind).sort()).toEqual(['hold', 'settle']);
+  });
+});
