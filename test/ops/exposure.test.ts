@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { png } from '../files/fixtures.js';
+import { UNLOCKED, upload } from '../files/support.js';
 import { startTestService, TEST_DB, waitForTerminal, type TestService } from '../support/service.js';
 
 const MODEL = 'vendor_d/family_d/reference-to-video';
@@ -173,6 +175,43 @@ describe.skipIf(TEST_DB !== 'sqlite')("files the service creates are its owner's
       expect(mode(dbDir)).toBe('700');
       expect(mode(join(dbDir, 'mediaforge.db'))).toBe('600');
       expect(mode(join(dbDir, 'mediaforge.db-wal'))).toBe('600');
+    } finally {
+      await t.close();
+    }
+  });
+  it('stored media (an output, an upload) 0600, every folder of the store 0700 (issue 25, N12)', async () => {
+    const dataDir = join(root, 'media');
+    const t = await startTestService(
+      { dataDir, dbUrl: `sqlite:${join(root, 'media-db', 'mediaforge.db')}` },
+      { dir: root },
+    );
+    try {
+      const { apiKey } = await t.account(UNLOCKED);
+      const created = await t.call('POST', '/api/v1/jobs/createTask', {
+        key: apiKey,
+        body: { model: MODEL, input: INPUT },
+      });
+      const done = await waitForTerminal(t, apiKey, created.body.data.taskId);
+      expect(done.state).toBe('succeeded');
+      await upload(t, apiKey, png(64, 64, false), 'image/png', 'kept.png');
+      const files: string[] = [];
+      const folders: string[] = [];
+      const walk = (dir: string) => {
+        folders.push(dir);
+        for (const entry of readdirSync(dir, { withFileTypes: true }))
+          (entry.isDirectory() ? walk : (path: string) => files.push(path))(join(dir, entry.name));
+      };
+      walk(dataDir);
+      const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+      // The output and the upload are both there: the check below is not over an empty store.
+      expect(files.some((path) => path.includes(join('outputs', done.taskId)))).toBe(true);
+      expect(files.some((path) => !path.includes('outputs'))).toBe(true);
+      expect(Object.fromEntries(files.map((path) => [path, mode(path)]))).toEqual(
+        Object.fromEntries(files.map((path) => [path, '600'])),
+      );
+      expect(Object.fromEntries(folders.map((path) => [path, mode(path)]))).toEqual(
+        Object.fromEntries(folders.map((path) => [path, '700'])),
+      );
     } finally {
       await t.close();
     }
