@@ -5,7 +5,15 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { png } from '../files/fixtures.js';
 import { UNLOCKED, upload } from '../files/support.js';
-import { startTestService, TEST_DB, waitForTerminal, type TestService } from '../support/service.js';
+import { spawnServer, type ServerProcess } from '../reliability/support.js';
+import {
+  dropTestSchema,
+  startTestService,
+  TEST_DB,
+  testDbUrl,
+  waitForTerminal,
+  type TestService,
+} from '../support/service.js';
 
 const MODEL = 'vendor_d/family_d/reference-to-video';
 const INPUT = { prompt: 'a kite', reference_image_urls: ['https://example.com/a.png'] };
@@ -155,6 +163,95 @@ describe('MEDIAFORGE_METRICS_TOKEN guards /metrics and the detail of /readyz', (
       expect(operator.body).toEqual({ status: 'not ready', pendingMigrations: ['0008-worker-lanes'] });
     } finally {
       await behind.close();
+    }
+  });
+});
+
+/**
+ * Without MEDIAFORGE_METRICS_TOKEN the operator's detail (revenue, upstream cost, failure texts)
+ * is for loopback callers only (issue 25, N9). Tests reach the service on loopback alone, so a
+ * caller from elsewhere is made as it reaches a real deployment: through a reverse proxy. The
+ * service is told the proxy's address (MEDIAFORGE_TRUSTED_PROXIES=127.0.0.1), and the proxy's
+ * X-Forwarded-For names a public client (203.0.113.0/24, TEST-NET-3, never contacted); without
+ * trusted proxies, a proxy on the same machine is recognised by the forwarding header it adds.
+ */
+describe('without MEDIAFORGE_METRICS_TOKEN, /metrics and the detail of /readyz are for loopback callers', () => {
+  const PUBLIC_CLIENT = '203.0.113.7';
+  const dir = mkdtempSync(join(tmpdir(), 'mediaforge-loopback-'));
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await spawnServer({
+      MEDIAFORGE_DB: await testDbUrl(dir),
+      MEDIAFORGE_DATA_DIR: dir,
+      MEDIAFORGE_TRUSTED_PROXIES: '127.0.0.1',
+      MEDIAFORGE_METRICS_TOKEN: '',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    server?.child.kill('SIGTERM');
+    await server?.exited;
+    await dropTestSchema(dir);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const get = async (path: string, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${server.url}${path}`, { headers });
+    const text = await response.text();
+    return { status: response.status, text, json: () => JSON.parse(text) };
+  };
+
+  it('serve says so in one line of its log', () => {
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('MEDIAFORGE_METRICS_TOKEN is not set'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('/metrics and the detail of /readyz answer loopback callers only');
+  });
+
+  it('a loopback caller reads /metrics and the detail of /readyz', async () => {
+    const metrics = await get('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/^mediaforge_held_credits \d+$/m);
+    const ready = await get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json()).toMatchObject({
+      status: 'ready',
+      deployments: [expect.objectContaining({ name: 'simulator' })],
+    });
+  });
+
+  it('a client relayed by the trusted proxy gets 401 at /metrics and the bare status at /readyz', async () => {
+    const headers = { 'x-forwarded-for': PUBLIC_CLIENT };
+    const metrics = await get('/metrics', headers);
+    expect(metrics.status).toBe(401);
+    expect(metrics.json()).toMatchObject({ code: 40101, data: null });
+    expect(metrics.text).not.toContain('mediaforge_');
+    const ready = await get('/readyz', headers);
+    expect(ready.status).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('a client cannot pass for loopback by naming 127.0.0.1 itself: the proxy appends the address it saw', async () => {
+    const headers = { 'x-forwarded-for': `127.0.0.1, ${PUBLIC_CLIENT}` };
+    expect((await get('/metrics', headers)).status).toBe(401);
+    expect((await get('/readyz', headers)).json()).toEqual({ status: 'ready' });
+  });
+
+  it('without trusted proxies, a loopback connection carrying a forwarding header is a local proxy relaying someone', async () => {
+    const t = await startTestService();
+    try {
+      const relayed: Record<string, string>[] = [
+        { 'x-forwarded-for': PUBLIC_CLIENT },
+        { forwarded: `for=${PUBLIC_CLIENT}` },
+        { 'x-real-ip': PUBLIC_CLIENT },
+      ];
+      for (const headers of relayed) {
+        expect(await t.call('GET', '/metrics', { headers })).toMatchObject({ status: 401, body: { code: 40101 } });
+        expect((await t.call('GET', '/readyz', { headers })).body).toEqual({ status: 'ready' });
+      }
+      expect((await t.call('GET', '/metrics')).status).toBe(200);
+    } finally {
+      await t.close();
     }
   });
 });
