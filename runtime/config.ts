@@ -25,7 +25,7 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Console sign-in attempts a minute per client address (an IPv4 address or an IPv6 /64). */
   signInPerAddressPerMinute: number;
-  /** Failed sign-ins of one email before it is locked out; the lockout doubles with each further failure. */
+  /** Failed sign-ins of one email from one client address before it is locked out there; the lockout doubles with each further failure. */
   signInFailuresBeforeLockout: number;
   /** The first lockout of an email (then 2x, 4x, ... up to signInLockoutMaxSeconds). */
   signInLockoutSeconds: number;
