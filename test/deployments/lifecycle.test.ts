@@ -216,4 +216,67 @@ describe('an upstream job from submit to end', () => {
     expect(after!.done_at).not.toBeNull();
     expect(after!.done_at!).toBeLessThan(before!.due_at);
   });
+  it('the same callback posted 100 times wakes one poll (counted at the upstream); the task stays running (issue 25, N10)', async () => {
+    const { server, t, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 60_000, withoutHints: true } },
+      { pollMs: 20_000, upstreamExtra: ', callbacks: true' },
+    );
+    const upstream = server as JobsProtocolServer;
+    const created = await createTask(t, apiKey, bodyD('reposted, Picture 1'));
+    const taskId = created.body.data.taskId as string;
+    const pollItem = async () =>
+      (await t!.service.ctx.db.kysely
+        .selectFrom('work_items')
+        .selectAll()
+        .where('task_id', '=', taskId)
+        .where('kind', '=', 'poll')
+        .executeTakeFirst())!;
+    for (const until = Date.now() + 5000; !(await pollItem()) && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const before = await pollItem();
+    expect(before.due_at).toBeGreaterThan(Date.now() + 5000);
+    const pollsBefore = upstream.polls;
+    const callBackUrl = upstream.submits[0].body.callBackUrl!;
+    const post = () =>
+      fetch(callBackUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then(
+        (r) => r.status,
+      );
+
+    // 50 at once: one of them wakes the poll, which asks the upstream once and is rescheduled far ahead.
+    const statuses = await Promise.all(Array.from({ length: 50 }, post));
+    for (const until = Date.now() + 5000; Date.now() < until; ) {
+      const item = await pollItem();
+      if (upstream.polls > pollsBefore && item.lease_owner === null && item.due_at > Date.now() + 5000) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const rescheduled = await pollItem();
+    expect(rescheduled.due_at).toBeGreaterThan(Date.now() + 5000);
+    // Then 50 more, one after the other, each after that poll: replays, none wakes it again.
+    for (let i = 0; i < 50; i++) statuses.push(await post());
+    expect(statuses).toEqual(Array(100).fill(204));
+    expect((await pollItem()).due_at).toBe(rescheduled.due_at);
+    await new Promise((r) => setTimeout(r, 300)); // a poll woken by mistake would have reached the upstream by now
+    expect(upstream.polls).toBe(pollsBefore + 1);
+    const running = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    expect(running.body.data.state).toBe('running');
+  });
+
+  it('a callback after its task ended is refused, 403 link_expired, and polls nothing (issue 25, N10)', async () => {
+    const { server, t, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 200 } },
+      { upstreamExtra: ', callbacks: true' },
+    );
+    const upstream = server as JobsProtocolServer;
+    const created = await createTask(t, apiKey, bodyD('ended, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 10_000);
+    expect(task.state).toBe('succeeded');
+    const callBackUrl = upstream.submits[0].body.callBackUrl!;
+    const polls = upstream.polls;
+    for (const body of ['{}', JSON.stringify({ code: 200, data: { taskId: task.taskId, state: 'succeeded' } })]) {
+      const late = await fetch(callBackUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(late.status).toBe(403);
+      expect(await late.json()).toMatchObject({ code: 40304 });
+    }
+    expect(upstream.polls).toBe(polls);
+  });
 });
