@@ -147,7 +147,8 @@ describe('an upstream job from submit to end', () => {
   it('maxInFlight: never more tasks submitted and not ended than the cap; the others wait their turn', async () => {
     const { server, t, accountId, apiKey } = await serve(
       { kind: 'jobs', options: { latencyMs: 300 } },
-      { upstreamExtra: ', maxInFlight: 2' },
+      // One account's tasks here: its share is the whole cap (the default share, half, is tested below).
+      { upstreamExtra: ', maxInFlight: 2, maxInFlightPerAccount: 2' },
     );
     const ids = await Promise.all(
       Array.from(
@@ -174,6 +175,48 @@ describe('an upstream job from submit to end', () => {
     expect(peak).toBeLessThanOrEqual(2);
     expect(upstream.jobs.size).toBe(6);
     await t.checkLedger(accountId);
+  });
+
+  it("one account's backlog cannot take every slot: another account's task gets one at once and succeeds while the first's wait (issue 25, N5)", async () => {
+    // maxInFlight 2 and no maxInFlightPerAccount: each account's share is half, 1 slot.
+    const { server, t, accountId, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 1500 } },
+      { upstreamExtra: ', maxInFlight: 2' },
+    );
+    expect((await t.call('GET', '/readyz')).body.deployments).toMatchObject([
+      { name: 'up', maxInFlight: 2, maxInFlightPerAccount: 1 },
+    ]);
+    const upstream = server as JobsProtocolServer;
+    const a = await Promise.all(
+      Array.from(
+        { length: 4 },
+        async (_, i) => (await createTask(t, apiKey, bodyD(`account A ${i}, Picture 1`))).body.data.taskId as string,
+      ),
+    );
+    for (const until = Date.now() + 5000; upstream.submits.length === 0 && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const b = await t.account(1000);
+    const bTask = (await createTask(t, b.apiKey, bodyD('account B, Picture 1'))).body.data.taskId as string;
+    const bDone = await waitForTerminal(t, b.apiKey, bTask, 15_000);
+    expect(bDone.state).toBe('succeeded');
+    // B's task was the second submitted: A's other three waited with the second slot free.
+    expect(upstream.submits.map((s) => /^account (A|B)\b/.exec(String(s.body.input?.prompt))?.[1]).slice(0, 2)).toEqual(
+      ['A', 'B'],
+    );
+    const waiting = await t.service.ctx.db.kysely
+      .selectFrom('tasks')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('state', '=', 'queued')
+      .where('deployment', 'is', null)
+      .execute();
+    expect(waiting.length).toBeGreaterThan(0);
+    // A's tasks waited for their turn, never failed.
+    const aDone = await Promise.all(a.map((id) => waitForTerminal(t, apiKey, id, 30_000)));
+    expect(aDone.map((x) => x.state)).toEqual(Array(4).fill('succeeded'));
+    expect(upstream.maxInFlight).toBeLessThanOrEqual(2);
+    await t.checkLedger(accountId);
+    await t.checkLedger(b.accountId);
   });
 
   it("an upstream callback makes the pinned task's poll due at once; a wrong token or another task's changes nothing", async () => {
