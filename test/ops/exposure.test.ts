@@ -199,11 +199,16 @@ describe('without MEDIAFORGE_METRICS_TOKEN, /metrics and the detail of /readyz a
     return { status: response.status, text, json: () => JSON.parse(text) };
   };
 
-  it('serve says so in one line of its log', () => {
-    const lines = server
-      .output()
-      .split('\n')
-      .filter((line) => line.includes('MEDIAFORGE_METRICS_TOKEN is not set'));
+  it('serve says so in one line of its log', async () => {
+    const said = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('MEDIAFORGE_METRICS_TOKEN is not set'));
+    // The log (pino) writes asynchronously: its line may reach the pipe after "listening", which console.log wrote at once.
+    for (const until = Date.now() + 5000; said().length === 0 && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const lines = said();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('/metrics and the detail of /readyz answer loopback callers only');
   });
