@@ -13,6 +13,7 @@ import { benchHostile } from './hostile.js';
 import { benchHttp } from './http.js';
 import { benchLedger } from './ledger.js';
 import { benchMemory } from './memory.js';
+import { benchReferenceCheck } from './reference-check.js';
 import { benchPostgres } from './postgres.js';
 import { benchSignIns } from './signins.js';
 import { benchSimulator } from './simulator.js';
@@ -63,6 +64,7 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['apiP99MsDuringSignIns', { op: '<', value: 50 }, 'ms'],
   ['hostileBodyValidationMs', { op: '<', value: 50 }, 'ms'],
   ['importRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
+  ['referenceCheckRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['upstreamResultRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['upstreamOverheadMs', { op: '<', value: 300 }, 'ms'],
   ['cliHelpMs', { op: '<', value: 300 }, 'ms'],
@@ -122,6 +124,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['postgres', benchPostgres],
   ['signins', benchSignIns],
   ['memory', benchMemory],
+  ['reference-check', benchReferenceCheck],
   ['upstream', benchUpstream],
   ['generate', benchGenerate],
   ['simulator', benchSimulator],

@@ -36,7 +36,8 @@ export const TYPICAL_INPUT = {
 export const TYPICAL_BODY = JSON.stringify({ model: MODEL, input: TYPICAL_INPUT });
 /**
  * The typical request without its external reference clip, for benches whose tasks run to the end:
- * the deployment fetches a billed clip to measure it, and a bench sends no traffic off this machine.
+ * the check before the run fetches a billed clip to measure it, and a bench sends no traffic off
+ * this machine.
  */
 export const RUNNING_INPUT = Object.fromEntries(
   Object.entries(TYPICAL_INPUT).filter(([field]) => field !== 'reference_video_urls'),
@@ -194,6 +195,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     // The limiter still runs on every request; it just never refuses during a benchmark.
     MEDIAFORGE_RATE_LIMIT_PER_MINUTE: '1000000000',
     MEDIAFORGE_ROLE: options.role ?? 'all',
+    // The typical request's clip (example.com) is billed by length: its check would fetch it, off this
+    // machine. The check lane takes nothing here; bench/reference-check.ts, which measures it, opens it.
+    MEDIAFORGE_WORKER_CHECK_CONCURRENCY: '0',
     ...options.env,
   };
   const args = [

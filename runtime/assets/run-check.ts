@@ -2,12 +2,11 @@ import { catalogue, type ModelInfo } from '../../generated/catalogue.js';
 import { formatMessage } from '../../generated/errors.js';
 import { outboundPolicy } from '../config.js';
 import type { Context } from '../context.js';
-import { probeBytes } from '../files/probe.js';
-import { fetchCapped } from '../files/remote-fetch.js';
+import { probeRemote } from '../files/probe-remote.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { assetIdOf, type LibraryOwner } from './library.js';
 import { limitIssues, limitsFor, type KnownReference } from './limits.js';
-import { assetsById, clipSeconds, knownFromAsset, referenceSites, type ReferenceSite } from './references.js';
+import { assetsById, knownFromAsset, referenceSites, type ReferenceSite } from './references.js';
 
 /** Time allowed for fetching one external reference while a task starts. */
 const FETCH_TIMEOUT_MS = 20_000;
@@ -28,15 +27,23 @@ export async function ownerOfTask(ctx: Context, task: TaskRow): Promise<LibraryO
   return { accountId: task.account_id, library: key?.workspace ?? 'personal' };
 }
 
+/** The field whose clips a model bills by length (the catalogue's referenceClips), if any. */
+function billedField(info: ModelInfo): string | undefined {
+  return info.pricing.referenceClips?.field;
+}
+
 /**
- * An external link of a kind the model has limits for: fetched by the check. Only links are
- * fetched; other values (a source task's id, for instance) are resolved by their own feature.
+ * An external link the check fetches: of a kind the model has limits for, or a clip the model
+ * bills by length (measured here, before the submit: never after the provider's job). Only links
+ * are fetched; other values (a source task's id, for instance) are resolved by their own feature.
  */
-function isFetched(limits: ModelInfo['referenceLimits'], site: ReferenceSite): boolean {
+function isFetched(info: ModelInfo, site: ReferenceSite): boolean {
   if (assetIdOf(site.value) !== undefined) return false;
+  const limits = info.referenceLimits;
   const needed =
     limitsFor(limits, site.kind) !== undefined ||
-    (site.kind === 'video' && limits.videoSecondsPlusDuration !== undefined);
+    (site.kind === 'video' && limits.videoSecondsPlusDuration !== undefined) ||
+    site.field === billedField(info);
   return needed && /^https?:\/\//i.test(site.value);
 }
 
@@ -48,7 +55,15 @@ export function fetchesReferences(task: TaskRow): boolean {
   const model = catalogue.get(task.model);
   if (!model || !task.input_json) return false;
   const input = JSON.parse(task.input_json) as Record<string, unknown>;
-  return referenceSites(model.info, input).some((site) => isFetched(model.info.referenceLimits, site));
+  return referenceSites(model.info, input).some((site) => isFetched(model.info, site));
+}
+
+/** What the check found: a problem that fails the task, or the billed clips' lengths (in the field's order) to keep with it. */
+export type CheckOutcome = { problem: RunProblem } | { problem?: undefined; clipSeconds?: number[] };
+
+/** `checkTaskReferences` when only its verdict matters. */
+export async function checkReferencesBeforeRun(ctx: Context, task: TaskRow): Promise<RunProblem | undefined> {
+  return (await checkTaskReferences(ctx, task)).problem;
 }
 
 /**
@@ -56,28 +71,33 @@ export function fetchesReferences(task: TaskRow): boolean {
  * included). What it checks:
  * - every `service://a/<id>` still names a live asset of the task's library (a deleted one:
  *   reference_unreachable);
- * - external URLs of a kind the model has limits for are fetched once through the SSRF-guarded
- *   agent (no redirects, capped at the kind's maxBytes or the upload cap) and probed like an
- *   upload; a refused or failing fetch is reference_unreachable;
+ * - external URLs of a kind the model has limits for, and the clips it bills by length, are
+ *   fetched once through the SSRF-guarded agent (no redirects, capped at the kind's maxBytes or the
+ *   upload cap) and probed from the stream like an upload (runtime/files/probe-remote.ts: only the
+ *   head and a movie header are kept); a refused or failing fetch is reference_unreachable
+ *   (reference_invalid for a billed clip, whose length cannot then be measured);
  * - then every limit of the model: those marked `checked: generation-published` (where the
  *   specification publishes generation-time enforcement: clip lengths, totals, fps, reference
  *   seconds plus duration) and, for the external files, those marked `acceptance` too, over all
- *   references together: any problem is reference_invalid.
+ *   references together: any problem is reference_invalid;
+ * - every billed clip has a measured length (a video whose length can be read, or a library
+ *   asset's stored length): those lengths are what settlement bills.
  * A problem fails the task (the hold is released) before anything runs.
  */
-export async function checkReferencesBeforeRun(ctx: Context, task: TaskRow): Promise<RunProblem | undefined> {
+export async function checkTaskReferences(ctx: Context, task: TaskRow): Promise<CheckOutcome> {
   const model = catalogue.get(task.model);
-  if (!model || !task.input_json) return undefined;
+  if (!model || !task.input_json) return {};
   const input = JSON.parse(task.input_json) as Record<string, unknown>;
   const limits = model.info.referenceLimits;
   const sites = referenceSites(model.info, input);
-  if (sites.length === 0) return undefined;
+  if (sites.length === 0) return {};
   const owner = await ownerOfTask(ctx, task);
   const assets = await assetsById(
     ctx,
     owner,
     sites.map((s) => assetIdOf(s.value)).filter((id): id is string => id !== undefined),
   );
+  const billed = billedField(model.info);
   const known: KnownReference[] = [];
   let complete = true;
   const fetches: Promise<RunProblem | undefined>[] = [];
@@ -85,104 +105,114 @@ export async function checkReferencesBeforeRun(ctx: Context, task: TaskRow): Pro
     const id = assetIdOf(site.value);
     if (id !== undefined) {
       const row = assets.get(id);
-      if (!row) return { code: 'reference_unreachable', detail: `${site.path}: the asset no longer exists` };
+      if (!row)
+        return { problem: { code: 'reference_unreachable', detail: `${site.path}: the asset no longer exists` } };
       known.push(knownFromAsset(site, row));
       continue;
     }
-    const limit = limitsFor(limits, site.kind);
-    if (!isFetched(limits, site)) {
+    if (!isFetched(model.info, site)) {
       complete = false;
       continue;
     }
-    fetches.push(
-      (async () => {
-        const cap = Math.min(ctx.config.uploadMaxBytes, limit?.maxBytes ?? ctx.config.uploadMaxBytes);
-        const fetched = await fetchCapped(site.value, {
-          policy: outboundPolicy(ctx.config),
-          timeoutMs: FETCH_TIMEOUT_MS,
-          maxBytes: cap,
-        });
-        if (!fetched.ok) {
-          if (fetched.reason === 'too_large' && limit?.maxBytes !== undefined) {
-            return {
-              code: 'reference_invalid',
-              detail: formatMessage(
-                { key: 'asset_bytes', params: { field: site.path, bytes: `more than ${cap}`, max: limit.maxBytes } },
-                'en',
-              ),
-            };
-          }
-          return { code: 'reference_unreachable', detail: `${site.path}: ${fetched.reason}` };
-        }
-        const probed = await probeBytes(fetched.bytes);
-        if (!probed) {
-          return {
-            code: 'reference_invalid',
-            detail: formatMessage(
-              {
-                key: 'asset_format',
-                params: {
-                  field: site.path,
-                  format: 'unknown',
-                  allowed: limit?.formats?.join(', ') ?? `${site.kind} files`,
-                },
-              },
-              'en',
-            ),
-          };
-        }
-        const { width, height, hasAlpha, durationSeconds, fps } = probed;
-        known.push({
-          path: site.path,
-          field: site.field,
-          kind: site.kind,
-          fileKind: probed.kind,
-          format: probed.format,
-          bytes: fetched.bytes.length,
-          width,
-          height,
-          hasAlpha,
-          durationSeconds,
-          fps,
-        });
-        return undefined;
-      })(),
-    );
+    fetches.push(fetchAndProbe(ctx, site, limitsFor(limits, site.kind), site.field === billed, known));
   }
   const fetchProblem = (await Promise.all(fetches)).find((p) => p !== undefined);
-  if (fetchProblem) return fetchProblem;
+  if (fetchProblem) return { problem: fetchProblem };
   known.sort((a, b) => sites.findIndex((s) => s.path === a.path) - sites.findIndex((s) => s.path === b.path));
   const issues = limitIssues(limits, known, 'generation', complete, input.duration_seconds);
-  if (issues.length === 0) return undefined;
-  return { code: 'reference_invalid', detail: issues.map((issue) => formatMessage(issue.message, 'en')).join(' ') };
+  if (issues.length > 0)
+    return {
+      problem: {
+        code: 'reference_invalid',
+        detail: issues.map((issue) => formatMessage(issue.message, 'en')).join(' '),
+      },
+    };
+  return billedClipSeconds(billed, input, known);
+}
+
+/** One external reference fetched and probed from the stream; what it is goes into `known`, or a problem comes back. */
+async function fetchAndProbe(
+  ctx: Context,
+  site: ReferenceSite,
+  limit: ReturnType<typeof limitsFor>,
+  billedClip: boolean,
+  known: KnownReference[],
+): Promise<RunProblem | undefined> {
+  const cap = Math.min(ctx.config.uploadMaxBytes, limit?.maxBytes ?? ctx.config.uploadMaxBytes);
+  const fetched = await probeRemote(site.value, {
+    policy: outboundPolicy(ctx.config),
+    timeoutMs: FETCH_TIMEOUT_MS,
+    maxBytes: cap,
+    // The size is read to the end only where a size limit is judged on it and the answer did not declare it.
+    countAll: limit?.maxBytes !== undefined,
+  });
+  if (!fetched.ok) {
+    if (fetched.reason === 'too_large' && limit?.maxBytes !== undefined) {
+      return {
+        code: 'reference_invalid',
+        detail: formatMessage(
+          { key: 'asset_bytes', params: { field: site.path, bytes: `more than ${cap}`, max: limit.maxBytes } },
+          'en',
+        ),
+      };
+    }
+    // A billed clip that cannot be read cannot be measured: the request is what is wrong, as a provider would say.
+    if (billedClip)
+      return { code: 'reference_invalid', detail: `${site.path} could not be fetched (${fetched.detail}).` };
+    return { code: 'reference_unreachable', detail: `${site.path}: ${fetched.reason}` };
+  }
+  const { probed } = fetched;
+  if (!probed) {
+    return {
+      code: 'reference_invalid',
+      detail: formatMessage(
+        {
+          key: 'asset_format',
+          params: { field: site.path, format: 'unknown', allowed: limit?.formats?.join(', ') ?? `${site.kind} files` },
+        },
+        'en',
+      ),
+    };
+  }
+  const { width, height, hasAlpha, durationSeconds, fps } = probed;
+  known.push({
+    path: site.path,
+    field: site.field,
+    kind: site.kind,
+    fileKind: probed.kind,
+    format: probed.format,
+    bytes: fetched.bytes,
+    width,
+    height,
+    hasAlpha,
+    durationSeconds,
+    fps,
+  });
+  return undefined;
 }
 
 /**
- * The lengths settlement bills for a task's reference clips (the catalogue's referenceClips field):
- * per clip, the length the deployment measured, else the stored length of a library asset. Only
- * measured lengths are billed: a clip with neither is `unmeasured` (the task fails, hold released),
- * never settled at the hold's assumed length.
+ * The lengths of the billed clips, one per entry of the field, from what the check knows of each
+ * (a probe of the fetched clip, or a library asset's stored length). A clip without a readable
+ * length fails the task now, before anything is submitted: it could not be billed afterwards.
  */
-export async function settledClipSeconds(
-  ctx: Context,
-  task: TaskRow,
-  reported: readonly (number | null)[] | undefined,
-): Promise<{ seconds?: number[] } | { unmeasured: string }> {
-  const model = catalogue.get(task.model);
-  const field = model?.info.pricing.referenceClips?.field;
-  if (!model || !field || !task.input_json) return {};
-  const input = JSON.parse(task.input_json) as Record<string, unknown>;
-  const clips = Array.isArray(input[field]) ? (input[field] as unknown[]) : [];
-  if (clips.length === 0) return {};
-  const ids = clips.map(assetIdOf).filter((id): id is string => id !== undefined);
-  const stored = ids.length
-    ? clipSeconds(model.info, input, await assetsById(ctx, await ownerOfTask(ctx, task), ids))
-    : undefined;
+function billedClipSeconds(
+  field: string | undefined,
+  input: Record<string, unknown>,
+  known: KnownReference[],
+): CheckOutcome {
+  const clips = field ? input[field] : undefined;
+  if (!field || !Array.isArray(clips) || clips.length === 0) return {};
   const seconds: number[] = [];
-  for (const [index, clip] of clips.entries()) {
-    const measured = reported?.[index] ?? (assetIdOf(clip) !== undefined ? stored?.[index] : null) ?? null;
-    if (typeof measured !== 'number') return { unmeasured: `input.${field}[${index}]` };
-    seconds.push(measured);
+  for (const index of clips.keys()) {
+    const path = `input.${field}[${index}]`;
+    const ref = known.find((k) => k.path === path);
+    const length = ref?.durationSeconds;
+    if (ref?.fileKind !== 'video' || typeof length !== 'number' || !(length > 0)) {
+      const what = ref && ref.fileKind !== 'video' ? 'is not a video file' : 'is a video whose length cannot be read';
+      return { problem: { code: 'reference_invalid', detail: `${path} ${what}.` } };
+    }
+    seconds.push(length);
   }
-  return { seconds };
+  return { clipSeconds: seconds };
 }

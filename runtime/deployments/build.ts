@@ -5,7 +5,9 @@ import { FalQueueDeployment } from './fal-queue.js';
 import { JobsDeployment } from './jobs.js';
 import { OpenAiVideosDeployment } from './openai-videos.js';
 import { ReplicateDeployment } from './replicate.js';
+import { redactedDeployment } from './redacted-deployment.js';
 import { Deployments, type Route } from './router.js';
+import { secretRedactor } from './secret-redactor.js';
 import { SimulatorDeployment } from './simulator.js';
 import type { UpstreamOptions } from './upstream-options.js';
 
@@ -29,8 +31,6 @@ export function simulatorDeployment(config: Config, now: () => number, name = 's
       latencyMs: config.simulatorLatencyMs,
       failWhenPromptContains: config.simulatorFailWhenPromptContains,
       now,
-      outbound: outboundPolicy(config),
-      clipMaxBytes: config.uploadMaxBytes,
     },
     name,
   );
@@ -41,7 +41,8 @@ function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => numbe
   const adapter = ADAPTERS[spec.kind];
   if (!adapter) throw new Error(`no adapter for kind ${spec.kind} in this version`);
   const policy = outboundPolicy(config);
-  return adapter({
+  // Whatever the upstream echoes of its key is redacted before any part of the service reads it.
+  const adapted = adapter({
     name: spec.name,
     baseUrl: spec.baseUrl!,
     ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
@@ -53,10 +54,10 @@ function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => numbe
       timeoutMs: config.upstreamResultTimeoutMs,
       idleMs: RESULT_IDLE_MS,
     },
-    clips: { policy, timeoutMs: REQUEST_TIMEOUT_MS, maxBytes: config.uploadMaxBytes },
     pollFallbackMs: config.upstreamPollMs,
     now,
   });
+  return redactedDeployment(adapted, secretRedactor(spec.apiKey));
 }
 
 /** The service's deployments: the operator's file when there is one, else the embedded simulator serving every model. */

@@ -34,16 +34,14 @@ export interface DeploymentOutput {
 export type DeploymentStatus =
   | { state: 'running'; progress: number; retryAfterMs: number }
   /**
-   * `referenceClipSeconds`: one entry per billed reference clip (the catalogue's referenceClips
-   * field), in order: the length the deployment measured, null for a clip it did not measure (a
-   * library asset, whose length the service has stored). Settlement bills measured lengths only.
+   * Billed reference clips are not the deployment's business: the service measured them before the
+   * submit (runtime/assets/run-check.ts) and settles at those lengths.
    */
   | {
       state: 'succeeded';
       outputs: DeploymentOutput[];
       /** The billed output length; absent: the measured length of the first video output. */
       outputSeconds?: number;
-      referenceClipSeconds?: (number | null)[];
       sourceClipSeconds?: number;
     }
   /**

@@ -3,7 +3,6 @@ import { MappedUpstream } from './mapped-upstream.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
 import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
-import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
 import { answerError, resultStream } from './upstream-http.js';
@@ -192,13 +191,9 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
     // fal's File object names its type beside the link (video.content_type).
     const declared = valueAt(answer.json, path.replace(/url$/, 'content_type'));
     const mime = typeof declared === 'string' && declared.includes('/') ? declared : mimeOfLink(link);
-    const measured = await measureReferenceClips(job, this.options.clips);
-    if (measured && !Array.isArray(measured))
-      return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
     return {
       state: 'succeeded',
       outputs: [{ bytes: resultStream(this.http, link, this.options.results), mime, extension: extensionOf(mime) }],
-      ...(measured ? { referenceClipSeconds: measured } : {}),
       ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
     };
   }

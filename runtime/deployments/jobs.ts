@@ -3,7 +3,6 @@ import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
 import { mapInput } from './map-input.js';
-import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
 import { answerError, resultStream } from './upstream-http.js';
@@ -130,9 +129,6 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
       );
       if (assets.length === 0)
         throw new UpstreamError('protocol', 'recordInfo: a succeeded task without output assets');
-      const measured = await measureReferenceClips(job, this.options.clips);
-      if (measured && !Array.isArray(measured))
-        return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
       return {
         state: 'succeeded',
         outputs: assets.map((asset) => ({
@@ -140,7 +136,6 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
           mime: asset.mime ?? 'video/mp4',
           extension: extensionOf(asset.mime),
         })),
-        ...(measured ? { referenceClipSeconds: measured } : {}),
         ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
       };
     }

@@ -3,7 +3,6 @@ import { MappedUpstream } from './mapped-upstream.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
 import { JobsDeployment } from './jobs.js';
 import { mapInput } from './map-input.js';
-import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
 import { answerError, resultStream } from './upstream-http.js';
@@ -130,9 +129,6 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
     }
     this.submittedAt.delete(handle);
     if (video?.status === 'completed') {
-      const measured = await measureReferenceClips(job, this.options.clips);
-      if (measured && !Array.isArray(measured))
-        return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
       return {
         state: 'succeeded',
         outputs: [
@@ -144,7 +140,6 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
             extension: 'mp4',
           },
         ],
-        ...(measured ? { referenceClipSeconds: measured } : {}),
         ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
       };
     }

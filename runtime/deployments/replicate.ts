@@ -4,7 +4,6 @@ import { MappedUpstream } from './mapped-upstream.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
 import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
-import { measureReferenceClips } from './measure-clip.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from './upstream-error.js';
 import { answerError, resultStream } from './upstream-http.js';
@@ -210,16 +209,12 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
     const links = outputLinks(valueAt(prediction, path));
     if (links.length === 0)
       throw new UpstreamError('protocol', `GET prediction: a succeeded prediction without a link at ${path}`);
-    const measured = await measureReferenceClips(job, this.options.clips);
-    if (measured && !Array.isArray(measured))
-      return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
     return {
       state: 'succeeded',
       outputs: links.map((link) => {
         const mime = mimeOfLink(link);
         return { bytes: resultStream(this.http, link, this.options.results), mime, extension: extensionOf(mime) };
       }),
-      ...(measured ? { referenceClipSeconds: measured } : {}),
       ...(job.sourceClipSeconds !== undefined ? { sourceClipSeconds: job.sourceClipSeconds } : {}),
     };
   }

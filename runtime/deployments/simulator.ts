@@ -1,28 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { ModelInfo } from '../../generated/catalogue.js';
-import type { OutboundPolicy } from '../net/address-policy.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
-import { measureReferenceClips } from './measure-clip.js';
 import { RenderCache } from './render-cache.js';
 import { simulatedOutputs } from './simulated-output.js';
 
 /** Progress is reported at this many points of the latency (25, 50, 75 %), then the result. */
 const PROGRESS_STEPS = 4;
-/** Time allowed for measuring the reference clips of one task (all fetched together); below the worker's 30 s call limit. */
-const MEASURE_TIMEOUT_MS = 20_000;
 /** The most bytes of rendered outputs a simulator keeps for the next task of the same shape. */
 const RENDER_CACHE_BYTES = 32 * 1024 * 1024;
-/** The guard a simulator built without one uses: public https hosts only. */
-const STRICT: OutboundPolicy = { allowPrivate: false, allowInsecure: false };
 
 export interface SimulatorOptions {
   latencyMs: number;
   failWhenPromptContains?: string;
   now: () => number;
-  /** The outbound guard reference clips are fetched through (the service's, with its test switches and resolver). */
-  outbound?: OutboundPolicy;
-  /** The most bytes read of one reference clip. */
-  clipMaxBytes?: number;
 }
 
 /** Range of duration_seconds a model accepts, read from its generated input schema. */
@@ -95,34 +85,13 @@ export class SimulatorDeployment implements Deployment {
         reason: `Content policy violation: the prompt was rejected by the safety filter (request ${job.taskId}).`,
       };
     }
-    const measured = await this.referenceClipSeconds(job);
-    if (measured && !Array.isArray(measured))
-      return { state: 'failed', code: 'reference_invalid', reason: measured.reason };
     const { seconds, sourceSeconds } = this.outputSeconds(job);
     return {
       state: 'succeeded',
       outputSeconds: seconds,
-      ...(measured ? { referenceClipSeconds: measured } : {}),
       ...(sourceSeconds === undefined ? {} : { sourceClipSeconds: sourceSeconds }),
       outputs: simulatedOutputs(this.rendered, job.model, job.input, seconds),
     };
-  }
-
-  /**
-   * The billed reference clips (the catalogue's referenceClips field), measured as a provider
-   * measures what it bills: each external clip fetched through the outbound guard and probed from
-   * a stream. Library assets are null (the service has their stored length). A clip that cannot be
-   * fetched or measured fails the job, as a provider refuses a reference it cannot read.
-   * The check lane's fetch (models whose YAML has limits for video references) is not reused: that
-   * is the service checking limits before the run; what is billed is what the deployment reports,
-   * as a provider adapter will, and this second read stops at the movie header.
-   */
-  private referenceClipSeconds(job: DeploymentJob): Promise<(number | null)[] | { reason: string } | undefined> {
-    return measureReferenceClips(job, {
-      policy: this.options.outbound ?? STRICT,
-      timeoutMs: MEASURE_TIMEOUT_MS,
-      maxBytes: this.options.clipMaxBytes ?? 100 * 1000 * 1000,
-    });
   }
 
   /**

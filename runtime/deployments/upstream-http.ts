@@ -169,6 +169,20 @@ export class UpstreamHttp {
   }
 }
 
+/** How much of the upstream's reason the error's message quotes (the whole reason stays in `details`). */
+const REASON_IN_MESSAGE_CHARS = 200;
+
+/**
+ * The first `max` characters cut back to the last whitespace: a token (a key the upstream echoed)
+ * is quoted whole or not at all, so redaction, which matches whole keys, never meets half of one.
+ */
+function wordsWithin(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = text.slice(0, max + 1);
+  const cut = head.search(/\s\S*$/);
+  return cut > 0 ? head.slice(0, cut).trimEnd() : '';
+}
+
 /** The error for an answer that is not a success: its class by status, the Retry-After, the upstream's reason. */
 export function answerError(
   what: string,
@@ -178,15 +192,12 @@ export function answerError(
   now: number,
 ): UpstreamError {
   const retry = retryAfterMs(headers['retry-after'] as string | undefined, now);
-  return new UpstreamError(
-    statusClass(status),
-    `${what}: status ${status}${reason ? ` (${reason.slice(0, 200)})` : ''}`,
-    {
-      status,
-      ...(retry !== undefined ? { retryAfterMs: retry } : {}),
-      ...(reason ? { reason } : {}),
-    },
-  );
+  const head = reason ? wordsWithin(reason, REASON_IN_MESSAGE_CHARS) : '';
+  return new UpstreamError(statusClass(status), `${what}: status ${status}${head ? ` (${head})` : ''}`, {
+    status,
+    ...(retry !== undefined ? { retryAfterMs: retry } : {}),
+    ...(reason ? { reason } : {}),
+  });
 }
 
 export interface ResultLinkOptions {

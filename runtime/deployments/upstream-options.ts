@@ -1,4 +1,3 @@
-import type { FetchOptions } from '../files/remote-fetch.js';
 import type { ResultLinkOptions } from './upstream-http.js';
 
 /** What an adapter of a real upstream is built with (from the operator's deployments file and the service's settings). */
@@ -14,8 +13,6 @@ export interface UpstreamOptions {
   requestTimeoutMs: number;
   /** How result links are downloaded: size cap, time, the guard for links off the upstream's origin. */
   results: ResultLinkOptions;
-  /** How billed reference clips are fetched to be measured (the outbound guard: they are the caller's links). */
-  clips: FetchOptions;
   /** Poll again after this long when the upstream gives neither progress nor a hint. */
   pollFallbackMs: number;
   now: () => number;

@@ -124,9 +124,11 @@ export interface ProbeSource {
   size: number;
   head: Buffer;
   open(): Promise<AsyncIterable<Buffer>>;
+  /** The longest MP4/QuickTime movie header read (default MOOV_MAX); a file with a longer one is not probed. */
+  moovMaxBytes?: number;
 }
 
-/** The whole probe of bytes in memory (small files: a fetched reference, a test). */
+/** The whole probe of bytes in memory (small files, tests). */
 export function probeBytes(bytes: Uint8Array): Promise<Probed | undefined> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return probeSource({ size: buffer.length, head: buffer, open: async () => once(buffer) });
@@ -172,7 +174,7 @@ export async function probeSource(source: ProbeSource): Promise<Probed | undefin
     }
   }
   if (type.kind === 'video' && (type.format === 'mp4' || type.format === 'mov')) {
-    const movie = await readMovie(await source.open());
+    const movie = await readMovie(await source.open(), source.moovMaxBytes ?? MOOV_MAX);
     if (!movie) return undefined;
     const video = movie.videoTracks[0];
     if (!video) {
@@ -213,7 +215,7 @@ export async function probeSource(source: ProbeSource): Promise<Probed | undefin
  * The top-level boxes are walked as the bytes stream by: `ftyp` and `moov` are kept, media data
  * (`mdat`, most of the file) is skipped, so only the headers are ever in memory.
  */
-async function readMovie(chunks: AsyncIterable<Buffer>): Promise<Movie | undefined> {
+async function readMovie(chunks: AsyncIterable<Buffer>, moovMax: number): Promise<Movie | undefined> {
   // mp4box.js logs every box it reads at its default level; set here, not when this module loads (imports have no side effects).
   Log.setLogLevel(Log.error);
   const iterator = chunks[Symbol.asyncIterator]();
@@ -235,7 +237,7 @@ async function readMovie(chunks: AsyncIterable<Buffer>): Promise<Movie | undefin
       const bodyBytes = size === 0 ? Infinity : size - headerBytes.length;
       if (bodyBytes < 0) return undefined;
       if (type === 'ftyp' || type === 'moov') {
-        if (bodyBytes > MOOV_MAX) return undefined;
+        if (bodyBytes > moovMax) return undefined;
         const body = await reader.read(bodyBytes);
         if (body.length < bodyBytes) return undefined;
         kept.push(headerBytes, body);

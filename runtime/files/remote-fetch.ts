@@ -12,10 +12,6 @@ export interface FetchOptions {
 
 export type FailureReason = 'url' | 'blocked' | 'status' | 'redirect' | 'too_large' | 'timeout' | 'network';
 
-export type FetchResult =
-  | { ok: true; bytes: Buffer; contentType: string | undefined }
-  | { ok: false; reason: FailureReason; detail: string };
-
 /** A fetch that failed while its body streamed (too large, timed out, connection lost). */
 export class FetchFailure extends Error {
   constructor(
@@ -33,6 +29,8 @@ export type OpenResult =
       /** The body's chunks; throws FetchFailure when it passes maxBytes, the time runs out or the connection fails. */
       body: AsyncIterable<Buffer>;
       contentType: string | undefined;
+      /** The answer's Content-Length, when it declared one (never above maxBytes: a larger one is refused). */
+      declaredBytes: number | undefined;
       /** Ends the exchange (after the body was read, or to give it up). */
       close(): void;
     }
@@ -109,7 +107,13 @@ export function openCapped(url: string, options: FetchOptions): Promise<OpenResu
           close();
         }
       }
-      resolve({ ok: true, body: body(), contentType: response.headers['content-type'], close });
+      resolve({
+        ok: true,
+        body: body(),
+        contentType: response.headers['content-type'],
+        declaredBytes: Number.isFinite(declared) ? declared : undefined,
+        close,
+      });
     });
     request.on('error', (error: NodeJS.ErrnoException) => {
       if (answered) return; // the body's reader hears it
@@ -118,20 +122,4 @@ export function openCapped(url: string, options: FetchOptions): Promise<OpenResu
     });
     request.end();
   });
-}
-
-/** `openCapped` with the body read into memory: for small files (a reference checked before a run). */
-export async function fetchCapped(url: string, options: FetchOptions): Promise<FetchResult> {
-  const opened = await openCapped(url, options);
-  if (!opened.ok) return opened;
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of opened.body) chunks.push(chunk);
-  } catch (error) {
-    const failure = error as FetchFailure;
-    return { ok: false, reason: failure.reason ?? 'network', detail: failure.detail ?? failure.message };
-  } finally {
-    opened.close();
-  }
-  return { ok: true, bytes: Buffer.concat(chunks), contentType: opened.contentType };
 }

@@ -121,23 +121,58 @@ function boundedHead(text: string, max: number): string {
   return cut > 0 ? head.slice(0, cut) : '';
 }
 
+/** Where an identifier was taken out: empty parentheses around it (and a label before it) go too. */
+const GONE = '\u0000';
+
+/**
+ * Tokens: letters, digits, `-` and `_`, with dots inside (a version: `2.0`). The classes on either
+ * side of each dot exclude it, so a match never backtracks.
+ */
+const TOKEN = /[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*/g;
+
+/**
+ * A token that is an identifier, not a word: a JWT (`eyJ…` with its dot-separated parts), or
+ * letters and digits joined by `-` or `_` (`rep-internal-7781`). Numbers and ranges (`5-10`) have
+ * no letters; words (`text-to-video`) no digits.
+ */
+function isIdentifier(token: string): boolean {
+  if (token.startsWith('eyJ') && token.includes('.')) return true;
+  return /[-_]/.test(token) && /[A-Za-z]/.test(token) && /[0-9]/.test(token);
+}
+
 /**
  * Strips what a provider's reason may carry beyond the reason itself: task, account and key ids,
- * request and trace ids, UUIDs, emails, long hex and URLs with credentials or queries.
+ * request and trace ids, UUIDs, emails, long hex, URLs with credentials or queries, well-known
+ * token shapes (the service's `sk-service-`, OpenAI's `sk-` and `sk-proj-`, Replicate's `r8_`,
+ * JWTs), and any other identifier it cannot know by name: a token that mixes letters and digits
+ * joined by `-` or `_`, unless it is a word of the model's own id (`modelId`: ids look like
+ * `<vendor>/<family>-2.0-mini/<mode>`), and the upstream's own job id (`handle`).
+ * Parentheses left with nothing but labels in them go too: `(prediction rep-internal-7781)`.
  * Only the head of the text is read: some of these patterns take time quadratic in the length of
  * a run they fail on, and a provider's text can be of any length (the answer keeps 500 characters).
+ * (The operator's own upstream keys were redacted before: runtime/deployments/secret-redactor.ts.)
  */
-export function scrubReason(reason: string): string {
-  return boundedHead(reason, REASON_SCAN_CHARS)
-    .replace(/\b(?:task|acct|key|req|dlv|a)_[A-Za-z0-9_-]{6,}\b/g, '')
-    .replace(/\bsk-service-[A-Za-z0-9_-]+/g, '')
-    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '')
-    .replace(/[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g, '')
-    .replace(/\b[0-9a-f]{16,}\b/gi, '')
-    .replace(/https?:\/\/\S+/g, '')
-    .replace(/\((?:\s*(?:request|account|task|id|trace|user)\b[^)]*)\)/gi, '')
-    .replace(/\s{2,}/g, ' ')
-    .replace(/\s+([.,;:])/g, '$1')
-    .trim()
-    .slice(0, 500);
+export function scrubReason(reason: string, known: { modelId?: string; handle?: string | null } = {}): string {
+  const keep = new Set(known.modelId?.match(TOKEN) ?? []);
+  const head = boundedHead(reason, REASON_SCAN_CHARS);
+  // A handle shorter than 4 characters could be any word.
+  return (
+    (known.handle && known.handle.length >= 4 ? head.split(known.handle).join(GONE) : head)
+      .replace(/\b(?:task|acct|key|req|dlv|a)_[A-Za-z0-9_-]{6,}\b/g, GONE)
+      .replace(/\bsk-[A-Za-z0-9_-]+/g, GONE)
+      .replace(/\br8_[A-Za-z0-9_-]+/g, GONE)
+      .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, GONE)
+      .replace(/[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g, GONE)
+      .replace(/\b[0-9a-f]{16,}\b/gi, GONE)
+      .replace(/https?:\/\/\S+/g, GONE)
+      .replace(TOKEN, (token) => (isIdentifier(token) && !keep.has(token) ? GONE : token))
+      .replace(/\((?:\s*(?:request|account|task|id|trace|user)\b[^)]*)\)/gi, '')
+      // Parentheses holding only removed ids, each with at most a label: `(job …, account …)`.
+      .replace(/\(\s*(?:[A-Za-z]+\s*)?\u0000(?:[\s,;:]+(?:[A-Za-z]+\s*)?\u0000)*[\s,;:]*\)/g, '')
+      .replaceAll(GONE, '')
+      .replace(/\s{2,}/g, ' ')
+      .replace(/\s+([.,;:])/g, '$1')
+      .trim()
+      .slice(0, 500)
+  );
 }

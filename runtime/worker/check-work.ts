@@ -1,4 +1,5 @@
-import { checkReferencesBeforeRun } from '../assets/run-check.js';
+import { keepClipSeconds } from '../assets/clip-lengths.js';
+import { checkTaskReferences } from '../assets/run-check.js';
 import type { Context } from '../context.js';
 import { failTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
@@ -27,17 +28,19 @@ export function checkedBefore(item: WorkItem): boolean {
 
 /**
  * The check lane's handler: the reference check of a queued task. A problem fails the task once
- * (hold released); a pass ends this item and writes the task's run item in one transaction.
- * A crash anywhere before that commit leaves this item to be taken again (the fetch is repeated).
+ * (hold released); a pass keeps the billed clips' lengths on the task, then ends this item and
+ * writes the task's run item in one transaction. A crash anywhere before that commit leaves this
+ * item to be taken again (the fetch is repeated, the lengths written again).
  */
 const checkTask: WorkHandler = async (ctx, item) => {
   const task: TaskRow | undefined = await taskById(ctx.db.kysely, item.task_id!);
   if (!task || isTerminal(task.state)) return { done: true };
-  const problem = await checkReferencesBeforeRun(ctx, task);
-  if (problem) {
-    await failTask(ctx, task.id, problem.code, problem.detail);
+  const checked = await checkTaskReferences(ctx, task);
+  if (checked.problem) {
+    await failTask(ctx, task.id, checked.problem.code, checked.problem.detail);
     return { done: true };
   }
+  await keepClipSeconds(ctx, task.id, checked.clipSeconds);
   await handOver(ctx, item, { kind: 'run', refId: REFERENCES_CHECKED });
   return { done: true };
 };

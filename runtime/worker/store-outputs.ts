@@ -10,7 +10,8 @@ export type Stored = { ok: true; outputs: StoredOutput[]; firstVideoSeconds?: nu
  * Writes a deployment's outputs to the blob store as they arrive (a provider's download is a
  * stream: never whole in memory) and measures each one the deployment did not: its type and
  * length from the stored bytes (runtime/files/probe.ts), as a provider's claims are not what the
- * service bills. A result that is not a readable video (for a video output) is refused: what was
+ * service bills. A result that is not a readable video (for a video output), an output that is
+ * neither a video nor a picture, or a result without a video of a length is refused: what was
  * stored is deleted, and the caller fails the task. A write that fails (a download cut short)
  * throws, leaving nothing stored of that output; earlier outputs are deleted too.
  */
@@ -34,8 +35,11 @@ export async function storeOutputs(ctx: Context, task: TaskRow, outputs: Deploym
       stored.push(entry);
       if (output.durationSeconds === undefined) {
         const probed = (await probeStored(ctx.blobs, key))?.probed;
+        // A video or a picture (a last frame), whatever the provider declared: a page, a text or a sound is no result.
+        const media = probed?.kind === 'video' || probed?.kind === 'image';
         if (
           !probed ||
+          !media ||
           (output.mime.startsWith('video/') && (probed.kind !== 'video' || !(probed.durationSeconds! > 0)))
         ) {
           await dropAll();
@@ -51,6 +55,11 @@ export async function storeOutputs(ctx: Context, task: TaskRow, outputs: Deploym
   } catch (error) {
     await dropAll();
     throw error;
+  }
+  // A model's result is a video: without one of a length the task fails (hold released), never succeeds charged 0.
+  if (!(firstVideoSeconds! > 0)) {
+    await dropAll();
+    return { ok: false, reason: "The provider's result holds no video whose length can be read." };
   }
   return { ok: true, outputs: stored, ...(firstVideoSeconds !== undefined ? { firstVideoSeconds } : {}) };
 }

@@ -114,7 +114,7 @@ async function refused(
   error: UpstreamError,
 ): Promise<SubmitOutcome> {
   await recordSubmitAnswered(ctx, deployment.name);
-  await failTask(ctx, task.id, 'generation_failed', upstreamReason(error.details.reason ?? '') || null);
+  await failTask(ctx, task.id, 'generation_failed', upstreamReason(error.details.reason ?? '', task) || null);
   return { ended: true };
 }
 

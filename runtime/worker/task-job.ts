@@ -37,9 +37,9 @@ export async function jobOf(ctx: Context, task: TaskRow): Promise<DeploymentJob>
 /**
  * An upstream's reason as the task shows it: English as the provider wrote it, without the
  * upstream's own job id (`handle`) and without the identifiers scrubReason removes (task, account
- * and key ids, request ids, UUIDs, emails, long hex, URLs).
+ * and key ids, request ids, UUIDs, emails, long hex, URLs, token shapes, any letters-and-digits id
+ * that is not a word of the task's model id). The operator's keys were redacted at the adapter.
  */
-export function upstreamReason(reason: string, handle?: string | null): string {
-  const withoutHandle = handle && handle.length >= 4 ? reason.split(handle).join('') : reason;
-  return scrubReason(withoutHandle);
+export function upstreamReason(reason: string, task: Pick<TaskRow, 'model'>, handle?: string | null): string {
+  return scrubReason(reason, { modelId: task.model, handle });
 }

@@ -1,4 +1,5 @@
-import { checkReferencesBeforeRun, fetchesReferences, settledClipSeconds } from '../assets/run-check.js';
+import { keepClipSeconds, settledClipSeconds } from '../assets/clip-lengths.js';
+import { checkTaskReferences, fetchesReferences } from '../assets/run-check.js';
 import type { Context } from '../context.js';
 import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
@@ -8,6 +9,7 @@ import type { TaskRow } from '../tasks/task-record.js';
 import { taskById } from '../tasks/task-rows.js';
 import { purgeTaskContent } from '../tasks/task-queries.js';
 import { checkedBefore, checkWorkHandlers, sendToCheck } from './check-work.js';
+import { completedJobCost, recordJobCost } from './job-cost.js';
 import { storeOutputs, upstreamCostMicros } from './store-outputs.js';
 import { submitTask } from './submit.js';
 import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
@@ -41,11 +43,12 @@ const runTask: WorkHandler = async (ctx, item) => {
       return { done: true };
     }
     // Reference limits checked during generation (assets only: no network): a problem fails the task, hold released.
-    const problem = await checkReferencesBeforeRun(ctx, task);
-    if (problem) {
-      await failTask(ctx, task.id, problem.code, problem.detail);
+    const checked = await checkTaskReferences(ctx, task);
+    if (checked.problem) {
+      await failTask(ctx, task.id, checked.problem.code, checked.problem.detail);
       return { done: true };
     }
+    await keepClipSeconds(ctx, task.id, checked.clipSeconds);
   }
   let deployment: Deployment;
   let handle: string;
@@ -171,12 +174,15 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
       ctx,
       task.id,
       status.code ?? 'generation_failed',
-      upstreamReason(status.reason, task.deployment_handle) || null,
+      upstreamReason(status.reason, task, task.deployment_handle) || null,
     );
     return { done: true };
   }
-  // Reference clips are billed at measured lengths only: one nobody measured fails the task (hold released).
-  const clips = await settledClipSeconds(ctx, task, status.referenceClipSeconds);
+  // The provider completed the job: the operator owes it, whatever becomes of the task from here (N3, N6).
+  const route = ctx.deployments.routeOf(job.model, deployment.name);
+  await recordJobCost(ctx, task.id, completedJobCost(route?.cost, status.outputSeconds, job), 'while-running');
+  // Reference clips are billed at the lengths the check measured before the submit: never fetched again now.
+  const clips = settledClipSeconds(task);
   if ('unmeasured' in clips) {
     await failTask(ctx, task.id, 'reference_invalid', `${clips.unmeasured}: the clip's length was not measured.`);
     return { done: true };
@@ -195,7 +201,7 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   const { outputs } = stored;
   const outputSeconds = status.outputSeconds ?? stored.firstVideoSeconds ?? 0;
   ctx.faults.reach('poll.stored'); // media stored, the hold not yet settled
-  const cost = upstreamCostMicros(ctx.deployments.routeOf(job.model, deployment.name)?.cost, outputSeconds);
+  const cost = upstreamCostMicros(route?.cost, outputSeconds);
   const resolved = await succeedTask(ctx, task.id, {
     outputs,
     outputSeconds,
@@ -205,8 +211,10 @@ const pollTask: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   });
   // A result after expiry settles nothing and keeps nothing. After a success (a second poll of the same job, e.g. a lease
   // taken over mid-poll) the keys hold the winner's media: they stay.
-  if (!resolved && (await loadTask(ctx, item))?.state !== 'succeeded')
+  if (!resolved && (await loadTask(ctx, item))?.state !== 'succeeded') {
     for (const output of outputs) await ctx.blobs.delete(output.key);
+    await recordJobCost(ctx, task.id, cost, 'unless-succeeded'); // the measured length, on the task that ended meanwhile
+  }
   // The bytes are ours now: the upstream may let go of them (best effort; its own retention covers a failure).
   if (deployment.release) {
     await timeBoxed(deployment.release(task.deployment_handle, job), RELEASE_TIMEOUT_MS, 'release').catch(

@@ -93,16 +93,16 @@ export function mp4(): Buffer {
 }
 
 /**
- * A real MP4 of `seconds` (H.264 160x90 at 4 frames per second, silent AAC), written by the
- * simulator's own writer; test/deployments/simulator-output.test.ts checks that writer's files
- * with ffprobe and ffmpeg.
+ * A real MP4 of `seconds` (H.264 160x90 at 4 frames per second unless said, silent AAC), written
+ * by the simulator's own writer; test/deployments/simulator-output.test.ts checks that writer's
+ * files with ffprobe and ffmpeg.
  */
-export function clip(seconds: number): Buffer {
+export function clip(seconds: number, frameRate = 4): Buffer {
   return Buffer.concat([
     ...syntheticVideo({
       width: 160,
       height: 90,
-      frameRate: 4,
+      frameRate,
       seconds,
       brands: ['isom', 'iso2', 'avc1', 'mp41'],
       audio: true,

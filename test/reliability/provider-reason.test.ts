@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment, DeploymentStatus } from '../../runtime/deployments/deployment.js';
-import { bodyD, createTask } from '../http/helpers.js';
+import { bodyD, createTask, IMAGE, MODEL_MINI } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { recordCounts } from './support.js';
 
@@ -56,14 +56,63 @@ describe("a provider's failure reason of any length", () => {
       },
     ],
   ];
-  it.each(rows)(
+  /**
+   * Issue 25 N1: token shapes of other services (OpenAI's sk- and sk-proj-, Replicate's r8_, JWTs)
+   * and identifiers the service cannot know by name (letters and digits joined by - or _), with the
+   * parentheses they leave; a word of the task's own model id, numbers and ranges stay.
+   */
+  const shapes: [string, { given: string; want: string; model?: 'mini' }][] = [
+    [
+      "OpenAI's sk-proj- key",
+      { given: 'Incorrect API key sk-proj-AbCdEf123456ghIJ provided.', want: 'Incorrect API key provided.' },
+    ],
+    [
+      'an sk- key that is not the service own',
+      { given: 'Key sk-live0123abcd is not allowed.', want: 'Key is not allowed.' },
+    ],
+    [
+      "Replicate's r8_ token after Bearer",
+      { given: 'bad Bearer r8_SECRETa1b2c3d4e5f6 for this model', want: 'bad Bearer for this model' },
+    ],
+    [
+      'a JWT',
+      {
+        given: 'token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sflKxwRJSMeKKF2QT4fwpM expired',
+        want: 'token expired',
+      },
+    ],
+    [
+      'an upstream id in parentheses, and the parentheses',
+      { given: 'The prediction failed (prediction rep-internal-7781).', want: 'The prediction failed.' },
+    ],
+    [
+      "the task's model id and a range stay, an id in parentheses goes",
+      {
+        given: 'family_a-2.0-mini takes 5-10 seconds, not 20 (worker gpu-a100-7).',
+        want: 'family_a-2.0-mini takes 5-10 seconds, not 20.',
+        model: 'mini',
+      },
+    ],
+    [
+      "another model's id is an identifier like any other",
+      { given: 'Use family_a-2.0-mini instead.', want: 'Use instead.' },
+    ],
+  ];
+  it.each([...rows, ...shapes] as [string, { given: string; want: string; model?: 'mini' }][])(
     '%s',
-    async (_name, { given, want }) => {
+    async (_name, { given, want, model }) => {
       cases++;
       provider.reason = given;
       const { accountId, apiKey } = await t.account(100);
-      const created = await createTask(t, apiKey, bodyD());
-      expect(created.status).toBe(202);
+      const body =
+        model === 'mini'
+          ? {
+              model: MODEL_MINI,
+              input: { prompt: 'a fox in the snow', reference_image_urls: [IMAGE], duration_seconds: 4 },
+            }
+          : bodyD();
+      const created = await createTask(t, apiKey, body);
+      expect(created.status, JSON.stringify(created.body)).toBe(202);
       // Bounded: a blocked event loop fails here instead of hanging the suite.
       const done = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
       expect(done).toMatchObject({ state: 'failed', errorCode: 'generation_failed', credits: 0 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { clip } from '../files/fixtures.js';
+import { echoAsked, echoText } from './key-echo.js';
 
 /**
  * A loopback server speaking fal's queue as fal publishes it (docs.fal.ai, Queue; fal-js
@@ -28,6 +29,8 @@ export interface FalServerOptions {
   refuseWhenPromptContains?: string;
   /** The status of every request answers 404 (fal lost them). */
   forgetRequests?: boolean;
+  /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in a `detail` or a COMPLETED request's `error`. */
+  echoKey?: boolean;
 }
 
 export interface FalReceived {
@@ -132,6 +135,15 @@ export class FalQueueServer {
       body: input,
     });
     if (unauthorized) return refuseKey();
+    const echo = this.options.echoKey ? echoAsked(input.prompt) : undefined;
+    if (echo?.place === 'submit')
+      return this.json(response, 422, {
+        detail: [
+          { loc: ['body', 'prompt'], msg: echoText(request.headers.authorization, echo.form), type: 'value_error' },
+        ],
+      });
+    if (echo?.place === 'unauthorized')
+      return this.json(response, 401, { detail: echoText(request.headers.authorization, echo.form) });
     const special = this.options.submit?.(index);
     if (special === 'reset') {
       request.socket.destroy();
@@ -177,8 +189,11 @@ export class FalQueueServer {
       this.cancels.push(queued.id);
       return this.json(response, 202, { status: 'CANCELLATION_REQUESTED' });
     }
+    const echo = this.options.echoKey ? echoAsked(queued.input.prompt) : undefined;
     if (suffix === '/status' && request.method === 'GET') {
       this.statusPolls++;
+      if (echo?.place === 'poll-unauthorized')
+        return this.json(response, 401, { detail: echoText(request.headers.authorization, echo.form) });
       const logs = [{ message: 'Generating', level: 'INFO', source: 'USER', timestamp: new Date().toISOString() }];
       if (state === 'IN_QUEUE')
         return this.json(response, 202, {
@@ -193,6 +208,9 @@ export class FalQueueServer {
         status: state,
         request_id: queued.id,
         logs,
+        ...(echo?.place === 'status'
+          ? { error: echoText(request.headers.authorization, echo.form), error_type: 'request_error' }
+          : {}),
         metrics: { inference_time: (this.options.latencyMs ?? 200) / 1000 },
         ...this.urls(queued),
       });

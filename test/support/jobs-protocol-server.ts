@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { clip } from '../files/fixtures.js';
+import { echoAsked, echoText } from './key-echo.js';
 
 /**
  * A loopback server speaking the jobs protocol as the specification publishes it (and mediaforge's
@@ -30,8 +32,19 @@ export interface JobsServerOptions {
   withoutHints?: boolean;
   /** The first download sends half the bytes, then resets the connection. */
   cutFirstDownload?: boolean;
+  /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in an error (msg or errorMessage). */
+  echoKey?: boolean;
   /** The result's bytes (default: a real clip as long as the job's duration_seconds, 5 s when it has none), made anew for each download. */
   result?: () => AsyncIterable<Buffer> | Buffer;
+  /** The result's declared media type, in recordInfo and on the download (default video/mp4): a page says text/html. */
+  resultMime?: string;
+  /**
+   * Read the job's reference clips (input.reference_video_urls) when it is submitted, as a provider
+   * does (https, any certificate); a clip that does not answer 200 fails the job with reference_invalid.
+   */
+  fetchReferences?: boolean;
+  /** Where each submit is named as it arrives ('submit'), beside the events of other test servers. */
+  log?: string[];
 }
 
 export interface ReceivedSubmit {
@@ -47,6 +60,8 @@ interface Job {
   seconds: number;
   /** Set once a poll reported the job ended: it no longer counts as in flight. */
   reportedEnd: boolean;
+  /** A reference clip it could not read (fetchReferences): the job fails. */
+  unreadableReference?: boolean;
 }
 
 export class JobsProtocolServer {
@@ -60,6 +75,8 @@ export class JobsProtocolServer {
   maxInFlight = 0;
   polls = 0;
   downloads = 0;
+  /** Jobs reported succeeded at least once: the jobs the operator pays the provider for. */
+  readonly completed = new Set<string>();
   private server!: Server;
   url = '';
 
@@ -120,7 +137,16 @@ export class JobsProtocolServer {
       const index = this.submits.length;
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as ReceivedSubmit['body'];
       const key = request.headers['idempotency-key'] as string | undefined;
+      this.options.log?.push('submit');
       this.submits.push({ idempotencyKey: key, authorization: request.headers.authorization, body });
+      const echo = this.options.echoKey ? echoAsked(body.input?.prompt) : undefined;
+      if (echo?.place === 'submit' || echo?.place === 'unauthorized')
+        return this.envelope(
+          response,
+          echo.place === 'submit' ? 422 : 401,
+          null,
+          echoText(request.headers.authorization, echo.form),
+        );
       const special = this.options.submit?.(index);
       if (special === 'reset') {
         request.socket.destroy();
@@ -141,12 +167,15 @@ export class JobsProtocolServer {
           typeof body.input?.duration_seconds === 'number' && body.input.duration_seconds > 0
             ? body.input.duration_seconds
             : 5;
+        const clips = this.options.fetchReferences ? body.input?.reference_video_urls : undefined;
+        const read = Array.isArray(clips) ? await Promise.all(clips.map((u) => answersOk(String(u)))) : [];
         this.jobs.set(id, {
           id,
           createdAt: Date.now(),
           prompt: String(body.input?.prompt ?? ''),
           seconds,
           reportedEnd: false,
+          unreadableReference: read.includes(false),
         });
         if (key) this.byKey.set(key, id);
         this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -166,6 +195,9 @@ export class JobsProtocolServer {
         return this.envelope(response, 429, null, 'Too many requests.', { 'retry-after': '0' });
       const job = this.jobs.get(url.searchParams.get('taskId') ?? '');
       if (!job || this.options.forgetTasks) return this.envelope(response, 404, null, 'Task not found.');
+      const echo = this.options.echoKey ? echoAsked(job.prompt) : undefined;
+      if (echo?.place === 'poll-unauthorized')
+        return this.envelope(response, 401, null, echoText(request.headers.authorization, echo.form));
       const latency = this.options.latencyMs ?? 200;
       const elapsed = Date.now() - job.createdAt;
       const base = {
@@ -180,6 +212,20 @@ export class JobsProtocolServer {
           progress: this.options.withoutHints ? 0 : Math.floor((elapsed * 100) / latency),
         });
       job.reportedEnd = true;
+      if (echo?.place === 'status')
+        return this.envelope(response, 200, {
+          ...base,
+          state: 'failed',
+          errorCode: 'generation_failed',
+          errorMessage: echoText(request.headers.authorization, echo.form),
+        });
+      if (job.unreadableReference)
+        return this.envelope(response, 200, {
+          ...base,
+          state: 'failed',
+          errorCode: 'reference_invalid',
+          errorMessage: 'A reference video could not be fetched.',
+        });
       const trigger = this.options.failWhenPromptContains;
       if (trigger && job.prompt.includes(trigger)) {
         return this.envelope(response, 200, {
@@ -189,11 +235,14 @@ export class JobsProtocolServer {
           errorMessage: `Content policy violation: the prompt was rejected (job ${job.id}, account acct_upstream12345).`,
         });
       }
+      this.completed.add(job.id);
       return this.envelope(response, 200, {
         ...base,
         state: 'succeeded',
         progress: 100,
-        output: { assets: [{ url: `${this.resultOrigin}/files/${job.id}.mp4`, mime: 'video/mp4' }] },
+        output: {
+          assets: [{ url: `${this.resultOrigin}/files/${job.id}.mp4`, mime: this.options.resultMime ?? 'video/mp4' }],
+        },
       });
     }
     return this.envelope(response, 404, null, 'No such route.');
@@ -230,7 +279,7 @@ export class JobsProtocolServer {
       return;
     }
     response.writeHead(200, {
-      'content-type': 'video/mp4',
+      'content-type': this.options.resultMime ?? 'video/mp4',
       ...(Buffer.isBuffer(result) ? { 'content-length': String(result.length) } : {}),
     });
     if (Buffer.isBuffer(result)) return void response.end(result);
@@ -238,6 +287,18 @@ export class JobsProtocolServer {
       if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
     response.end();
   }
+}
+
+/** Whether a link answers 200 to a GET (its body read and dropped), as a provider reading a reference finds out. */
+function answersOk(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = httpsGet(url, { rejectUnauthorized: false }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode === 200));
+      response.on('error', () => resolve(false));
+    });
+    request.on('error', () => resolve(false));
+  });
 }
 
 /** A loopback port nothing listens on (a server opened and closed): connecting to it is refused. */

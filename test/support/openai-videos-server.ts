@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { clip } from '../files/fixtures.js';
+import { echoAsked, echoText } from './key-echo.js';
 
 /**
  * A loopback server speaking OpenAI's Videos API as openai-node publishes it (resources/videos.ts):
@@ -14,6 +15,8 @@ export interface OpenAiServerOptions {
   latencyMs?: number;
   /** GET /v1/videos/{id} answers 404 for every video (the upstream lost them). */
   forgetVideos?: boolean;
+  /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in an error's message or a failed Video's error. */
+  echoKey?: boolean;
 }
 
 interface Video {
@@ -99,6 +102,16 @@ export class OpenAiVideosServer {
       }).formData();
       const fields = new Map<string, string[]>();
       form.forEach((value, key) => fields.set(key, [...(fields.get(key) ?? []), String(value)]));
+      const echo = this.options.echoKey ? echoAsked(fields.get('prompt')?.[0]) : undefined;
+      if (echo?.place === 'submit' || echo?.place === 'unauthorized')
+        return this.json(response, echo.place === 'submit' ? 400 : 401, {
+          error: {
+            message: echoText(request.headers.authorization, echo.form),
+            type: 'invalid_request_error',
+            param: null,
+            code: echo.place === 'submit' ? 'invalid_value' : 'invalid_api_key',
+          },
+        });
       const video: Video = {
         id: `video_${randomUUID().replace(/-/g, '')}`,
         createdAt: Date.now(),
@@ -116,6 +129,22 @@ export class OpenAiVideosServer {
       return this.json(response, 200, { id: video.id, object: 'video.deleted', deleted: true });
     }
     if (request.method === 'GET' && this.options.forgetVideos) return this.notFound(response);
+    const echo = this.options.echoKey ? echoAsked(video.form.get('prompt')?.[0]) : undefined;
+    if (request.method === 'GET' && !content && echo?.place === 'poll-unauthorized')
+      return this.json(response, 401, {
+        error: {
+          message: echoText(request.headers.authorization, echo.form),
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      });
+    if (request.method === 'GET' && !content && echo?.place === 'status' && this.object(video).status === 'completed')
+      return this.json(response, 200, {
+        ...this.object(video),
+        status: 'failed',
+        error: { code: 'internal_error', message: echoText(request.headers.authorization, echo.form) },
+      });
     if (request.method === 'GET' && !content) return this.json(response, 200, this.object(video));
     if (request.method === 'GET' && content) {
       if (this.object(video).status !== 'completed')

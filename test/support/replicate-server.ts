@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { clip } from '../files/fixtures.js';
+import { echoAsked, echoText } from './key-echo.js';
 
 /**
  * A loopback server speaking Replicate's HTTP API as Replicate publishes it (replicate.com/docs,
@@ -35,6 +36,8 @@ export interface ReplicateServerOptions {
   forgetPredictions?: boolean;
   /** How long an output link answers after the prediction succeeded (default an hour, as replicate.delivery). */
   outputLifetimeMs?: number;
+  /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in a problem's `detail` or a failed prediction's `error`. */
+  echoKey?: boolean;
 }
 
 export interface ReplicateReceived {
@@ -216,6 +219,16 @@ export class ReplicateServer {
       }
       return this.json(response, 200, this.object(p));
     }
+    const echo = this.options.echoKey ? echoAsked(p.input.prompt) : undefined;
+    if (!one[2] && request.method === 'GET' && echo?.place === 'poll-unauthorized')
+      return this.problem(response, 401, 'Unauthenticated', echoText(request.headers.authorization, echo.form));
+    if (!one[2] && request.method === 'GET' && echo?.place === 'status' && this.status(p) === 'succeeded')
+      return this.json(response, 200, {
+        ...this.object(p),
+        status: 'failed',
+        output: null,
+        error: echoText(request.headers.authorization, echo.form),
+      });
     if (!one[2] && request.method === 'GET') {
       this.polls++;
       return this.json(response, 200, this.object(p));
@@ -241,6 +254,11 @@ export class ReplicateServer {
     });
     if (unauthorized)
       return this.problem(response, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
+    const echo = this.options.echoKey ? echoAsked(body.input?.prompt) : undefined;
+    if (echo?.place === 'submit')
+      return this.problem(response, 422, 'Input validation failed', echoText(request.headers.authorization, echo.form));
+    if (echo?.place === 'unauthorized')
+      return this.problem(response, 401, 'Unauthenticated', echoText(request.headers.authorization, echo.form));
     const special = this.options.submit?.(index);
     if (special === 'reset') {
       request.socket.destroy();
