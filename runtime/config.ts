@@ -25,7 +25,7 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Console sign-in attempts a minute per client address (an IPv4 address or an IPv6 /64). */
   signInPerAddressPerMinute: number;
-  /** Failed sign-ins of one email before it is locked out; the lockout doubles with each further failure. */
+  /** Failed sign-ins of one email from one client address before it is locked out there; the lockout doubles with each further failure. */
   signInFailuresBeforeLockout: number;
   /** The first lockout of an email (then 2x, 4x, ... up to signInLockoutMaxSeconds). */
   signInLockoutSeconds: number;
@@ -78,8 +78,17 @@ export interface Config {
   importTimeoutMs: number;
   /** Lifetime of an asset's private preview link (5 minutes). */
   previewLinkTtlSeconds: number;
-  /** When set, /metrics and the detail of /readyz need `Authorization: Bearer <token>`; /healthz stays open. */
+  /**
+   * When set, /metrics and the detail of /readyz need `Authorization: Bearer <token>`; unset, they
+   * answer loopback callers only. /healthz and /readyz's bare status stay open.
+   */
   metricsToken?: string;
+  /**
+   * Addresses or CIDR ranges of the reverse proxies in front of the service, whose X-Forwarded-For
+   * names the client (Fastify's trustProxy): rate limits, sign-in lockouts and the loopback check of
+   * /metrics then see the client, not the proxy. Empty: the connection's own address is the client.
+   */
+  trustedProxies: string[];
   /** The operator's deployments file (docs/deployments.md); unset: every model runs on the embedded simulator. */
   deploymentsFile?: string;
   /** Largest result an upstream may hand back (2 GB); larger is refused while it streams. */
@@ -166,6 +175,10 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     importTimeoutMs: int(env.MEDIAFORGE_IMPORT_TIMEOUT_MS, 5 * 60_000),
     previewLinkTtlSeconds: int(env.MEDIAFORGE_PREVIEW_LINK_TTL_SECONDS, 5 * 60),
     metricsToken: env.MEDIAFORGE_METRICS_TOKEN || undefined,
+    trustedProxies: (env.MEDIAFORGE_TRUSTED_PROXIES ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
     deploymentsFile: env.MEDIAFORGE_DEPLOYMENTS || undefined,
     upstreamResultMaxBytes: int(env.MEDIAFORGE_UPSTREAM_RESULT_MAX_BYTES, 2 * 1000 * 1000 * 1000),
     upstreamResultTimeoutMs: int(env.MEDIAFORGE_UPSTREAM_RESULT_TIMEOUT_SECONDS, 600) * 1000,

@@ -29,6 +29,9 @@ export interface BlobStore {
   sweepAbandoned(olderThanMs: number): Promise<number>;
 }
 
+const OWNER_ONLY_FILE = 0o600;
+const OWNER_ONLY_FOLDER = 0o700;
+
 export class LocalBlobStore implements BlobStore {
   constructor(private readonly root: string) {}
 
@@ -43,17 +46,21 @@ export class LocalBlobStore implements BlobStore {
     return join(this.root, '.partial');
   }
 
-  /** Written to a temporary file under `.partial/`, renamed over the object once complete. */
+  /**
+   * Written to a temporary file under `.partial/`, renamed over the object once complete. Objects
+   * are their owner's only, as the database file is (outputs and uploads are customers' media):
+   * files 0600, the folders this creates 0700.
+   */
   async put(key: string, source: BlobSource, options: PutOptions = {}): Promise<number> {
     const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
-    await mkdir(this.partial, { recursive: true });
+    await mkdir(dirname(path), { recursive: true, mode: OWNER_ONLY_FOLDER });
+    await mkdir(this.partial, { recursive: true, mode: OWNER_ONLY_FOLDER });
     const temporary = join(this.partial, randomBytes(12).toString('hex'));
     let size = 0;
     try {
       await pipeline(
         Readable.from(capped(chunksOf(source), options.maxBytes, (n) => (size = n))),
-        createWriteStream(temporary, { flags: 'wx' }),
+        createWriteStream(temporary, { flags: 'wx', mode: OWNER_ONLY_FILE }),
       );
       await rename(temporary, path);
     } catch (error) {

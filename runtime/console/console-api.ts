@@ -72,10 +72,10 @@ export function registerConsoleApi(app: FastifyInstance, ctx: Context, limits: R
     await limits.admitSignIn(request, reply, email);
     try {
       const userId = await signIn(db, passwords, body.email, body.password);
-      await limits.signInSucceeded(email);
+      await limits.signInSucceeded(request, email);
       return userId;
     } catch (error) {
-      if (refusalOf(error)?.reason === 'wrong_credentials') await limits.signInFailed(email);
+      if (refusalOf(error)?.reason === 'wrong_credentials') await limits.signInFailed(request, email);
       throw error;
     }
   });

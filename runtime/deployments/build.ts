@@ -81,8 +81,22 @@ export function buildDeployments(config: Config, now: () => number, plan?: Deplo
   const settings = new Map(
     [...plan.upstreams.values()].map((spec) => [
       spec.name,
-      spec.maxInFlight !== undefined ? { maxInFlight: spec.maxInFlight } : {},
+      spec.maxInFlight !== undefined
+        ? {
+            maxInFlight: spec.maxInFlight,
+            maxInFlightPerAccount: spec.maxInFlightPerAccount ?? defaultShare(spec.maxInFlight),
+          }
+        : {},
     ]),
   );
   return new Deployments([...byName.values()], { routes, settings, cooldown: plan.cooldown });
+}
+
+/**
+ * One account's share of a deployment's slots when the file names none: half, rounded up. Every
+ * other account then finds at least the other half free of that one; two busy accounts can still
+ * fill the deployment between them (issue 25, N5).
+ */
+function defaultShare(maxInFlight: number): number {
+  return Math.ceil(maxInFlight / 2);
 }

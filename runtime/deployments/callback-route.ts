@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { isOpenOnDeployment } from '../tasks/task-rows.js';
+import { wakeOnUpstreamCallback } from '../tasks/upstream-callback.js';
 
 /** The largest callback body read (the poll is the truth: the body is only handed to the adapter's signature check). */
 const CALLBACK_BODY_LIMIT = 1024 * 1024;
@@ -22,7 +22,9 @@ export function upstreamCallbackUrl(ctx: Context, deployment: string, taskId: st
  * callBackUrl, Replicate's webhook, fal's fal_webhook). An accelerator only: the URL's token (and
  * the adapter's own signature check, where the provider signs) must hold, and then the task's
  * poll is made due now; what the task becomes is decided by that poll's answer, never by the body.
- * Only the deployment the task is pinned to can wake it.
+ * Only the deployment the task is pinned to can wake it, once: a job ends once, so a later
+ * callback (a replay, or the upstream's retry) is answered 204 without a poll. The URL is valid
+ * while its task is open there: afterwards 403 link_expired, whatever the token.
  */
 export async function registerUpstreamCallbacks(app: FastifyInstance, ctx: Context): Promise<void> {
   await app.register(async (scope) => {
@@ -41,19 +43,10 @@ export async function registerUpstreamCallbacks(app: FastifyInstance, ctx: Conte
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         if (deployment?.verifyCallback && !(await deployment.verifyCallback({ headers: request.headers, body })))
           throw new ApiError('unauthorized');
-        const now = ctx.clock.now();
-        if (await isOpenOnDeployment(ctx.db.kysely, taskId, name)) {
-          const woken = await ctx.db.kysely
-            .updateTable('work_items')
-            .set({ due_at: now })
-            .where('task_id', '=', taskId)
-            .where('kind', '=', 'poll')
-            .where('done_at', 'is', null)
-            .where('lease_owner', 'is', null)
-            .where('due_at', '>', now)
-            .executeTakeFirst();
-          if (Number(woken.numUpdatedRows) > 0) ctx.wakeWorkers();
-        }
+        const outcome = await wakeOnUpstreamCallback(ctx.db, taskId, name, ctx.clock.now());
+        // The URL is valid until its task ends: afterwards it is refused, never a poll.
+        if (outcome === 'ended') throw new ApiError('link_expired');
+        if (outcome === 'woken') ctx.wakeWorkers();
         return reply.status(204).send();
       },
     );

@@ -19,6 +19,8 @@ export interface UpstreamSpec {
   secretEnv?: string;
   apiKey?: string;
   maxInFlight?: number;
+  /** The most of maxInFlight one account may hold (default: half of it, rounded up). */
+  maxInFlightPerAccount?: number;
   callbacks: boolean;
   cost?: UpstreamCost;
 }
@@ -47,7 +49,7 @@ export class DeploymentsFileError extends Error {
 }
 
 const TOP_KEYS = ['upstreams', 'models', 'cooldown'];
-const UPSTREAM_KEYS = ['kind', 'baseUrl', 'secretEnv', 'maxInFlight', 'callbacks', 'cost'];
+const UPSTREAM_KEYS = ['kind', 'baseUrl', 'secretEnv', 'maxInFlight', 'maxInFlightPerAccount', 'callbacks', 'cost'];
 const ROUTE_KEYS = ['upstream', 'upstreamModel', 'priority', 'weight', 'cost'];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -129,7 +131,7 @@ export function parseDeployments(file: string, text: string, env: Environment = 
     const here: Path = ['upstreams', name];
     if (!NAME.test(name)) problem(here, `upstream name "${name}" must be letters, digits, - and _ (at most 63)`);
     if (!isObject(raw)) {
-      problem(here, 'an upstream is a map (kind, baseUrl, secretEnv, maxInFlight, callbacks, cost)');
+      problem(here, `an upstream is a map (${UPSTREAM_KEYS.join(', ')})`);
       continue;
     }
     for (const key of Object.keys(raw))
@@ -177,6 +179,22 @@ export function parseDeployments(file: string, text: string, env: Environment = 
       if (!Number.isSafeInteger(raw.maxInFlight) || (raw.maxInFlight as number) < 1)
         problem([...here, 'maxInFlight'], 'maxInFlight must be a whole number >= 1');
       else spec.maxInFlight = raw.maxInFlight as number;
+    }
+    if (raw.maxInFlightPerAccount !== undefined) {
+      const share = raw.maxInFlightPerAccount;
+      if (!Number.isSafeInteger(share) || (share as number) < 1)
+        problem([...here, 'maxInFlightPerAccount'], 'maxInFlightPerAccount must be a whole number >= 1');
+      else if (spec.maxInFlight === undefined)
+        problem(
+          [...here, 'maxInFlightPerAccount'],
+          'maxInFlightPerAccount is a share of maxInFlight: set maxInFlight too',
+        );
+      else if ((share as number) > spec.maxInFlight)
+        problem(
+          [...here, 'maxInFlightPerAccount'],
+          `maxInFlightPerAccount must be at most maxInFlight (${spec.maxInFlight})`,
+        );
+      else spec.maxInFlightPerAccount = share as number;
     }
     const cost = readCost(raw.cost, [...here, 'cost'], problem);
     if (cost) spec.cost = cost;

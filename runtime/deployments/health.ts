@@ -13,6 +13,8 @@ export interface DeploymentState {
   state: 'ok' | 'cooling' | 'full';
   inFlight: number;
   maxInFlight: number | null;
+  /** One account's share of maxInFlight (the file's, or half of it rounded up). */
+  maxInFlightPerAccount: number | null;
   consecutiveFailures: number;
   coolingUntil: string | null;
   lastFailure: string | null;
@@ -64,6 +66,7 @@ export async function deploymentStates(
       state: cooling ? 'cooling' : max !== null && count >= max ? 'full' : 'ok',
       inFlight: count,
       maxInFlight: max,
+      maxInFlightPerAccount: deployments.maxInFlightPerAccount(d.name) ?? null,
       consecutiveFailures: row?.consecutive_failures ?? 0,
       coolingUntil: cooling ? iso(row!.cooldown_until) : null,
       lastFailure: row?.last_failure ?? null,
@@ -131,14 +134,28 @@ export async function recordSubmitAnswered(ctx: Context, name: string): Promise<
     .execute();
 }
 
+/** Tasks of one account submitted to a deployment and not yet ended (the account's part of its slots). */
+async function accountInFlight(db: Executor, name: string, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('deployment', '=', name)
+    .where('state', 'in', [...OPEN_STATES])
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /**
  * Takes one slot of a deployment for a task: in one transaction, with the deployment's row locked
- * (PostgreSQL; SQLite transactions are serialized already), the in-flight count is read and the
- * task is pinned to the deployment only while the count is under maxInFlight. So the cap holds
- * across any number of worker processes. False: no slot, or the task is no longer waiting.
+ * (PostgreSQL; SQLite transactions are serialized already), the in-flight counts are read and the
+ * task is pinned to the deployment only while the count is under maxInFlight and its account's
+ * count under maxInFlightPerAccount. So both caps hold across any number of worker processes.
+ * False: no slot (the task waits for one), or the task is no longer waiting.
  */
-export async function takeSlot(ctx: Context, taskId: string, name: string): Promise<boolean> {
+export async function takeSlot(ctx: Context, taskId: string, accountId: string, name: string): Promise<boolean> {
   const max = ctx.deployments.maxInFlight(name);
+  const share = ctx.deployments.maxInFlightPerAccount(name);
   const now = ctx.clock.now();
   return ctx.db.kysely.transaction().execute(async (trx) => {
     if (max !== undefined) {
@@ -151,6 +168,7 @@ export async function takeSlot(ctx: Context, taskId: string, name: string): Prom
         .executeTakeFirstOrThrow();
       const count = (await inFlightCounts(trx, [name])).get(name) ?? 0;
       if (count >= max) return false;
+      if (share !== undefined && (await accountInFlight(trx, name, accountId)) >= share) return false;
     }
     const taken = await trx
       .updateTable('tasks')

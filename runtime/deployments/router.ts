@@ -21,6 +21,8 @@ export interface Route {
 export interface DeploymentSettings {
   /** Tasks submitted and not yet ended, across all processes (counted in the database). */
   maxInFlight?: number;
+  /** The most of those one account may hold (its share), so that one account cannot take every slot. */
+  maxInFlightPerAccount?: number;
 }
 
 /** Consecutive failed submits that cool a deployment down, and for how long. */
@@ -92,6 +94,10 @@ export class Deployments {
 
   maxInFlight(name: string): number | undefined {
     return this.settings.get(name)?.maxInFlight;
+  }
+
+  maxInFlightPerAccount(name: string): number | undefined {
+    return this.settings.get(name)?.maxInFlightPerAccount;
   }
 
   close(): void {

@@ -58,6 +58,8 @@ export function createHttpServer(config: Config, options: { logger?: boolean } =
     // one too long; routing refuses only what is beyond any of them (400, param `path`).
     routerOptions: { maxParamLength: 1024 },
     return503OnClosing: true,
+    // Behind the operator's reverse proxies, X-Forwarded-For names the client; from anyone else it is ignored.
+    ...(config.trustedProxies.length ? { trustProxy: config.trustedProxies } : {}),
     // Errors Fastify or Node's HTTP parser answer before any hook: in the layer's own shape too.
     frameworkErrors,
     clientErrorHandler,

@@ -1,5 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context } from '../context.js';
@@ -9,18 +8,20 @@ import { totalHeldCredits } from '../ledger/wallets.js';
 import { registerUpstreamMetrics } from '../deployments/upstream-metrics.js';
 import { pendingMigrations } from '../storage/migrate.js';
 import { taskCountsByState } from '../tasks/task-rows.js';
+import { operatorCheck } from './operator-access.js';
 
 /**
  * Operations endpoints, outside the API contract: /healthz (the process is up), /readyz (the
  * database answers and its migrations are current; the operator also sees each deployment's
  * state) and /metrics (Prometheus text format).
  * Gauges are read from the database at scrape time, so every process reports the shared truth.
- * With MEDIAFORGE_METRICS_TOKEN set, /metrics and the detail of /readyz (pending migrations, the
- * database's error text) need it as a Bearer token; /healthz and /readyz's bare status stay open
- * for load balancers.
+ * /metrics and the detail of /readyz (deployments and their failures, pending migrations, the
+ * database's error text) are the operator's: with MEDIAFORGE_METRICS_TOKEN set they need it as a
+ * Bearer token, without it they answer loopback callers only (operator-access.ts); /healthz and
+ * /readyz's bare status stay open to everyone, for load balancers.
  */
 export function registerOps(app: FastifyInstance, ctx: Context): void {
-  const operator = operatorCheck(ctx.config.metricsToken);
+  const operator = operatorCheck(ctx.config.metricsToken, ctx.config.trustedProxies.length > 0);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const db = ctx.db.kysely;
@@ -119,18 +120,4 @@ export function registerOps(app: FastifyInstance, ctx: Context): void {
     if (!operator(request)) throw new ApiError('unauthorized');
     return reply.type(registry.contentType).send(await registry.metrics());
   });
-}
-
-/** Whether a request may see operator detail: always without a token, else only with `Bearer <token>` (compared in constant time). */
-function operatorCheck(token: string | undefined): (request: FastifyRequest) => boolean {
-  if (!token) return () => true;
-  const expected = digest(token);
-  return (request) => {
-    const given = /^bearer\s+(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
-    return given !== null && timingSafeEqual(digest(given[1]), expected);
-  };
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }

@@ -25,17 +25,19 @@ type CheckResult = Awaited<ReturnType<Check>>;
  *   and an address past that limit is refused before its keys are even looked up;
  * - every other route (sign-in, sign-up, uploads, media links, console pages, docs, ops): per
  *   client address (an IPv4 address or an IPv6 /64);
- * - console sign-in additionally per address (signInPerAddressPerMinute) and per email (a lockout
- *   after signInFailuresBeforeLockout failures that doubles with each further one; a success
- *   clears it); sign-up per address and day (signUpsPerAddressPerDay), each attempt counted.
+ * - console sign-in additionally per address (signInPerAddressPerMinute) and per email and
+ *   address (a lockout after signInFailuresBeforeLockout failures that doubles with each further
+ *   one; a success clears it): whoever fails on purpose from their addresses locks those out, not
+ *   the email's owner at another; sign-up per address and day (signUpsPerAddressPerDay), each
+ *   attempt counted.
  */
 export interface RateLimits {
   /** Authenticates a request to a route that needs a key, counting it in the right bucket; 401/400/429. */
   authenticate(request: FastifyRequest, reply: FastifyReply): Promise<Caller>;
-  /** Counts a sign-in attempt for its address and refuses an email that is locked out (429 with Retry-After). */
+  /** Counts a sign-in attempt for its address and refuses an email locked out at that address (429 with Retry-After). */
   admitSignIn(request: FastifyRequest, reply: FastifyReply, email: string): Promise<void>;
-  signInFailed(email: string): Promise<void>;
-  signInSucceeded(email: string): Promise<void>;
+  signInFailed(request: FastifyRequest, email: string): Promise<void>;
+  signInSucceeded(request: FastifyRequest, email: string): Promise<void>;
   /** Counts a sign-up attempt (a possible playground grant) for its address; 429 past the day's limit. */
   admitSignUp(request: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
@@ -112,14 +114,14 @@ export async function registerRateLimits(
 
     async admitSignIn(request, reply, email) {
       refuseIfExceeded(reply, await count(signIns, request, `signin:${address(request)}`), true);
-      const lockedFor = await emails.lockedFor(emailSubject(email), Date.now());
+      const lockedFor = await emails.lockedFor(signInSubject(email, address(request)), Date.now());
       if (lockedFor > 0) throw tooMany(reply, Math.ceil(lockedFor / 1000));
     },
-    async signInFailed(email) {
-      await emails.fail(emailSubject(email), Date.now());
+    async signInFailed(request, email) {
+      await emails.fail(signInSubject(email, address(request)), Date.now());
     },
-    async signInSucceeded(email) {
-      await emails.reset(emailSubject(email));
+    async signInSucceeded(request, email) {
+      await emails.reset(signInSubject(email, address(request)));
     },
 
     async admitSignUp(request, reply) {
@@ -128,9 +130,12 @@ export async function registerRateLimits(
   };
 }
 
-/** Emails are normalized as at sign-up and hashed: no address is kept in the limiter's store. */
-function emailSubject(email: string): string {
-  return createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+/**
+ * What a sign-in lockout counts: one email from one client address (an IPv4 address or an IPv6
+ * /64). Emails are normalized as at sign-up and hashed: no email is kept in the limiter's store.
+ */
+function signInSubject(email: string, address: string): string {
+  return `${createHash('sha256').update(email.trim().toLowerCase()).digest('base64url')}@${address}`;
 }
 
 function tooMany(reply: FastifyReply, retryAfter: number): ApiError {

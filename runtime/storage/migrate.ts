@@ -11,6 +11,7 @@ import { workerLanes } from './migrations/0008-worker-lanes.js';
 import { upstreams } from './migrations/0009-upstreams.js';
 import { growthIndexes } from './migrations/0010-growth-indexes.js';
 import { clipLengths } from './migrations/0013-clip-lengths.js';
+import { upstreamCallbacks } from './migrations/0014-upstream-callbacks.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -26,6 +27,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0009-upstreams': upstreams(db.engine),
     '0010-growth-indexes': growthIndexes(),
     '0013-clip-lengths': clipLengths(),
+    '0014-upstream-callbacks': upstreamCallbacks(db.engine),
   };
 }
 

@@ -71,6 +71,8 @@ export interface Database {
     upstream_cost_micros: number | null;
     /** The billed reference clips' lengths (JSON array of seconds, in the field's order), measured before the submit (null: not measured, or none billed). */
     reference_clip_seconds_json: string | null;
+    /** When an upstream's callback first woke the task's poll (null: none yet); later callbacks are replays. */
+    upstream_callback_at: number | null;
     retry_of: string | null;
     retention_seconds: number | null;
     created_at: number;

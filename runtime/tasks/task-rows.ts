@@ -40,18 +40,6 @@ export async function taskState(db: Executor, taskId: string): Promise<string | 
   return (await db.selectFrom('tasks').select('state').where('id', '=', taskId).executeTakeFirst())?.state;
 }
 
-/** Whether the task is still open (queued or running) and submitted to the named deployment. */
-export async function isOpenOnDeployment(db: Executor, taskId: string, deployment: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('tasks')
-    .select('id')
-    .where('id', '=', taskId)
-    .where('deployment', '=', deployment)
-    .where('state', 'in', ['queued', 'running'])
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** Task counts by state (/metrics). */
 export async function taskCountsByState(db: Executor): Promise<{ state: string; count: number }[]> {
   const rows = await db

@@ -192,7 +192,7 @@ export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOut
   const { order, failing } = await candidates(ctx, routes);
   for (const route of order) {
     const { deployment } = route;
-    if (!(await takeSlot(ctx, task.id, deployment.name))) continue;
+    if (!(await takeSlot(ctx, task.id, task.account_id, deployment.name))) continue;
     tried++;
     const result = await attempt(ctx, task, model, deployment, route.upstreamModel);
     if ('handle' in result) {

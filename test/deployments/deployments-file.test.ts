@@ -112,6 +112,27 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
     },
   ],
   [
+    'maxInFlightPerAccount 0',
+    {
+      given: lines('upstreams:', '  sim: { kind: simulator, maxInFlight: 4, maxInFlightPerAccount: 0 }', 'models: {}'),
+      want: 'deployments.yaml:2:43: maxInFlightPerAccount must be a whole number >= 1',
+    },
+  ],
+  [
+    'maxInFlightPerAccount above maxInFlight',
+    {
+      given: lines('upstreams:', '  sim: { kind: simulator, maxInFlight: 4, maxInFlightPerAccount: 5 }', 'models: {}'),
+      want: 'deployments.yaml:2:43: maxInFlightPerAccount must be at most maxInFlight (4)',
+    },
+  ],
+  [
+    'maxInFlightPerAccount without maxInFlight',
+    {
+      given: lines('upstreams:', '  sim: { kind: simulator, maxInFlightPerAccount: 2 }', 'models: {}'),
+      want: 'deployments.yaml:2:27: maxInFlightPerAccount is a share of maxInFlight: set maxInFlight too',
+    },
+  ],
+  [
     'a cost as a float',
     {
       given: lines('upstreams:', '  sim: { kind: simulator, cost: { perSecond: 0.05 } }', 'models: {}'),
@@ -156,7 +177,7 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
     'an unknown key',
     {
       given: lines('upstreams:', '  sim: { kind: simulator, timeout: 5 }', 'models: {}'),
-      want: 'deployments.yaml:2:27: unknown key "timeout" (kind, baseUrl, secretEnv, maxInFlight, callbacks, cost)',
+      want: 'deployments.yaml:2:27: unknown key "timeout" (kind, baseUrl, secretEnv, maxInFlight, maxInFlightPerAccount, callbacks, cost)',
     },
   ],
   [
@@ -215,7 +236,7 @@ describe('the deployments file', () => {
       'deployments.yaml',
       lines(
         'upstreams:',
-        RELAY.replace(' }', ', maxInFlight: 20, cost: { perSecond: "0.035" } }'),
+        RELAY.replace(' }', ', maxInFlight: 20, maxInFlightPerAccount: 5, cost: { perSecond: "0.035" } }'),
         '  local: { kind: simulator }',
         'models:',
         `  ${MODEL}:`,
@@ -231,6 +252,7 @@ describe('the deployments file', () => {
       baseUrl: 'https://relay.example.invalid/api/v1',
       apiKey: 'sk-relay',
       maxInFlight: 20,
+      maxInFlightPerAccount: 5,
       callbacks: false,
       cost: { perSecondMicros: 35_000, perVideoMicros: 0 },
     });
@@ -301,7 +323,14 @@ describe('the deployments file', () => {
       const models = await t.call('GET', '/api/v1/models', { key: apiKey });
       expect(models.body.data.items.length).toBe(catalogue.size);
       expect((await t.call('GET', '/readyz')).body.deployments).toMatchObject([
-        { name: 'simulator', kind: 'simulator', state: 'ok', inFlight: 0, maxInFlight: null },
+        {
+          name: 'simulator',
+          kind: 'simulator',
+          state: 'ok',
+          inFlight: 0,
+          maxInFlight: null,
+          maxInFlightPerAccount: null,
+        },
       ]);
     } finally {
       await t.close();

@@ -147,7 +147,8 @@ describe('an upstream job from submit to end', () => {
   it('maxInFlight: never more tasks submitted and not ended than the cap; the others wait their turn', async () => {
     const { server, t, accountId, apiKey } = await serve(
       { kind: 'jobs', options: { latencyMs: 300 } },
-      { upstreamExtra: ', maxInFlight: 2' },
+      // One account's tasks here: its share is the whole cap (the default share, half, is tested below).
+      { upstreamExtra: ', maxInFlight: 2, maxInFlightPerAccount: 2' },
     );
     const ids = await Promise.all(
       Array.from(
@@ -174,6 +175,48 @@ describe('an upstream job from submit to end', () => {
     expect(peak).toBeLessThanOrEqual(2);
     expect(upstream.jobs.size).toBe(6);
     await t.checkLedger(accountId);
+  });
+
+  it("one account's backlog cannot take every slot: another account's task gets one at once and succeeds while the first's wait (issue 25, N5)", async () => {
+    // maxInFlight 2 and no maxInFlightPerAccount: each account's share is half, 1 slot.
+    const { server, t, accountId, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 1500 } },
+      { upstreamExtra: ', maxInFlight: 2' },
+    );
+    expect((await t.call('GET', '/readyz')).body.deployments).toMatchObject([
+      { name: 'up', maxInFlight: 2, maxInFlightPerAccount: 1 },
+    ]);
+    const upstream = server as JobsProtocolServer;
+    const a = await Promise.all(
+      Array.from(
+        { length: 4 },
+        async (_, i) => (await createTask(t, apiKey, bodyD(`account A ${i}, Picture 1`))).body.data.taskId as string,
+      ),
+    );
+    for (const until = Date.now() + 5000; upstream.submits.length === 0 && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const b = await t.account(1000);
+    const bTask = (await createTask(t, b.apiKey, bodyD('account B, Picture 1'))).body.data.taskId as string;
+    const bDone = await waitForTerminal(t, b.apiKey, bTask, 15_000);
+    expect(bDone.state).toBe('succeeded');
+    // B's task was the second submitted: A's other three waited with the second slot free.
+    expect(upstream.submits.map((s) => /^account (A|B)\b/.exec(String(s.body.input?.prompt))?.[1]).slice(0, 2)).toEqual(
+      ['A', 'B'],
+    );
+    const waiting = await t.service.ctx.db.kysely
+      .selectFrom('tasks')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('state', '=', 'queued')
+      .where('deployment', 'is', null)
+      .execute();
+    expect(waiting.length).toBeGreaterThan(0);
+    // A's tasks waited for their turn, never failed.
+    const aDone = await Promise.all(a.map((id) => waitForTerminal(t, apiKey, id, 30_000)));
+    expect(aDone.map((x) => x.state)).toEqual(Array(4).fill('succeeded'));
+    expect(upstream.maxInFlight).toBeLessThanOrEqual(2);
+    await t.checkLedger(accountId);
+    await t.checkLedger(b.accountId);
   });
 
   it("an upstream callback makes the pinned task's poll due at once; a wrong token or another task's changes nothing", async () => {
@@ -215,5 +258,68 @@ describe('an upstream job from submit to end', () => {
     const after = await pollItem();
     expect(after!.done_at).not.toBeNull();
     expect(after!.done_at!).toBeLessThan(before!.due_at);
+  });
+  it('the same callback posted 100 times wakes one poll (counted at the upstream); the task stays running (issue 25, N10)', async () => {
+    const { server, t, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 60_000, withoutHints: true } },
+      { pollMs: 20_000, upstreamExtra: ', callbacks: true' },
+    );
+    const upstream = server as JobsProtocolServer;
+    const created = await createTask(t, apiKey, bodyD('reposted, Picture 1'));
+    const taskId = created.body.data.taskId as string;
+    const pollItem = async () =>
+      (await t!.service.ctx.db.kysely
+        .selectFrom('work_items')
+        .selectAll()
+        .where('task_id', '=', taskId)
+        .where('kind', '=', 'poll')
+        .executeTakeFirst())!;
+    for (const until = Date.now() + 5000; !(await pollItem()) && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const before = await pollItem();
+    expect(before.due_at).toBeGreaterThan(Date.now() + 5000);
+    const pollsBefore = upstream.polls;
+    const callBackUrl = upstream.submits[0].body.callBackUrl!;
+    const post = () =>
+      fetch(callBackUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then(
+        (r) => r.status,
+      );
+
+    // 50 at once: one of them wakes the poll, which asks the upstream once and is rescheduled far ahead.
+    const statuses = await Promise.all(Array.from({ length: 50 }, post));
+    for (const until = Date.now() + 5000; Date.now() < until; ) {
+      const item = await pollItem();
+      if (upstream.polls > pollsBefore && item.lease_owner === null && item.due_at > Date.now() + 5000) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const rescheduled = await pollItem();
+    expect(rescheduled.due_at).toBeGreaterThan(Date.now() + 5000);
+    // Then 50 more, one after the other, each after that poll: replays, none wakes it again.
+    for (let i = 0; i < 50; i++) statuses.push(await post());
+    expect(statuses).toEqual(Array(100).fill(204));
+    expect((await pollItem()).due_at).toBe(rescheduled.due_at);
+    await new Promise((r) => setTimeout(r, 300)); // a poll woken by mistake would have reached the upstream by now
+    expect(upstream.polls).toBe(pollsBefore + 1);
+    const running = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    expect(running.body.data.state).toBe('running');
+  });
+
+  it('a callback after its task ended is refused, 403 link_expired, and polls nothing (issue 25, N10)', async () => {
+    const { server, t, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 200 } },
+      { upstreamExtra: ', callbacks: true' },
+    );
+    const upstream = server as JobsProtocolServer;
+    const created = await createTask(t, apiKey, bodyD('ended, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 10_000);
+    expect(task.state).toBe('succeeded');
+    const callBackUrl = upstream.submits[0].body.callBackUrl!;
+    const polls = upstream.polls;
+    for (const body of ['{}', JSON.stringify({ code: 200, data: { taskId: task.taskId, state: 'succeeded' } })]) {
+      const late = await fetch(callBackUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(late.status).toBe(403);
+      expect(await late.json()).toMatchObject({ code: 40304 });
+    }
+    expect(upstream.polls).toBe(polls);
   });
 });

@@ -251,14 +251,19 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
     await t.checkLedger(accountId);
   });
 
-  it("a signed webhook only wakes the poll (the poll's answer stays the truth); a forged or unsigned one is refused and changes nothing", async () => {
+  /** The task's poll item, once it exists; and its poll rescheduled to a time far ahead (not due, not leased). */
+  const waitForPollItem = async (t: TestService, taskId: string) => {
+    for (const until = Date.now() + 5000; !(await pollItemOf(t, taskId)) && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    return (await pollItemOf(t, taskId))!;
+  };
+
+  it("a signed webhook only wakes the poll; a forged or unsigned one is refused and changes nothing; Replicate's own webhook ends the task, and replayed after it is refused (issue 25, N10)", async () => {
     // Polls far apart: without the webhook the first would be 10 s away.
     const { first, t, apiKey } = await serve({ latencyMs: 2500 }, { pollMs: 20_000, callbacks: true });
     const created = await createTask(t, apiKey, bodyD('called back, Picture 1'));
     const taskId = created.body.data.taskId as string;
-    for (const until = Date.now() + 5000; !(await pollItemOf(t, taskId)) && Date.now() < until; )
-      await new Promise((r) => setTimeout(r, 20));
-    const before = (await pollItemOf(t, taskId))!;
+    const before = await waitForPollItem(t, taskId);
     expect(before.due_at).toBeGreaterThan(Date.now() + 5000);
     const { webhook, webhook_events_filter: filter } = first.submits[0].body;
     expect(webhook!.startsWith(`${t.url}/upstream-callbacks/first/${taskId}?sig=`)).toBe(true);
@@ -266,30 +271,61 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
 
     // The URL's token is right, but the signature is not Replicate's (another secret), or missing, or stale: 401, nothing moves.
     const claim = JSON.stringify({ id: 'x', status: 'succeeded', output: 'https://replicate.delivery/x/output.mp4' });
-    const post = (headers: Record<string, string>) =>
-      fetch(webhook!, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: claim });
+    const post = (headers: Record<string, string>, body = claim) =>
+      fetch(webhook!, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     expect((await post(first.sign(claim, `whsec_${Buffer.alloc(24, 7).toString('base64')}`))).status).toBe(401);
     expect((await post({})).status).toBe(401);
     expect((await post(first.sign(claim, first.signingSecret, new Date(Date.now() - 3_600_000)))).status).toBe(401);
     expect((await pollItemOf(t, taskId))!.due_at).toBe(before.due_at);
-
-    // Signed with the account's secret, but the prediction still runs: the poll is made due, asks, and the task stays running.
-    expect((await post(first.sign(claim))).status).toBe(204);
-    for (
-      const until = Date.now() + 3000;
-      (await pollItemOf(t, taskId))!.due_at === before.due_at && Date.now() < until;
-    )
-      await new Promise((r) => setTimeout(r, 20));
-    const woken = (await pollItemOf(t, taskId))!;
-    expect(woken.due_at).not.toBe(before.due_at);
-    const running = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
-    expect(running.body.data.state).toBe('running');
 
     // Replicate's own webhook when the prediction completes: the task succeeds long before its next poll.
     const task = await waitForTerminal(t, apiKey, taskId, 8000);
     expect(task.state).toBe('succeeded');
     expect(first.webhooks.map((w) => w.status)).toEqual([204]);
     expect(first.secretFetches).toBe(1);
+
+    // The same signed webhook again, within its 5-minute tolerance: the task has ended, so its URL has too.
+    const polls = first.polls;
+    const [sent] = first.webhooks;
+    const replayed = await post(sent.headers, sent.body);
+    expect(replayed.status).toBe(403);
+    expect(await replayed.json()).toMatchObject({ code: 40304 });
+    expect(first.polls).toBe(polls);
+  });
+
+  it('a signed webhook wakes the poll once (the poll is the truth: the task stays running); its replay and further signed posts poll nothing (issue 25, N10)', async () => {
+    const { first, t, apiKey } = await serve({ latencyMs: 60_000 }, { pollMs: 20_000, callbacks: true });
+    const created = await createTask(t, apiKey, bodyD('called back twice, Picture 1'));
+    const taskId = created.body.data.taskId as string;
+    const before = await waitForPollItem(t, taskId);
+    const { webhook } = first.submits[0].body;
+    const claim = JSON.stringify({ id: 'x', status: 'succeeded', output: 'https://replicate.delivery/x/output.mp4' });
+    const headers = { 'content-type': 'application/json', ...first.sign(claim) };
+    const post = (signed: Record<string, string>) => fetch(webhook!, { method: 'POST', headers: signed, body: claim });
+    const pollsBefore = first.polls;
+
+    // Signed with the account's secret, but the prediction still runs: the poll is made due, asks once, and the task stays running.
+    expect((await post(headers)).status).toBe(204);
+    for (const until = Date.now() + 5000; Date.now() < until; ) {
+      const item = (await pollItemOf(t, taskId))!;
+      if (first.polls > pollsBefore && item.lease_owner === null && item.due_at > Date.now() + 5000) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const rescheduled = (await pollItemOf(t, taskId))!;
+    expect(rescheduled.due_at).not.toBe(before.due_at);
+    expect(rescheduled.due_at).toBeGreaterThan(Date.now() + 5000);
+    expect(first.polls).toBe(pollsBefore + 1);
+    const running = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    expect(running.body.data.state).toBe('running');
+
+    // The same webhook replayed 20 times (some at once), and a freshly signed one: answered 204, no poll.
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post(headers)));
+    for (let i = 0; i < 10; i++) answers.push(await post(headers));
+    answers.push(await post({ 'content-type': 'application/json', ...first.sign(claim) }));
+    expect(answers.map((a) => a.status)).toEqual(Array(21).fill(204));
+    expect((await pollItemOf(t, taskId))!.due_at).toBe(rescheduled.due_at);
+    await new Promise((r) => setTimeout(r, 300)); // a poll woken by mistake would have reached the upstream by now
+    expect(first.polls).toBe(pollsBefore + 1);
   });
 
   it('SIGKILL of the service mid-poll: the restarted service resumes the prediction on the same deployment, created once', async () => {

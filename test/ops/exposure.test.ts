@@ -1,9 +1,19 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, TEST_DB, waitForTerminal, type TestService } from '../support/service.js';
+import { png } from '../files/fixtures.js';
+import { UNLOCKED, upload } from '../files/support.js';
+import { spawnServer, type ServerProcess } from '../reliability/support.js';
+import {
+  dropTestSchema,
+  startTestService,
+  TEST_DB,
+  testDbUrl,
+  waitForTerminal,
+  type TestService,
+} from '../support/service.js';
 
 const MODEL = 'vendor_d/family_d/reference-to-video';
 const INPUT = { prompt: 'a kite', reference_image_urls: ['https://example.com/a.png'] };
@@ -157,6 +167,100 @@ describe('MEDIAFORGE_METRICS_TOKEN guards /metrics and the detail of /readyz', (
   });
 });
 
+/**
+ * Without MEDIAFORGE_METRICS_TOKEN the operator's detail (revenue, upstream cost, failure texts)
+ * is for loopback callers only (issue 25, N9). Tests reach the service on loopback alone, so a
+ * caller from elsewhere is made as it reaches a real deployment: through a reverse proxy. The
+ * service is told the proxy's address (MEDIAFORGE_TRUSTED_PROXIES=127.0.0.1), and the proxy's
+ * X-Forwarded-For names a public client (203.0.113.0/24, TEST-NET-3, never contacted); without
+ * trusted proxies, a proxy on the same machine is recognised by the forwarding header it adds.
+ */
+describe('without MEDIAFORGE_METRICS_TOKEN, /metrics and the detail of /readyz are for loopback callers', () => {
+  const PUBLIC_CLIENT = '203.0.113.7';
+  const dir = mkdtempSync(join(tmpdir(), 'mediaforge-loopback-'));
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await spawnServer({
+      MEDIAFORGE_DB: await testDbUrl(dir),
+      MEDIAFORGE_DATA_DIR: dir,
+      MEDIAFORGE_TRUSTED_PROXIES: '127.0.0.1',
+      MEDIAFORGE_METRICS_TOKEN: '',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    server?.child.kill('SIGTERM');
+    await server?.exited;
+    await dropTestSchema(dir);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const get = async (path: string, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${server.url}${path}`, { headers });
+    const text = await response.text();
+    return { status: response.status, text, json: () => JSON.parse(text) };
+  };
+
+  it('serve says so in one line of its log', async () => {
+    const said = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('MEDIAFORGE_METRICS_TOKEN is not set'));
+    // The log (pino) writes asynchronously: its line may reach the pipe after "listening", which console.log wrote at once.
+    for (const until = Date.now() + 5000; said().length === 0 && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
+    const lines = said();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('/metrics and the detail of /readyz answer loopback callers only');
+  });
+
+  it('a loopback caller reads /metrics and the detail of /readyz', async () => {
+    const metrics = await get('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/^mediaforge_held_credits \d+$/m);
+    const ready = await get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json()).toMatchObject({
+      status: 'ready',
+      deployments: [expect.objectContaining({ name: 'simulator' })],
+    });
+  });
+
+  it('a client relayed by the trusted proxy gets 401 at /metrics and the bare status at /readyz', async () => {
+    const headers = { 'x-forwarded-for': PUBLIC_CLIENT };
+    const metrics = await get('/metrics', headers);
+    expect(metrics.status).toBe(401);
+    expect(metrics.json()).toMatchObject({ code: 40101, data: null });
+    expect(metrics.text).not.toContain('mediaforge_');
+    const ready = await get('/readyz', headers);
+    expect(ready.status).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('a client cannot pass for loopback by naming 127.0.0.1 itself: the proxy appends the address it saw', async () => {
+    const headers = { 'x-forwarded-for': `127.0.0.1, ${PUBLIC_CLIENT}` };
+    expect((await get('/metrics', headers)).status).toBe(401);
+    expect((await get('/readyz', headers)).json()).toEqual({ status: 'ready' });
+  });
+
+  it('without trusted proxies, a loopback connection carrying a forwarding header is a local proxy relaying someone', async () => {
+    const t = await startTestService();
+    try {
+      const relayed: Record<string, string>[] = [
+        { 'x-forwarded-for': PUBLIC_CLIENT },
+        { forwarded: `for=${PUBLIC_CLIENT}` },
+        { 'x-real-ip': PUBLIC_CLIENT },
+      ];
+      for (const headers of relayed) {
+        expect(await t.call('GET', '/metrics', { headers })).toMatchObject({ status: 401, body: { code: 40101 } });
+        expect((await t.call('GET', '/readyz', { headers })).body).toEqual({ status: 'ready' });
+      }
+      expect((await t.call('GET', '/metrics')).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe.skipIf(TEST_DB !== 'sqlite')("files the service creates are its owner's only", () => {
   const root = mkdtempSync(join(tmpdir(), 'mediaforge-modes-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -173,6 +277,43 @@ describe.skipIf(TEST_DB !== 'sqlite')("files the service creates are its owner's
       expect(mode(dbDir)).toBe('700');
       expect(mode(join(dbDir, 'mediaforge.db'))).toBe('600');
       expect(mode(join(dbDir, 'mediaforge.db-wal'))).toBe('600');
+    } finally {
+      await t.close();
+    }
+  });
+  it('stored media (an output, an upload) 0600, every folder of the store 0700 (issue 25, N12)', async () => {
+    const dataDir = join(root, 'media');
+    const t = await startTestService(
+      { dataDir, dbUrl: `sqlite:${join(root, 'media-db', 'mediaforge.db')}` },
+      { dir: root },
+    );
+    try {
+      const { apiKey } = await t.account(UNLOCKED);
+      const created = await t.call('POST', '/api/v1/jobs/createTask', {
+        key: apiKey,
+        body: { model: MODEL, input: INPUT },
+      });
+      const done = await waitForTerminal(t, apiKey, created.body.data.taskId);
+      expect(done.state).toBe('succeeded');
+      await upload(t, apiKey, png(64, 64, false), 'image/png', 'kept.png');
+      const files: string[] = [];
+      const folders: string[] = [];
+      const walk = (dir: string) => {
+        folders.push(dir);
+        for (const entry of readdirSync(dir, { withFileTypes: true }))
+          (entry.isDirectory() ? walk : (path: string) => files.push(path))(join(dir, entry.name));
+      };
+      walk(dataDir);
+      const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+      // The output and the upload are both there: the check below is not over an empty store.
+      expect(files.some((path) => path.includes(join('outputs', done.taskId)))).toBe(true);
+      expect(files.some((path) => !path.includes('outputs'))).toBe(true);
+      expect(Object.fromEntries(files.map((path) => [path, mode(path)]))).toEqual(
+        Object.fromEntries(files.map((path) => [path, '600'])),
+      );
+      expect(Object.fromEntries(folders.map((path) => [path, mode(path)]))).toEqual(
+        Object.fromEntries(folders.map((path) => [path, '700'])),
+      );
     } finally {
       await t.close();
     }

@@ -32,11 +32,12 @@ describe('maxInFlight across two worker processes on PostgreSQL', () => {
   beforeAll(async () => {
     upstream = await new JobsProtocolServer({ latencyMs: 400, apiKey: 'cap-key' }).start();
     const file = join(dir, 'deployments.yaml');
+    // One account's tasks: its share is the whole cap (the default share, half, is tested in test/deployments/lifecycle.test.ts).
     writeFileSync(
       file,
       [
         'upstreams:',
-        `  capped: { kind: jobs, baseUrl: "${upstream.baseUrl}", secretEnv: CAP_UPSTREAM_KEY, maxInFlight: ${CAP} }`,
+        `  capped: { kind: jobs, baseUrl: "${upstream.baseUrl}", secretEnv: CAP_UPSTREAM_KEY, maxInFlight: ${CAP}, maxInFlightPerAccount: ${CAP} }`,
         'models:',
         `  ${MODEL}: [{ upstream: capped }]`,
       ].join('\n'),

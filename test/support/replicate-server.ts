@@ -76,8 +76,10 @@ export class ReplicateServer {
   readonly predictions = new Map<string, Prediction>();
   /** Prediction ids a cancel reached while they still ran. */
   readonly cancels: string[] = [];
-  /** Webhooks this server sent and the status each got. */
-  readonly webhooks: { url: string; status: number; body: string }[] = [];
+  /** Webhooks this server sent (their signed headers too, so that a test can replay one) and the status each got. */
+  readonly webhooks: { url: string; status: number; body: string; headers: Record<string, string> }[] = [];
+  /** GET /v1/predictions/{id}: the polls of a prediction. */
+  polls = 0;
   /** The account's webhook signing secret. */
   readonly signingSecret = `whsec_${randomBytes(24).toString('base64')}`;
   secretFetches = 0;
@@ -235,7 +237,10 @@ export class ReplicateServer {
         output: null,
         error: echoText(request.headers.authorization, echo.form),
       });
-    if (!one[2] && request.method === 'GET') return this.json(response, 200, this.object(p));
+    if (!one[2] && request.method === 'GET') {
+      this.polls++;
+      return this.json(response, 200, this.object(p));
+    }
     this.problem(response, 405, 'Method not allowed', 'Method not allowed.');
   }
 
@@ -304,9 +309,10 @@ export class ReplicateServer {
       () => {
         this.timers.delete(timer);
         const body = JSON.stringify(this.object(p));
-        fetch(p.webhook!, { method: 'POST', headers: { 'content-type': 'application/json', ...this.sign(body) }, body })
-          .then((r) => this.webhooks.push({ url: p.webhook!, status: r.status, body }))
-          .catch(() => this.webhooks.push({ url: p.webhook!, status: 0, body }));
+        const headers = { 'content-type': 'application/json', ...this.sign(body) };
+        fetch(p.webhook!, { method: 'POST', headers, body })
+          .then((r) => this.webhooks.push({ url: p.webhook!, status: r.status, body, headers }))
+          .catch(() => this.webhooks.push({ url: p.webhook!, status: 0, body, headers }));
       },
       (this.options.latencyMs ?? 200) + 10,
     );

@@ -31,6 +31,10 @@ export async function serve({ values }: CommandInput): Promise<number> {
       'MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE / _INSECURE is on: outbound requests may reach private or plain-http destinations. Never use this in production.',
     );
   }
+  if (service.app && !config.metricsToken)
+    service.ctx.log.info(
+      'MEDIAFORGE_METRICS_TOKEN is not set: /metrics and the detail of /readyz answer loopback callers only (set it to scrape from elsewhere, with Authorization: Bearer <token>)',
+    );
   const armed = service.ctx.faults.armed();
   if (armed.length)
     service.ctx.log.warn(

@@ -1,0 +1,50 @@
+import type { Db } from '../storage/dialect.js';
+import { OPEN_STATES } from './states.js';
+
+/**
+ * What an upstream's callback did to its task:
+ * - woken: the first callback of an open task, and its poll was waiting: the poll is due now;
+ * - idle: the task is open but its poll is not waiting (under way, or already due): nothing to do,
+ *   and the next callback may still wake it;
+ * - replay: a callback woke this task's poll before: an upstream reports the end of a job once, so
+ *   this one (the same again, or another post to the URL) is answered without a poll;
+ * - ended: the task is no longer open on that deployment: its callback URL has expired.
+ */
+export type CallbackOutcome = 'woken' | 'idle' | 'replay' | 'ended';
+
+/**
+ * One callback of `deployment` for `taskId`, in one transaction: the task's row is read (locked on
+ * PostgreSQL, so that two callbacks at once are one after the other), its poll made due only if
+ * no callback did so before, and the time noted. The poll's answer stays the truth.
+ */
+export async function wakeOnUpstreamCallback(
+  db: Db,
+  taskId: string,
+  deployment: string,
+  now: number,
+): Promise<CallbackOutcome> {
+  return db.kysely.transaction().execute(async (trx) => {
+    const task = await trx
+      .selectFrom('tasks')
+      .select('upstream_callback_at')
+      .where('id', '=', taskId)
+      .where('deployment', '=', deployment)
+      .where('state', 'in', [...OPEN_STATES])
+      .$if(db.engine === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
+    if (!task) return 'ended';
+    if (task.upstream_callback_at !== null) return 'replay';
+    const woken = await trx
+      .updateTable('work_items')
+      .set({ due_at: now })
+      .where('task_id', '=', taskId)
+      .where('kind', '=', 'poll')
+      .where('done_at', 'is', null)
+      .where('lease_owner', 'is', null)
+      .where('due_at', '>', now)
+      .executeTakeFirst();
+    if (Number(woken.numUpdatedRows) === 0) return 'idle';
+    await trx.updateTable('tasks').set({ upstream_callback_at: now }).where('id', '=', taskId).execute();
+    return 'woken';
+  });
+}
