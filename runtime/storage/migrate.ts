@@ -10,8 +10,8 @@ import { uploadReservations } from './migrations/0007-upload-reservations.js';
 import { workerLanes } from './migrations/0008-worker-lanes.js';
 import { upstreams } from './migrations/0009-upstreams.js';
 import { growthIndexes } from './migrations/0010-growth-indexes.js';
-import { clipLengths } from './migrations/0013-clip-lengths.js';
-import { upstreamCallbacks } from './migrations/0014-upstream-callbacks.js';
+import { clipLengths } from './migrations/0011-clip-lengths.js';
+import { upstreamCallbacks } from './migrations/0012-upstream-callbacks.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -26,8 +26,8 @@ function migrations(db: Db): Record<string, Migration> {
     '0008-worker-lanes': workerLanes(),
     '0009-upstreams': upstreams(db.engine),
     '0010-growth-indexes': growthIndexes(),
-    '0013-clip-lengths': clipLengths(),
-    '0014-upstream-callbacks': upstreamCallbacks(db.engine),
+    '0011-clip-lengths': clipLengths(),
+    '0012-upstream-callbacks': upstreamCallbacks(db.engine),
   };
 }
 
