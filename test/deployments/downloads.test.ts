@@ -109,6 +109,8 @@ describe('result downloads: once, bounded, within their share, only what the mod
       expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
       await until('the download ends', () => server.downloads === 1 && server.results.open === 0);
       expect(server.results).toMatchObject({ completed: 0, cut: 1 });
+      // The task expired on its own item while the download ran; the cut write's file goes once the cut reaches the store.
+      await until('the cut write is removed', () => stored(t, task.taskId).partial.length === 0);
       expect(stored(t, task.taskId)).toEqual({ outputs: [], partial: [] });
       expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
       await t.checkLedger(accountId);
