@@ -11,8 +11,8 @@
  * is the worst over all rounds.
  */
 import { catalogue } from '../generated/catalogue.js';
-import { RenderCache } from '../runtime/deployments/render-cache.js';
-import { simulatedOutputs } from '../runtime/deployments/simulated-output.js';
+import { RenderCache } from '../runtime/simulator/render-cache.js';
+import { simulatedOutputs } from '../runtime/simulator/simulated-output.js';
 import { isMain, round, type BenchOutput, type RunMode } from './support.js';
 
 /** A model with 16:9 at 4k and 720p, sound and the last-frame field. */

@@ -3,13 +3,13 @@ import type { KeyRevision } from './accounts/key-revision.js';
 import type { BlobStore } from './blobs/blob-store.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import type { Deployments } from './deployments/router.js';
+import type { Deployments } from './routing/router.js';
 import type { FaultPoints } from './faults.js';
-import type { UpstreamStats } from './deployments/upstream-stats.js';
+import type { UpstreamStats } from './routing/upstream-stats.js';
 import type { Db } from './storage/dialect.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
 import type { TaskEvents } from './tasks/task-events.js';
-import type { OutboundAgents } from './webhooks/kept-agents.js';
+import type { OutboundAgents } from './net/kept-agents.js';
 
 /**
  * What every part of the runtime is handed: one database, one clock, one secret. Built whole by

@@ -6,11 +6,11 @@ import { DatabaseBlobStore, LocalBlobStore } from './blobs/blob-store.js';
 import { systemClock, type Clock } from './clock.js';
 import { outboundPolicy, type Config } from './config.js';
 import type { Context } from './context.js';
-import { buildDeployments } from './deployments/build.js';
+import { buildDeployments } from './routing/build.js';
 import type { Deployment } from './deployments/deployment.js';
-import { loadDeploymentsFile, type DeploymentsPlan } from './deployments/deployments-file.js';
-import { Deployments } from './deployments/router.js';
-import { UpstreamStats } from './deployments/upstream-stats.js';
+import { loadDeploymentsFile, type DeploymentsPlan } from './routing/deployments-file.js';
+import { Deployments } from './routing/router.js';
+import { UpstreamStats } from './routing/upstream-stats.js';
 import { FaultPoints } from './faults.js';
 import { buildApp, createHttpServer } from './http/app.js';
 import { settingsSecret } from './settings.js';
@@ -23,7 +23,7 @@ import { maintenanceWorkHandlers, scheduleMaintenance } from './worker/maintenan
 import { taskWorkHandlers } from './worker/task-work.js';
 import { upstreamCancelHook } from './worker/upstream-cancel.js';
 import { webhookResolutionHook, webhookWorkHandlers } from './webhooks/index.js';
-import { OutboundAgents } from './webhooks/kept-agents.js';
+import { OutboundAgents } from './net/kept-agents.js';
 import { Worker, type WorkHandler } from './worker/worker.js';
 
 export interface ServiceOptions {

@@ -18,8 +18,8 @@ export interface DeploymentJob {
    * past the deadline). What an upstream is sent; the simulator reads `input`.
    */
   portableInput?: Record<string, unknown>;
-  /** Where the upstream may report that the job ended (the service's inbound callback route); set only for deployments with `callbacks`. */
-  callbackUrl?: string;
+  /** The upstream callback: where the upstream may report that the job ended (runtime/http/routes/upstream-callback.ts); set only for deployments with `callbacks`. Not the client's `callBackUrl`. */
+  upstreamCallbackUrl?: string;
   /**
    * Ends the job's result downloads where they are: the worker's item was aborted (shutdown, its
    * lease taken over) or the task reached its deadline. Set by the poll; an adapter hands it to
@@ -89,7 +89,7 @@ export interface Deployment {
    * asked again; otherwise the task fails with its hold released rather than risk two jobs.
    */
   readonly idempotentSubmit?: boolean;
-  /** Whether the upstream is handed a callback URL (job.callbackUrl) to wake the task's poll. */
+  /** Whether the upstream is handed a callback URL (job.upstreamCallbackUrl) to wake the task's poll. */
   readonly callbacks?: boolean;
   /**
    * Checks the upstream's own signature on an inbound callback (asked only once the URL's token

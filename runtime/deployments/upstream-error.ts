@@ -58,7 +58,7 @@ export class UpstreamError extends Error {
     );
   }
 
-  /** The same error, of the same class, with its texts rewritten (the upstream's redactor: runtime/deployments/redacted-deployment.ts). */
+  /** The same error, of the same class, with its texts rewritten (the upstream's redactor: runtime/upstreams/redacted-deployment.ts). */
   rewritten(rewrite: (text: string) => string): UpstreamError {
     const { reason, ...details } = this.details;
     return new UpstreamError(this.failure, rewrite(this.message), {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { checkUrlShape, type OutboundPolicy } from '../net/address-policy.js';
-import { BlockedDestinationError, guardedAgent } from '../webhooks/outbound.js';
+import { BlockedDestinationError, guardedAgent } from '../net/outbound.js';
 
 export interface FetchOptions {
   policy: OutboundPolicy;

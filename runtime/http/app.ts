@@ -11,7 +11,7 @@ import { ApiError } from '../errors.js';
 import { ApiRequest, type ApiRequests } from './api-request.js';
 import { readRequestInput } from './request-input.js';
 import { registerOps } from './ops.js';
-import { registerUpstreamCallbacks } from '../deployments/callback-route.js';
+import { registerUpstreamCallbacks } from './routes/upstream-callback.js';
 import { registerDocs } from '../../docs-site/serve.js';
 import { registerConsole } from '../console/pages.js';
 import { Authenticator, refuseKeyInQuery } from './auth.js';

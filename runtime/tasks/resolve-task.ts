@@ -150,7 +150,7 @@ function isIdentifier(token: string): boolean {
  * Parentheses left with nothing but labels in them go too: `(prediction rep-internal-7781)`.
  * Only the head of the text is read: some of these patterns take time quadratic in the length of
  * a run they fail on, and a provider's text can be of any length (the answer keeps 500 characters).
- * (The operator's own upstream keys were redacted before: runtime/deployments/secret-redactor.ts.)
+ * (The operator's own upstream keys were redacted before: runtime/upstreams/secret-redactor.ts.)
  */
 export function scrubReason(reason: string, known: { modelId?: string; handle?: string | null } = {}): string {
   const keep = new Set(known.modelId?.match(TOKEN) ?? []);

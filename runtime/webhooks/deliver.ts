@@ -3,7 +3,7 @@ import { outboundPolicy } from '../config.js';
 import type { Context } from '../context.js';
 import type { Database } from '../storage/schema.js';
 import type { WorkHandler, WorkOutcome } from '../worker/worker.js';
-import { postOnce, type PostResult } from './outbound.js';
+import { postOnce, type PostResult } from '../net/outbound.js';
 import { endpointSignatureHeader, signCallback, unixSeconds } from './signing.js';
 
 export type Delivery = Selectable<Database['webhook_deliveries']>;

@@ -1,21 +1,14 @@
 import { catalogue, type ModelInfo } from '../../generated/catalogue.js';
 import type { Context } from '../context.js';
-import { upstreamCallbackUrl } from '../deployments/callback-route.js';
 import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
-import {
-  giveSlotBack,
-  healthRows,
-  inFlightCounts,
-  recordSubmitAnswered,
-  recordSubmitFailure,
-  takeSlot,
-} from '../deployments/health.js';
-import { portableInput } from '../deployments/portable-input.js';
-import type { Route } from '../deployments/router.js';
+import { routeCandidates } from '../routing/candidates.js';
+import { giveSlotBack, recordSubmitAnswered, recordSubmitFailure, takeSlot } from '../routing/health.js';
+import { portableInput } from './portable-input.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
 import { failTask } from '../tasks/resolve-task.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
+import { upstreamCallbackUrl } from '../upstreams/upstream-callback-url.js';
 
 /** How soon a task whose deployments are all full or cooling down looks again (plus up to as much again, so waiting tasks spread out). */
 const WAIT_FOR_SLOT_MS = 1000;
@@ -32,42 +25,6 @@ export type SubmitOutcome =
 
 const jitter = (ms: number) => ms + Math.floor(Math.random() * ms);
 
-/**
- * Routes in the order to try them: tiers by priority (highest first), each in a weighted random
- * order; cooling and full deployments left out. Also the deployments with failures on record (a
- * submit they answer ends the run). Slots are only counted for deployments with a maxInFlight.
- */
-async function candidates(ctx: Context, routes: Route[]): Promise<{ order: Route[]; failing: Set<string> }> {
-  const names = routes.map((r) => r.deployment.name);
-  const capped = names.filter((name) => ctx.deployments.maxInFlight(name) !== undefined);
-  const now = ctx.clock.now();
-  const [health, inFlight] = await Promise.all([
-    healthRows(ctx.db.kysely, names),
-    inFlightCounts(ctx.db.kysely, capped),
-  ]);
-  const open = routes.filter((r) => {
-    const cooling = health.get(r.deployment.name)?.cooldown_until;
-    const max = ctx.deployments.maxInFlight(r.deployment.name);
-    return !(cooling != null && cooling > now) && !(max !== undefined && (inFlight.get(r.deployment.name) ?? 0) >= max);
-  });
-  const tiers = [...new Set(open.map((r) => r.priority))].sort((a, b) => b - a);
-  const failing = new Set([...health.values()].filter((row) => row.consecutive_failures > 0).map((row) => row.name));
-  return { order: tiers.flatMap((priority) => weightedOrder(open.filter((r) => r.priority === priority))), failing };
-}
-
-/** A weighted random permutation: each next route drawn with probability weight / remaining weight. */
-function weightedOrder(routes: Route[]): Route[] {
-  const left = [...routes];
-  const order: Route[] = [];
-  while (left.length) {
-    const total = left.reduce((sum, r) => sum + r.weight, 0);
-    let draw = Math.random() * total;
-    const index = left.findIndex((r) => (draw -= r.weight) < 0);
-    order.push(...left.splice(index < 0 ? left.length - 1 : index, 1));
-  }
-  return order;
-}
-
 /** The job as one route's deployment is sent it: the upstream's model id, links it can reach, the callback if it takes one. */
 async function routedJob(
   ctx: Context,
@@ -81,7 +38,9 @@ async function routedJob(
     ...job,
     ...(upstreamModel !== undefined ? { upstreamModel } : {}),
     portableInput: await portableInput(ctx, task, model, job.input),
-    ...(deployment.callbacks ? { callbackUrl: upstreamCallbackUrl(ctx, deployment.name, task.id) } : {}),
+    ...(deployment.callbacks
+      ? { upstreamCallbackUrl: upstreamCallbackUrl(ctx.config.publicUrl, ctx.secret, deployment.name, task.id) }
+      : {}),
   };
 }
 
@@ -189,7 +148,7 @@ export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOut
   }
   let tried = 0;
   let hintMs = 0;
-  const { order, failing } = await candidates(ctx, routes);
+  const { order, failing } = await routeCandidates(ctx, routes);
   for (const route of order) {
     const { deployment } = route;
     if (!(await takeSlot(ctx, task.id, task.account_id, deployment.name))) continue;

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
-import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
-import { marginReport, microsToUsd } from '../../runtime/deployments/margin.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { createTask, expectOk } from '../http/helpers.js';
 import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
 import { OnceClipServer } from '../support/once-clip-server.js';

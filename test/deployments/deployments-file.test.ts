@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
-import { DeploymentsFileError, parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { DeploymentsFileError, parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { ROOT } from '../support/catalogue.js';
 import { startTestService } from '../support/service.js';
 

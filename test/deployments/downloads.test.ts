@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../runtime/config.js';
-import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { clip } from '../files/fixtures.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../support/jobs-protocol-server.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, refusedUrl, type JobsServerOptions } from '../support/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { FalQueueServer, type FalServerOptions } from '../support/fal-queue-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';

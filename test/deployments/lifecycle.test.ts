@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../support/jobs-protocol-server.js';
 import { OpenAiVideosServer, type OpenAiServerOptions } from '../support/openai-videos-server.js';

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
-import { marginReport, microsToUsd } from '../../runtime/deployments/margin.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { bodyD, createTask, expectOk, MODEL_D } from '../http/helpers.js';
 import { png } from '../files/fixtures.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../support/jobs-protocol-server.js';

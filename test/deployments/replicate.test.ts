@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDeployments } from '../../runtime/deployments/deployments-file.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { ReplicateServer, type ReplicateServerOptions } from '../support/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';

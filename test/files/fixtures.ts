@@ -1,6 +1,6 @@
 import { deflateSync } from 'node:zlib';
 import jpeg from 'jpeg-js';
-import { syntheticVideo } from '../../runtime/deployments/synthetic/synthetic-video.js';
+import { syntheticVideo } from '../../runtime/simulator/synthetic/synthetic-video.js';
 
 /** Real small media files, made in the test run (nothing downloaded, nothing hand-waved). */
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
-import { MAX_RESPONSE_BYTES } from '../../runtime/webhooks/outbound.js';
+import { MAX_RESPONSE_BYTES } from '../../runtime/net/outbound.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../runtime/webhooks/deliver.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import type { ModelInfo } from '../../generated/catalogue.js';
 import type { Deployment, DeploymentJob, DeploymentStatus } from '../../runtime/deployments/deployment.js';
-import { SimulatorDeployment } from '../../runtime/deployments/simulator.js';
+import { SimulatorDeployment } from '../../runtime/simulator/simulator.js';
 import { TEST_DB } from '../support/service.js';
 
 export const FAIL = 'FAIL-THIS-PROMPT';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
 import { addEndpoint, disableEndpoint } from '../../runtime/webhooks/admin.js';
-import { MAX_RESPONSE_BYTES, postOnce } from '../../runtime/webhooks/outbound.js';
+import { MAX_RESPONSE_BYTES, postOnce } from '../../runtime/net/outbound.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { createTask, deliveriesOf, driveToTerminal, LOOPBACK, startReceiver, type Receiver } from './support.js';
 

@@ -4,8 +4,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostIsAllowed, isPublicAddress } from '../../runtime/net/address-policy.js';
 import { attemptDelivery } from '../../runtime/webhooks/deliver.js';
-import { OutboundAgents } from '../../runtime/webhooks/kept-agents.js';
-import { guardedAgent, postOnce, type Resolver } from '../../runtime/webhooks/outbound.js';
+import { OutboundAgents } from '../../runtime/net/kept-agents.js';
+import { guardedAgent, postOnce, type Resolver } from '../../runtime/net/outbound.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { MODEL, startReceiver, type Receiver } from './support.js';
 

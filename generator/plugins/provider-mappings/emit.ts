@@ -5,7 +5,7 @@ import { printModule } from '../../print/module.js';
 /**
  * generated/provider-mappings.ts: how each upstream protocol names the catalogue's fields
  * (spec/providers/*.yaml, checked against every model by the loader). The adapters ask
- * `providerMapping(protocol, modelId)` and apply it (runtime/deployments/map-input.ts) without
+ * `providerMapping(protocol, modelId)` and apply it (runtime/upstreams/map-input.ts) without
  * knowing any model.
  */
 export const providerMappingsPlugin: Plugin = {

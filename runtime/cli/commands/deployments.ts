@@ -1,8 +1,8 @@
 /** `mediaforge deployments check|status` and `mediaforge report margin` (docs/deployments.md). */
-import { buildDeployments } from '../../deployments/build.js';
-import { DeploymentsFileError, loadDeploymentsFile } from '../../deployments/deployments-file.js';
-import { marginReport } from '../../deployments/margin.js';
-import { deploymentsStatus } from '../../deployments/status.js';
+import { buildDeployments } from '../../routing/build.js';
+import { DeploymentsFileError, loadDeploymentsFile } from '../../routing/deployments-file.js';
+import { marginReport } from '../../routing/margin.js';
+import { deploymentsStatus } from '../../routing/status.js';
 import { configFromEnv, processEnvironment } from '../../config.js';
 import { withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';

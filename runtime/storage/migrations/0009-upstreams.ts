@@ -13,7 +13,7 @@ import { bigint, type Engine } from '../dialect.js';
  *   failures and the cool-down they caused, shared by every process; the row is also the lock
  *   that makes the in-flight count and the slot it grants one step.
  * - upstream_counters: submits, failures by class and poll latency buckets per deployment, added
- *   to by every worker process (runtime/deployments/upstream-stats.ts), read by /metrics.
+ *   to by every worker process (runtime/routing/upstream-stats.ts), read by /metrics.
  */
 export function upstreams(engine: Engine) {
   const int = bigint(engine);

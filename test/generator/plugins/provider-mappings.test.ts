@@ -5,7 +5,7 @@ import { catalogue } from '../../../generated/catalogue.js';
 import { providerMapping, PROVIDER_PROTOCOLS } from '../../../generated/provider-mappings.js';
 import { loadCatalogue } from '../../../generator/load/catalogue.js';
 import { providerMappingsPlugin } from '../../../generator/plugins/provider-mappings/emit.js';
-import { inputMaps, mapInput } from '../../../runtime/deployments/map-input.js';
+import { inputMaps, mapInput } from '../../../runtime/upstreams/map-input.js';
 import { copySpec, loadError } from '../../support/spec-copy.js';
 
 const MODEL_D = 'vendor_d/family_d/reference-to-video';
@@ -224,7 +224,7 @@ describe('provider mappings (spec/providers)', () => {
   });
 });
 
-/** mapInput: a provider mapping applied to a validated input (runtime/deployments/map-input.ts). */
+/** mapInput: a provider mapping applied to a validated input (runtime/upstreams/map-input.ts). */
 const MAPPED: [
   string,
   { mapping: Parameters<typeof mapInput>[0]; input: Record<string, unknown>; want: ReturnType<typeof mapInput> },

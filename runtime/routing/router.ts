@@ -1,5 +1,5 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
-import type { Deployment } from './deployment.js';
+import type { Deployment } from '../deployments/deployment.js';
 
 /** What the operator pays the upstream, in millionths of a USD: per second of output and/or per video. */
 export interface UpstreamCost {
@@ -38,7 +38,7 @@ export const DEFAULT_COOLDOWN: Cooldown = { failures: 3, ms: 30_000 };
  * service routes every model to each deployment that accepts it, in the order given (the first
  * is the highest tier): the embedded simulator alone by default. With one, a model the file does
  * not route is not served (GET /models leaves it out, createTask answers no_deployment).
- * Picking among the routes needs the database (capacity, cool-downs): runtime/deployments/routing.ts.
+ * Picking among the routes needs the database (capacity, cool-downs): runtime/routing/candidates.ts and runtime/routing/health.ts.
  */
 export class Deployments {
   private readonly routes?: ReadonlyMap<string, Route[]>;

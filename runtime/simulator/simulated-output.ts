@@ -1,5 +1,5 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
-import type { DeploymentOutput } from './deployment.js';
+import type { DeploymentOutput } from '../deployments/deployment.js';
 import type { RenderCache } from './render-cache.js';
 
 /**

@@ -1,11 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
 import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
-import { UpstreamError, retryAfterMs } from './upstream-error.js';
+import { UpstreamError, retryAfterMs } from '../deployments/upstream-error.js';
 import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 
@@ -102,7 +102,7 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
     const request = {
       ...(parsed.version ? { version: parsed.version } : {}),
       input: body,
-      ...(job.callbackUrl ? { webhook: job.callbackUrl, webhook_events_filter: ['completed'] } : {}),
+      ...(job.upstreamCallbackUrl ? { webhook: job.upstreamCallbackUrl, webhook_events_filter: ['completed'] } : {}),
     };
     const secondsLeft =
       job.deadlineAt !== undefined ? Math.ceil((job.deadlineAt - this.options.now()) / 1000) : undefined;

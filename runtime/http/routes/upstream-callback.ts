@@ -1,24 +1,15 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Context } from '../context.js';
-import { ApiError } from '../errors.js';
-import { wakeOnUpstreamCallback } from '../tasks/upstream-callback.js';
+import type { Context } from '../../context.js';
+import { ApiError } from '../../errors.js';
+import { wakeOnUpstreamCallback } from '../../tasks/upstream-callback.js';
+import { UPSTREAM_CALLBACK_PATH, upstreamCallbackToken } from '../../upstreams/upstream-callback-url.js';
 
 /** The largest callback body read (the poll is the truth: the body is only handed to the adapter's signature check). */
 const CALLBACK_BODY_LIMIT = 1024 * 1024;
-export const CALLBACK_PATH = '/upstream-callbacks';
-
-function token(secret: string, deployment: string, taskId: string): string {
-  return createHmac('sha256', secret).update(`upstream-callback.${deployment}.${taskId}`).digest('base64url');
-}
-
-/** The URL an upstream is handed to say a job ended: names the deployment and the task, signed with the service's secret. */
-export function upstreamCallbackUrl(ctx: Context, deployment: string, taskId: string): string {
-  return `${ctx.config.publicUrl}${CALLBACK_PATH}/${encodeURIComponent(deployment)}/${encodeURIComponent(taskId)}?sig=${token(ctx.secret, deployment, taskId)}`;
-}
 
 /**
- * POST /upstream-callbacks/{deployment}/{taskId}?sig=: an upstream's "the job ended" (jobs'
+ * POST /upstream-callbacks/{deployment}/{taskId}?sig= (the upstream callback, `upstreamCallbackUrl`): an upstream's "the job ended" (jobs'
  * callBackUrl, Replicate's webhook, fal's fal_webhook). An accelerator only: the URL's token (and
  * the adapter's own signature check, where the provider signs) must hold, and then the task's
  * poll is made due now; what the task becomes is decided by that poll's answer, never by the body.
@@ -33,10 +24,10 @@ export async function registerUpstreamCallbacks(app: FastifyInstance, ctx: Conte
       done(null, body),
     );
     scope.post<{ Params: { deployment: string; taskId: string }; Querystring: { sig?: string } }>(
-      `${CALLBACK_PATH}/:deployment/:taskId`,
+      `${UPSTREAM_CALLBACK_PATH}/:deployment/:taskId`,
       async (request, reply) => {
         const { deployment: name, taskId } = request.params;
-        const expected = Buffer.from(token(ctx.secret, name, taskId));
+        const expected = Buffer.from(upstreamCallbackToken(ctx.secret, name, taskId));
         const given = Buffer.from(String(request.query.sig ?? ''));
         if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new ApiError('unauthorized');
         const deployment = ctx.deployments.byName(name);

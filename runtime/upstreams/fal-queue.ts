@@ -1,10 +1,10 @@
 import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
 import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
-import { UpstreamError, retryAfterMs } from './upstream-error.js';
+import { UpstreamError, retryAfterMs } from '../deployments/upstream-error.js';
 import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 
@@ -86,7 +86,7 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
     const body = mappedJob(PROTOCOL, job);
     const app = job.upstreamModel ?? job.model.id;
     const target = this.http.url(`/${app.split('/').map(encodeURIComponent).join('/')}`);
-    if (job.callbackUrl) target.searchParams.set('fal_webhook', job.callbackUrl);
+    if (job.upstreamCallbackUrl) target.searchParams.set('fal_webhook', job.upstreamCallbackUrl);
     const secondsLeft =
       job.deadlineAt !== undefined ? Math.ceil((job.deadlineAt - this.options.now()) / 1000) : undefined;
     const answer = await this.http.json(target, {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { isPublicAddress, systemResolver, type OutboundPolicy, type Resolver } from '../net/address-policy.js';
+import { isPublicAddress, systemResolver, type OutboundPolicy, type Resolver } from './address-policy.js';
 
 /**
  * The SSRF-guarded way out: every outbound webhook request goes through an agent whose
@@ -76,7 +76,7 @@ export function guardConnection(
   return { ...options, lookup };
 }
 
-/** An agent (http or https) whose every connection is checked at connect time. No keep-alive: each request connects anew (file fetches; deliveries use runtime/webhooks/kept-agents.ts). */
+/** An agent (http or https) whose every connection is checked at connect time. No keep-alive: each request connects anew (file fetches; deliveries use runtime/net/kept-agents.ts). */
 export function guardedAgent(secure: boolean, policy: OutboundPolicy): http.Agent {
   const lookup = guardedLookup(policy);
   if (secure) {

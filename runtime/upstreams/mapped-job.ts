@@ -1,7 +1,7 @@
 import { providerMapping } from '../../generated/provider-mappings.js';
-import type { DeploymentJob } from './deployment.js';
+import type { DeploymentJob } from '../deployments/deployment.js';
 import { mapInput } from './map-input.js';
-import { UpstreamError } from './upstream-error.js';
+import { UpstreamError } from '../deployments/upstream-error.js';
 
 /**
  * A job's input as one protocol names it (spec/providers/<protocol>.yaml). An input the protocol

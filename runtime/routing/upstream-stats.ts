@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../storage/dialect.js';
-import type { FailureClass } from './upstream-error.js';
+import type { FailureClass } from '../deployments/upstream-error.js';
 
 /** Upper bounds (seconds) of the poll latency buckets; the last bucket is +Inf. */
 export const POLL_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -4,7 +4,7 @@ import { catalogue } from '../../generated/catalogue.js';
 import { hasProviderMapping, providerMapping } from '../../generated/provider-mappings.js';
 import type { Environment } from '../config.js';
 import { ADAPTERS } from './build.js';
-import { REPLICATE_MODEL } from './replicate.js';
+import { REPLICATE_MODEL } from '../upstreams/replicate.js';
 import { DEFAULT_COOLDOWN, type Cooldown, type UpstreamCost } from './router.js';
 
 /** The kinds of upstream a deployments file may name; `simulator` keeps simulating a model. */

@@ -1,6 +1,6 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
-import type { DeploymentJob } from './deployment.js';
+import type { DeploymentJob } from '../deployments/deployment.js';
 import { inputMaps } from './map-input.js';
 import { resultStream, UpstreamHttp } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';

@@ -1,7 +1,7 @@
 import type { Db } from '../storage/dialect.js';
 import { deploymentStates, type DeploymentState } from './health.js';
 import type { Deployments } from './router.js';
-import { FAILURE_CLASSES, type FailureClass } from './upstream-error.js';
+import { FAILURE_CLASSES, type FailureClass } from '../deployments/upstream-error.js';
 import { COUNTERS, readCounters } from './upstream-stats.js';
 
 export interface DeploymentStatusReport extends DeploymentState {

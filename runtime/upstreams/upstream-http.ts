@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { OutboundPolicy } from '../net/address-policy.js';
 import { FetchFailure, openCapped } from '../files/remote-fetch.js';
-import { ResultTooLargeError, retryAfterMs, statusClass, UpstreamError } from './upstream-error.js';
+import { ResultTooLargeError, retryAfterMs, statusClass, UpstreamError } from '../deployments/upstream-error.js';
 
 /** The most bytes of a JSON answer read (a job's status, an error): anything larger is not the protocol. */
 const JSON_MAX_BYTES = 1024 * 1024;
@@ -36,7 +36,7 @@ export interface CallOptions {
 /**
  * HTTP to an upstream the operator configured: its `baseUrl` is trusted (it may be a private or
  * loopback address: relays often run beside the service), so these requests do not go through the
- * outbound guard. What a caller supplies never comes here (runtime/webhooks/outbound.ts guards that).
+ * outbound guard. What a caller supplies never comes here (runtime/net/outbound.ts guards that).
  *
  * Failures are classified by how far the request got: one that failed before its body was
  * written is `unreachable` (nothing can exist upstream); after it, `ambiguous`.

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
 import { mapInput } from './map-input.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
-import { UpstreamError, retryAfterMs } from './upstream-error.js';
+import { UpstreamError, retryAfterMs } from '../deployments/upstream-error.js';
 import { answerError } from './upstream-http.js';
 import { extensionOf, type UpstreamOptions } from './upstream-options.js';
 
@@ -72,7 +72,7 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
     const body = {
       model: job.upstreamModel ?? job.model.id,
       input: mapped.body,
-      ...(job.callbackUrl ? { callBackUrl: job.callbackUrl } : {}),
+      ...(job.upstreamCallbackUrl ? { callBackUrl: job.upstreamCallbackUrl } : {}),
     };
     const answer = await this.http.json(this.http.url('/jobs/createTask'), {
       method: 'POST',

@@ -1,10 +1,10 @@
 import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
 import { JobsDeployment } from './jobs.js';
 import { mapInput } from './map-input.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
-import { UpstreamError, retryAfterMs } from './upstream-error.js';
+import { UpstreamError, retryAfterMs } from '../deployments/upstream-error.js';
 import { answerError } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
 

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Context } from '../context.js';
 import { deploymentStates } from './health.js';
 import { marginSums } from './margin.js';
-import { FAILURE_CLASSES } from './upstream-error.js';
+import { FAILURE_CLASSES } from '../deployments/upstream-error.js';
 import { COUNTERS, POLL_BUCKETS, readCounters } from './upstream-stats.js';
 
 type Labels = Record<string, string | number>;

@@ -1,7 +1,7 @@
 import type { BlobSource } from '../blobs/blob-store.js';
-import type { Deployment, DeploymentStatus } from './deployment.js';
+import type { Deployment, DeploymentStatus } from '../deployments/deployment.js';
 import type { Redactor } from './secret-redactor.js';
-import { UpstreamError } from './upstream-error.js';
+import { UpstreamError } from '../deployments/upstream-error.js';
 
 /**
  * The error as it may leave an adapter: its message (and an UpstreamError's reason) redacted. A

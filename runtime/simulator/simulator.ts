@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ModelInfo } from '../../generated/catalogue.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from './deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
 import { RenderCache } from './render-cache.js';
 import { simulatedOutputs } from './simulated-output.js';
 

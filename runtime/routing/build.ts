@@ -1,15 +1,15 @@
 import { outboundPolicy, type Config } from '../config.js';
-import type { Deployment } from './deployment.js';
+import type { Deployment } from '../deployments/deployment.js';
 import type { DeploymentsPlan, UpstreamKind, UpstreamSpec } from './deployments-file.js';
-import { FalQueueDeployment } from './fal-queue.js';
-import { JobsDeployment } from './jobs.js';
-import { OpenAiVideosDeployment } from './openai-videos.js';
-import { ReplicateDeployment } from './replicate.js';
-import { redactedDeployment } from './redacted-deployment.js';
+import { FalQueueDeployment } from '../upstreams/fal-queue.js';
+import { JobsDeployment } from '../upstreams/jobs.js';
+import { OpenAiVideosDeployment } from '../upstreams/openai-videos.js';
+import { ReplicateDeployment } from '../upstreams/replicate.js';
+import { redactedDeployment } from '../upstreams/redacted-deployment.js';
 import { Deployments, type Route } from './router.js';
-import { secretRedactor } from './secret-redactor.js';
-import { SimulatorDeployment } from './simulator.js';
-import type { UpstreamOptions } from './upstream-options.js';
+import { secretRedactor } from '../upstreams/secret-redactor.js';
+import { SimulatorDeployment } from '../simulator/simulator.js';
+import type { UpstreamOptions } from '../upstreams/upstream-options.js';
 
 /** Longest wait for one answer of an upstream (status and headers; a body streams on). */
 const REQUEST_TIMEOUT_MS = 20_000;

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import type { OutboundPolicy } from '../net/address-policy.js';
+import type { OutboundPolicy } from './address-policy.js';
 import { guardConnection, guardedLookup, type ConnectionCallback } from './guard.js';
 
 /**

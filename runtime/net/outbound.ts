@@ -1,9 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
-import { checkUrlShape, type OutboundPolicy } from '../net/address-policy.js';
+import { checkUrlShape, type OutboundPolicy } from './address-policy.js';
 import type { OutboundAgents } from './kept-agents.js';
 
-/** The guarded agents and lookup (runtime/webhooks/guard.ts): every outbound connection checks its address at connect time. */
+/** The guarded agents and lookup (runtime/net/guard.ts): every outbound connection checks its address at connect time. */
 export { BlockedDestinationError, guardedAgent, guardedLookup, systemResolver, type Resolver } from './guard.js';
 import { BlockedDestinationError, guardedAgent } from './guard.js';
 
