@@ -2,11 +2,13 @@ import {
   CompiledQuery,
   Kysely,
   PostgresDialect,
+  SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
   sql,
   type ColumnDefinitionBuilder,
   type DatabaseConnection,
+  type DialectAdapter,
   type Driver,
 } from 'kysely';
 import type { Database } from './schema.js';
@@ -89,11 +91,28 @@ function cacheStatements(database: { prepare(source: string): unknown }): void {
 }
 
 /**
+ * Migrations run in one transaction (SQLite's DDL is transactional; Kysely's adapter says it is not
+ * and then runs each statement on its own, with no lock). With transactions that begin IMMEDIATE,
+ * the first process to migrate holds the write lock from before it reads which migrations ran to
+ * its COMMIT; another process migrating the same file at once waits for it (busy_timeout), then
+ * reads them all done. Without this, two processes both saw a new file empty and both created its
+ * tables: `table "settings" already exists` (issue 28, item 1).
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+/**
  * Transactions begin IMMEDIATE: the write lock is taken up front (waiting up to busy_timeout), so a
  * transaction that reads and then writes never fails with SQLITE_BUSY when another process's
  * connection wrote in between (a deferred BEGIN cannot upgrade a stale WAL snapshot).
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
   override createDriver(): Driver {
     return new (class extends SqliteDriver {
       override async beginTransaction(connection: DatabaseConnection): Promise<void> {

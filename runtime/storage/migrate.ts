@@ -67,7 +67,29 @@ async function withCatalogRetry<T>(db: Db, run: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Another process migrating the same SQLite file holds its write lock for as long as its migrations
+ * run (dialect.ts: they run in one IMMEDIATE transaction); a wait longer than busy_timeout (5 s: an
+ * index built on a grown table) is SQLITE_BUSY, and the lock is asked for again, for up to 2 minutes.
+ */
+const SQLITE_LOCK_ATTEMPTS = 24;
+
+async function withLockWait<T>(db: Db, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (db.engine !== 'sqlite' || attempt >= SQLITE_LOCK_ATTEMPTS || code !== 'SQLITE_BUSY') throw error;
+    }
+  }
+}
+
 export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
+  return withLockWait(db, () => migrateOnce(db));
+}
+
+async function migrateOnce(db: Db): Promise<{ applied: string[] }> {
   return withCatalogRetry(db, async () => {
     const result: MigrationResultSet = await (await migrator(db)).migrateToLatest();
     if (result.error) throw result.error;
