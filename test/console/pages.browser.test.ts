@@ -347,6 +347,34 @@ describe('the playground and the console in a browser', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'console-de.png'), fullPage: true });
   }, 30_000);
 
+  it('renders the console in a browser whose language Intl refuses (en-US@posix): the chart library no longer throws at load (issue 28, item 7)', async () => {
+    const posix = await browser.newContext({
+      viewport: { width: 1280, height: 1000 },
+      storageState: await context.storageState(),
+    });
+    try {
+      // What headless Chromium reports under LANG=C.UTF-8; new Intl.NumberFormat('en-US@posix') throws a RangeError.
+      await posix.addInitScript(() => {
+        Object.defineProperty(Navigator.prototype, 'language', { get: () => 'en-US@posix', configurable: true });
+      });
+      const errors: string[] = [];
+      const console = await posix.newPage();
+      console.on('pageerror', (error) => errors.push(error.message));
+      await console.goto(`${t.url}/console`);
+      // The browser's own value (the page may give uPlot another one on the navigator itself).
+      expect(
+        await console.evaluate(() =>
+          Object.getOwnPropertyDescriptor(Navigator.prototype, 'language')?.get?.call(navigator),
+        ),
+      ).toBe('en-US@posix');
+      await console.locator('body[data-ready="true"]').waitFor({ timeout: 10_000 });
+      await expect.poll(() => console.locator('#usage-chart canvas').count()).toBeGreaterThan(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await posix.close();
+    }
+  }, 30_000);
+
   it('shows the playground in German too, with a bad file refused inline in German', async () => {
     await page.goto(`${t.url}/playground`);
     await page.locator('#model').selectOption(REFERENCE_MODEL);

@@ -1,8 +1,9 @@
 /** /console: balance, usage chart (uPlot), keys, team keys, webhooks, deliveries, settings, tasks. */
-import uPlot from 'uplot';
+import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { LANGUAGE_NAMES } from '../../../generated/ui-text.js';
 import { api, ensureSession, errorText, h, stateText, t, tNodes, type Session } from './common.js';
+import { loadChartLibrary } from './chart-library.js';
 import { body, button, dateTime, section, showOnce, table } from './console-ui.js';
 import { renderDeliveries, renderWebhooks } from './console-webhooks.js';
 
@@ -21,8 +22,9 @@ async function renderUsage() {
     ),
   );
   const xs = usage.byDay.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
+  const UPlot = await loadChartLibrary();
   chart?.destroy();
-  chart = new uPlot(
+  chart = new UPlot(
     {
       width: Math.min(1000, (slot.clientWidth || 900) - 10),
       height: 220,
