@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type Command, commandHelp, COMMANDS, findCommand, generalHelp, usageLine } from './commands.js';
+import { suggestCommands } from './suggest.js';
 import { UsageError } from './usage-error.js';
 
 /** The version in the project's package.json (two levels up from runtime/cli/, three from dist/runtime/cli/). */
@@ -42,6 +43,23 @@ function parseError(error: unknown, command: Command): UsageError {
   return new UsageError(message);
 }
 
+/** The commands whose first word is `word` (a group such as `accounts`). */
+function groupOf(word: string): Command[] {
+  return COMMANDS.filter((c) => c.words[0] === word && c.words.length > 1);
+}
+
+/** `mediaforge help accounts`: the usage of each command of the group. */
+function groupHelp(word: string): string {
+  const lines = groupOf(word).map((c) => `  ${usageLine(c)}\n      ${c.summary}`);
+  return `mediaforge ${word} commands:\n\n${lines.join('\n')}\n\n(mediaforge help ${word} COMMAND for a command's options)`;
+}
+
+/** `; did you mean accounts?` for a mistyped command word, else nothing. */
+function didYouMean(word: string | undefined): string {
+  const near = word ? suggestCommands(word) : [];
+  return near.length ? `; did you mean ${near.slice(0, 3).join(' or ')}?` : '';
+}
+
 function fail(message: string, usage: string): number {
   console.error(`mediaforge: ${message}\n\n${usage}`);
   return 2;
@@ -56,17 +74,20 @@ export async function run(argv: string[]): Promise<number> {
   if (first === 'help') {
     if (rest.length === 0) return print(generalHelp());
     const command = findCommand(rest);
-    return command ? print(commandHelp(command)) : fail(`no command ${rest.join(' ')}`, generalHelp());
+    if (command) return print(commandHelp(command));
+    // `help accounts`: the group's commands, each with its usage.
+    if (rest.length === 1 && groupOf(rest[0]).length) return print(groupHelp(rest[0]));
+    return fail(`no command ${rest.join(' ')}${didYouMean(rest[0])}`, 'mediaforge --help lists the commands');
   }
   const command = findCommand(argv);
   if (!command) {
-    const group = COMMANDS.filter((c) => c.words[0] === first);
+    const group = groupOf(first);
     if (group.length)
       return fail(
         `${first} needs one of: ${group.map((c) => c.words[1]).join(', ')}`,
         group.map((c) => `  ${usageLine(c)}`).join('\n'),
       );
-    return fail(`unknown command: ${first}`, generalHelp());
+    return fail(`unknown command: ${first}${didYouMean(first)}`, 'mediaforge --help lists the commands');
   }
   const tail = argv.slice(command.words.length);
   if (tail.includes('--help') || tail.includes('-h')) return print(commandHelp(command));

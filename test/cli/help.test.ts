@@ -83,7 +83,33 @@ const ROWS: [string, { given: string[]; want: Want }][] = [
     'an unknown command',
     {
       given: ['frobnicate'],
-      want: { code: 2, error: /^mediaforge: unknown command: frobnicate$/, usage: /usage: mediaforge <command>/ },
+      want: {
+        code: 2,
+        error: /^mediaforge: unknown command: frobnicate$/,
+        usage: /\n\nmediaforge --help lists the commands\n$/,
+      },
+    },
+  ],
+  [
+    'a mistyped command (issue 28, item 8)',
+    {
+      given: ['acounts', 'create'],
+      want: {
+        code: 2,
+        error: /^mediaforge: unknown command: acounts; did you mean accounts\?$/,
+        usage: /--help lists/,
+      },
+    },
+  ],
+  [
+    'help for a group (issue 28, item 8)',
+    {
+      given: ['help', 'accounts'],
+      want: {
+        code: 0,
+        stdout:
+          /^mediaforge accounts commands:\n\n {2}mediaforge accounts create [\s\S]*mediaforge help accounts COMMAND/,
+      },
     },
   ],
   [
@@ -100,6 +126,13 @@ const ROWS: [string, { given: string[]; want: Want }][] = [
   [
     'help for an unknown command',
     { given: ['help', 'nothing'], want: { code: 2, error: /^mediaforge: no command nothing$/ } },
+  ],
+  [
+    'help for a mistyped command',
+    {
+      given: ['help', 'deploymnets'],
+      want: { code: 2, error: /^mediaforge: no command deploymnets; did you mean deployments\?$/ },
+    },
   ],
   [
     'an unknown flag',
