@@ -23,6 +23,8 @@ import type { WorkHandler, WorkItem, WorkOutcome } from './worker.js';
 const MAX_POLL_FAILURES = 8;
 /** Longest wait before the first poll of a started task (later polls follow the deployment's retryAfterMs, also capped at 30 s). */
 const FIRST_POLL_CAP_MS = 30_000;
+/** A task's reason when its provider canceled the job on its own side (generation_failed: the codes stay as they are). */
+export const PROVIDER_CANCELED = 'The provider canceled the generation.';
 /** Longest wait for the upstream to free what it kept of a stored result (best effort). */
 const RELEASE_TIMEOUT_MS = 10_000;
 
@@ -209,6 +211,20 @@ async function pollJob(
     return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)), attempts: 0 };
   }
   ctx.faults.reach('poll.answered'); // the deployment's final answer (succeeded or failed), nothing recorded
+  if (status.state === 'canceled') {
+    // A provider handed the task's deadline (a time limit) stops the job there: the deadline's outcome, not a failure.
+    if (now >= task.deadline_at) {
+      await expireTask(ctx, task.id);
+      return { done: true };
+    }
+    // The service never polls a job it asked to cancel (its task ended first): this cancel is the provider's own.
+    ctx.log.warn(
+      { task: task.id, deployment: deployment.name, reason: status.reason },
+      'the provider canceled the job; the task fails',
+    );
+    await failTask(ctx, task.id, 'generation_failed', PROVIDER_CANCELED);
+    return { done: true };
+  }
   if (status.state === 'failed') {
     await failTask(
       ctx,
