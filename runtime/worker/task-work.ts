@@ -17,6 +17,7 @@ import { taskSignal } from './task-signal.js';
 import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
 import { scheduleWork } from './schedule-work.js';
 import { UPSTREAM_CANCEL_WORK, upstreamCancelWorkHandlers } from './upstream-cancel.js';
+import { reconcileWorkHandlers, scheduleReconcile } from './reconcile.js';
 import type { WorkHandler, WorkItem, WorkOutcome } from './worker.js';
 
 /** A deployment that keeps failing to answer is given up after this many polls in a row; the task fails and the hold is released. */
@@ -92,11 +93,12 @@ const runTask: WorkHandler = async (ctx, item) => {
       .where('deployment_handle', 'is', null)
       .where('state', 'in', ['expired', 'canceled', 'failed'])
       .executeTakeFirst();
-    if (Number(kept.numUpdatedRows) === 1 && deployment.cancel) {
-      await scheduleWork(trx, now, { kind: UPSTREAM_CANCEL_WORK, taskId: task.id, dueAt: now });
-      return true;
-    }
-    return false;
+    if (Number(kept.numUpdatedRows) !== 1) return false;
+    // Whether or not it can be stopped, how the job ends is learned later (./reconcile.ts).
+    await scheduleReconcile(trx, now, ctx, task.id);
+    if (!deployment.cancel) return false;
+    await scheduleWork(trx, now, { kind: UPSTREAM_CANCEL_WORK, taskId: task.id, dueAt: now });
+    return true;
   });
   if (cancelAfter) ctx.wakeWorkers();
   ctx.faults.reach('run.running'); // running and its poll item committed; the run item not yet done
@@ -307,4 +309,5 @@ export const taskWorkHandlers: Record<string, WorkHandler> = {
   purge: purgeExpiredContent,
   ...checkWorkHandlers,
   ...upstreamCancelWorkHandlers,
+  ...reconcileWorkHandlers,
 };

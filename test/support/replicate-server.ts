@@ -44,6 +44,8 @@ export interface ReplicateServerOptions {
    * it then reads `canceled` like one the service canceled.
    */
   canceledElsewhereAfterMs?: number;
+  /** While a prediction runs, GET answers this status value instead of `starting` or `processing` (a value Replicate's documentation does not list). */
+  unknownStatus?: string;
   /** `output` is a list of this many links (a model whose output is a list; a hostile one answering 300) instead of one link. */
   outputLinks?: number;
 }
@@ -177,7 +179,10 @@ export class ReplicateServer {
         status === 'failed'
           ? `Prediction ${p.id} failed: The input or output was flagged as sensitive. Please try again with different inputs. (E005)`
           : null,
-      status,
+      status:
+        (status === 'starting' || status === 'processing') && this.options.unknownStatus !== undefined
+          ? this.options.unknownStatus
+          : status,
       source: 'api',
       data_removed: false,
       created_at: new Date(p.createdAt).toISOString(),
