@@ -87,7 +87,7 @@ export function registerPlaygroundApi(app: FastifyInstance, ctx: Context) {
 
   sessionRoute(app, ctx, 'GET', '/playground/api/tasks/:taskId', async ({ user, params, language }: SessionRequest) => {
     const row = await taskOfAccount(ctx.db.kysely, user.playgroundAccountId, params.taskId);
-    if (!row) throw new ApiError('task_not_found', {}, [], 'taskId');
+    if (!row) throw new ApiError('task_not_found', { param: 'taskId' });
     return taskRecord(ctx, row, language);
   });
 }

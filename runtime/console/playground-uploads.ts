@@ -20,9 +20,9 @@ export function playgroundLibrary(user: SessionUser): LibraryOwner {
 /** The kind of file a model's reference field takes; 400 for an unknown model or a field that takes no file. */
 function referenceKind(model: string | undefined, field: string | undefined): string {
   const info = model ? catalogue.get(model)?.info : undefined;
-  if (!info) throw new ApiError('invalid_parameter', { param: 'model' }, [], 'model');
+  if (!info) throw new ApiError('invalid_parameter', { param: 'model' });
   const kind = info.referenceFields.find(([name]) => name === field)?.[1];
-  if (!kind) throw new ApiError('invalid_parameter', { param: 'field' }, [], 'field');
+  if (!kind) throw new ApiError('invalid_parameter', { param: 'field' });
   return kind;
 }
 
@@ -43,8 +43,7 @@ function fileNameOf(header: string | string[] | undefined): string {
 
 function declaredSize(header: string | undefined): number {
   const size = header !== undefined && /^\d{1,15}$/.test(header) ? Number(header) : Number.NaN;
-  if (!Number.isSafeInteger(size))
-    throw new ApiError('invalid_parameter', { param: 'Content-Length' }, [], 'Content-Length');
+  if (!Number.isSafeInteger(size)) throw new ApiError('invalid_parameter', { param: 'Content-Length' });
   if (size < 1) throw invalidInput([fieldIssue('size', 'minimum', 'minimum', { limit: 1 })]);
   return size;
 }
@@ -66,7 +65,7 @@ export function registerPlaygroundUploads(app: FastifyInstance, ctx: Context) {
     const size = declaredSize(request.headers['content-length']);
     // A file of another kind than the field takes is refused before any bytes are kept.
     if (declaredKind(contentType, fileName) !== kind)
-      throw new ApiError('file_type_not_allowed', {}, [], 'Content-Type');
+      throw new ApiError('file_type_not_allowed', { param: 'Content-Type' });
     const owner = playgroundLibrary(user);
     const caller = await playgroundCaller(ctx.db, user);
     const ticket = await createTicket(ctx, owner, caller.keyId, { fileName, contentType, size });

@@ -48,7 +48,7 @@ export const fileHandlers: FileHandlers = {
   async createDownloadUrl(req) {
     const row = await taskOfCaller(req.ctx, req.caller, req.body.taskId);
     const assets = row.state === 'succeeded' ? outputAssets(req.ctx, row) : null;
-    if (!assets) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
+    if (!assets) throw new ApiError('invalid_parameter', { param: 'taskId' });
     return { status: 200, data: { taskId: row.id, assets }, headers: NO_STORE };
   },
 };

@@ -103,8 +103,11 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
     // A path that exists under other methods: 405 with Allow; otherwise 404.
     const allow = routeMethods.allowed(request.url.split('?', 1)[0]);
     const error = allow.length
-      ? new ApiError('method_not_allowed', { method: request.method, allow: allow.join(', ') }, [], undefined, {
-          Allow: allow.join(', '),
+      ? new ApiError('method_not_allowed', {
+          params: { method: request.method, allow: allow.join(', ') },
+          headers: {
+            Allow: allow.join(', '),
+          },
         })
       : new ApiError('route_not_found');
     return layerOf(request) === 'compatible'

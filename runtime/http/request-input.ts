@@ -49,7 +49,7 @@ export function readRequestInput(operationId: OperationId, request: FastifyReque
     if (!validate(body)) {
       const issues = bodyIssues(validate);
       if (error === 'invalid_input') throw invalidInput(issues);
-      throw new ApiError(error, { param: issues[0].path }, [], issues[0].path);
+      throw new ApiError(error, { param: issues[0].path });
     }
   }
   return { path, query, headers, body };
@@ -85,7 +85,7 @@ function check(
       ? String(first.params.missingProperty)
       : decodePointer(first?.instancePath.split('/')[1] ?? '');
   const rule = rules.parameters.find((p) => p.in === where && p.name === name);
-  throw new ApiError(rule?.error ?? 'invalid_parameter', { param: name }, [], name);
+  throw new ApiError(rule?.error ?? 'invalid_parameter', { param: name });
 }
 
 /**

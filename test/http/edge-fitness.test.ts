@@ -1,0 +1,33 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/catalogue.js';
+
+/** Every .ts file under a directory of the checkout, as paths relative to the root (with `/`). */
+function tsFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (statSync(join(ROOT, path)).isDirectory()) return tsFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The files under `dir` whose text matches `pattern`. */
+function offenders(dir: string, pattern: RegExp): string[] {
+  return tsFiles(dir).filter((file) => pattern.test(readFileSync(join(ROOT, file), 'utf8')));
+}
+
+/** An ApiError built with positional placeholders: an empty params object or field list before the part that matters. */
+const POSITIONAL_API_ERROR = /new ApiError\([^;]*?,\s*(?:\{\s*\}|\[\s*\])\s*,/;
+
+describe('one HTTP edge (issue 26, step 1)', () => {
+  it('ApiError takes an options object: no positional `{}, []` placeholders', () => {
+    expect(offenders('runtime', POSITIONAL_API_ERROR)).toEqual([]);
+  });
+
+  it('the patterns catch what they are meant to (the checks are not vacuous)', () => {
+    expect(POSITIONAL_API_ERROR.test("throw new ApiError('task_not_found', {}, [], 'taskId');")).toBe(true);
+    expect(POSITIONAL_API_ERROR.test("new ApiError('invalid_parameter', { param: 'x' }, [], 'x')")).toBe(true);
+    expect(POSITIONAL_API_ERROR.test("throw new ApiError('invalid_parameter', { param: 'taskId' });")).toBe(false);
+  });
+});
