@@ -10,7 +10,7 @@ import { newId } from '../ids.js';
 import { ApiError } from '../errors.js';
 import { ApiRequest, type ApiRequests } from './api-request.js';
 import { readRequestInput } from './request-input.js';
-import { registerOps } from './ops.js';
+import { registerOps } from './routes/ops.js';
 import { registerUpstreamCallbacks } from './routes/upstream-callback.js';
 import { registerDocs } from '../../docs-site/serve.js';
 import { registerConsole } from '../console/pages.js';
@@ -23,7 +23,7 @@ import { securityHeaders } from './security-headers.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { sendEnvelopeError, toApiError } from './render-error.js';
 import { createHandlers } from './handlers.js';
-import { registerLanding } from './landing.js';
+import { registerLanding } from './routes/landing.js';
 import { RouteMethods } from './route-methods.js';
 
 declare module 'fastify' {
@@ -143,7 +143,7 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
     for (const route of routes) if (route.body === 'multipart') bind(scope, route);
   });
   registerOps(app, ctx);
-  registerLanding(app); // / (runtime/http/landing.ts)
+  registerLanding(app); // / (runtime/http/routes/landing.ts)
   await registerUpstreamCallbacks(app, ctx); // POST /upstream-callbacks/...: an upstream's "the job ended" wakes the task's poll
   await registerDocs(app); // /docs, /openapi.json, /openapi.yaml (docs-site/serve.ts)
   await registerConsole(app, ctx, limits); // /playground, /console and their session APIs (runtime/console/)

@@ -1,6 +1,6 @@
 import type { Handlers } from '../../generated/routes.js';
-import { assetHandlers } from '../assets/routes.js';
-import { fileHandlers } from '../files/routes.js';
+import { assetHandlers } from './routes/assets.js';
+import { fileHandlers } from './routes/files.js';
 import type { ApiRequests } from './api-request.js';
 import { accountHandlers } from './routes/account.js';
 import { compatHandlers } from './routes/compat.js';
