@@ -17,10 +17,10 @@ const DECIMAL_INTEGER = /^-?\d{1,15}$/;
 
 /**
  * Checks an operation's path, query and header parameters and its JSON body against the generated
- * validators of the contract (generated/requests/, generated/console/requests/), in that order. A bad parameter is one error
- * naming it, with the business code the contract gives it (invalid_parameter unless `x-error`
- * says otherwise); a bad body is invalid_input with every problem (or the body's own `x-error`,
- * naming the first).
+ * validators of the contract (`rules`: generated/requests/ or generated/console/requests/), in that
+ * order. A bad parameter is one error naming it, with the business code the contract gives it
+ * (invalid_parameter unless `x-error` says otherwise); a bad body is invalid_input with every
+ * problem (or the body's own `x-error`, naming the first).
  */
 export function readRequestInput(rules: RequestRules, request: FastifyRequest): RequestInput {
   const path = check(
