@@ -10,13 +10,13 @@ export interface RouteDef {
   /** Path as in the OpenAPI document. */
   readonly path: string;
   readonly fastifyPath: string;
-  /** envelope: answers (errors too) in the {code, msg, data, request_id} envelope; compatible: the third-party shapes (the operation's x-layer). */
+  /** envelope: answers (errors too) in the {code, msg, data, request_id} envelope; compatible: the third-party shapes (the operation's x-layer); console: the envelope, with the console's refusals. */
   readonly layer: 'envelope' | 'compatible';
   /** How the body is read: JSON (also where there is none), raw bytes as a stream, or multipart/form-data (JSON too). */
   readonly body: 'json' | 'raw' | 'multipart';
   /** The path parameter (the last) that may also arrive with unencoded slashes (x-spans-segments). */
   readonly spansSegments?: string;
-  /** false: reached by a signed link, not a Bearer key. */
+  /** false: reached by a signed link, not a Bearer key (console: without a session, behind X-Requested-With). */
   readonly auth: boolean;
 }
 

@@ -82,9 +82,9 @@ export async function assetOfOwner(
   assetId: string,
   param = 'assetId',
 ): Promise<AssetRow> {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(assetId)) throw new ApiError('asset_not_found', {}, [], param);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(assetId)) throw new ApiError('asset_not_found', { param });
   const row = await liveAssets(ctx.db.kysely, owner).where('id', '=', assetId).executeTakeFirst();
-  if (!row) throw new ApiError('asset_not_found', {}, [], param);
+  if (!row) throw new ApiError('asset_not_found', { param });
   return row;
 }
 

@@ -25,15 +25,15 @@ export async function saveTaskOutput(
   const outputs =
     task.state === 'succeeded' && task.output_json ? (JSON.parse(task.output_json) as StoredOutput[]) : [];
   const output = outputs[0];
-  if (!output) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
+  if (!output) throw new ApiError('invalid_parameter', { param: 'taskId' });
   const owner = ownerOf(caller);
   await ensureUnlocked(ctx, owner);
   const stored = await probeStored(ctx.blobs, output.key);
-  if (!stored) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
+  if (!stored) throw new ApiError('invalid_parameter', { param: 'taskId' });
   const { probed } = stored;
-  if (!probed) throw new ApiError('file_type_not_allowed', {}, [], 'taskId');
+  if (!probed) throw new ApiError('file_type_not_allowed', { param: 'taskId' });
   const object = await ctx.blobs.read(output.key);
-  if (!object) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
+  if (!object) throw new ApiError('invalid_parameter', { param: 'taskId' });
   const id = newId('a');
   const blobKey = `library/${id}.${extensionOf(probed.format)}`;
   const row = assetRow(

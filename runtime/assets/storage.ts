@@ -98,8 +98,10 @@ async function reservedBytes(
 export function checkRoom(state: StorageState, bytes: number): void {
   if (state.plan.limitBytes <= 0)
     throw new ApiError('storage_locked', {
-      threshold: STORAGE_UNLOCK_CREDITS,
-      purchased: state.lifetimePurchasedCredits,
+      params: {
+        threshold: STORAGE_UNLOCK_CREDITS,
+        purchased: state.lifetimePurchasedCredits,
+      },
     });
   if (state.usedBytes + bytes > state.plan.limitBytes) throw new ApiError('storage_full');
 }

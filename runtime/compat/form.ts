@@ -58,22 +58,22 @@ export async function readForm(request: FastifyRequest, fieldBytesLimit: number)
       if (part.type === 'file') {
         // Always drain the stream, so busboy moves on (and the size limit is enforced).
         const bytes = await part.toBuffer();
-        if (file) throw new ApiError('payload_too_large', {}, [], 'body');
+        if (file) throw new ApiError('payload_too_large', { param: 'body' });
         file = { field: part.fieldname, filename: part.filename, mimetype: part.mimetype, bytes };
         continue;
       }
       if (part.fieldnameTruncated || part.valueTruncated)
-        throw new ApiError('payload_too_large', {}, [], part.fieldname.slice(0, 200) || 'body');
+        throw new ApiError('payload_too_large', { param: part.fieldname.slice(0, 200) || 'body' });
       const value = String(part.value);
       fieldBytes += Buffer.byteLength(part.fieldname) + Buffer.byteLength(value);
-      if (fieldBytes > fieldBytesLimit) throw new ApiError('payload_too_large', {}, [], 'body');
+      if (fieldBytes > fieldBytesLimit) throw new ApiError('payload_too_large', { param: 'body' });
       entries.push([part.fieldname, value]);
     }
   } catch (error) {
     // @fastify/multipart's own errors carry a status (mapped by the error handler); busboy's parse
     // errors ("Unexpected end of form", "Malformed part header", no boundary) do not: the body is bad.
     if (error instanceof ApiError || typeof (error as { statusCode?: unknown }).statusCode === 'number') throw error;
-    throw new ApiError('invalid_parameter', { param: 'body' }, [], 'body');
+    throw new ApiError('invalid_parameter', { param: 'body' });
   }
   return { entries, file };
 }

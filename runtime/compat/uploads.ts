@@ -37,9 +37,9 @@ export function prepareReferenceImage(
   taskId: string,
   bytes: Uint8Array,
 ): ResolvedReference {
-  if (bytes.byteLength > UPLOAD_LIMIT_BYTES) throw new ApiError('payload_too_large', {}, [], 'input_reference');
+  if (bytes.byteLength > UPLOAD_LIMIT_BYTES) throw new ApiError('payload_too_large', { param: 'input_reference' });
   const extension = sniffImage(bytes);
-  if (!extension) throw new ApiError('file_type_not_allowed', {}, [], 'input_reference');
+  if (!extension) throw new ApiError('file_type_not_allowed', { param: 'input_reference' });
   const digest = createHash('sha256').update(accountId).update('\0').update(bytes).digest('base64url').slice(0, 32);
   const key = inputUploadKey(taskId, extension);
   const expiresAt = ctx.clock.now() + ctx.config.taskDeadlineMs + ctx.config.outputLinkTtlSeconds * 1000;

@@ -125,7 +125,7 @@ export async function mapVideoRequest(
     throw invalidInput([fieldIssue('model', 'type', 'type', { type: 'string' })]);
   const modelId = (raw.model as string | undefined) ?? options.defaultModel;
   const model = catalogue.get(modelId);
-  if (!model) throw new ApiError('unknown_model', { model: modelId.slice(0, 200) }, [], 'model');
+  if (!model) throw new ApiError('unknown_model', { params: { model: modelId.slice(0, 200) }, param: 'model' });
   const properties = model.info.inputSchema.properties;
 
   const input: Record<string, unknown> = {};
@@ -258,5 +258,10 @@ export function renameIssues(
     path: ruleParam(issue) ?? rename(issue.path),
     message: renameRef(issue.message),
   }));
-  return new ApiError(error.errorName, error.params, issues, issues[0]?.path ?? error.param, error.headers);
+  return new ApiError(error.errorName, {
+    params: error.params,
+    fieldErrors: issues,
+    param: issues[0]?.path ?? error.param,
+    headers: error.headers,
+  });
 }

@@ -1,16 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import type { Language } from '../../generated/errors.js';
 import { uiText } from '../../generated/ui-text.js';
-import type { Context } from '../context.js';
-import type { RateLimits } from '../http/rate-limits.js';
-import { loadConsoleAssets } from './console-assets.js';
-import { registerConsoleApi } from './console-api.js';
-import { registerPlaygroundApi } from './playground-api.js';
-import { registerPlaygroundUploads } from './playground-uploads.js';
-import { consoleLanguage, readCookie, SESSION_COOKIE } from './session-http.js';
-import { findSession, PLAYGROUND_CREDITS } from './users.js';
+import { PLAYGROUND_CREDITS } from './users.js';
 
-const CSP =
+/** The pages' own policy: scripts and styles from /console/assets only. */
+export const PAGE_CSP =
   "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
 /** A JSON data block is never run, so the CSP's script-src does not apply; `<` is escaped so no text can close the element. */
@@ -19,7 +12,7 @@ function dataBlock(value: unknown): string {
 }
 
 /** One page in one language: the shell, its texts as data for the page script, and the script. */
-function page(language: Language, kind: 'playground' | 'console', hasCss: boolean): string {
+export function page(language: Language, kind: 'playground' | 'console', hasCss: boolean): string {
   const texts = uiText(language);
   const title = kind === 'playground' ? texts['nav.playground'] : texts['nav.console'];
   return `<!doctype html>
@@ -38,7 +31,7 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 }
 
-const BASE_CSS = `body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
+export const BASE_CSS = `body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
 header{display:flex;gap:1.5rem;align-items:center;padding:.6rem 1.2rem;background:#1b1f24;color:#fff}header a{color:#cfe3ff;margin-right:.8rem}#who{margin-left:auto;font-size:.9em}
 main{max-width:1100px;margin:1rem auto;padding:0 1rem}section{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:1rem 1.2rem;margin:0 0 1rem}
 h2{margin:.2rem 0 .8rem;font-size:1.15rem}label{display:block;margin:.5rem 0 .15rem;font-weight:600}small.hint{display:block;color:#5b6570;font-weight:400}
@@ -48,36 +41,3 @@ textarea{min-height:4.5rem}button{padding:.45rem .9rem;border-radius:5px;border:
 table{border-collapse:collapse;width:100%;font-size:.9em}td,th{border-bottom:1px solid #e4e7eb;padding:.3rem .4rem;text-align:left}.row{display:flex;gap:1rem;flex-wrap:wrap}.row>*{flex:1 1 280px}
 .badge{display:inline-block;padding:.05rem .45rem;border-radius:9px;background:#e8eef9;font-size:.85em}.badge.off{background:#eee;color:#6b737b}
 .upload{margin:.3rem 0}.upload-label{display:inline;font-weight:400;margin-right:.5rem}.upload-status{font-size:.9em;color:#2d6a3a}.thumb{vertical-align:middle;border-radius:3px}p.hint{color:#5b6570;font-size:.9em}video{max-width:100%;background:#000;border-radius:6px}`;
-
-/** /playground, /console and their assets, plus both JSON APIs. Outside the API contract. */
-export async function registerConsole(app: FastifyInstance, ctx: Context, limits: RateLimits): Promise<void> {
-  const assets = await loadConsoleAssets();
-  assets.set('base.css', { type: 'text/css; charset=utf-8', text: BASE_CSS });
-  for (const kind of ['playground', 'console'] as const) {
-    // The language of the page: the signed-in account's setting, else Accept-Language (the same rule as the JSON APIs).
-    app.get(`/${kind}`, async (request, reply) => {
-      const cookie = readCookie(request, SESSION_COOKIE);
-      const user = cookie ? await findSession(ctx.db, cookie, ctx.clock.now()) : undefined;
-      const html = page(consoleLanguage(request, user), kind, assets.has(`${kind}.css`));
-      return reply
-        .header('Content-Security-Policy', CSP)
-        .header('Cache-Control', 'no-store')
-        .header('Vary', 'Accept-Language, Cookie')
-        .type('text/html; charset=utf-8')
-        .send(html);
-    });
-  }
-  app.get('/console/assets/:name', async (request, reply) => {
-    const asset = assets.get((request.params as { name: string }).name);
-    if (!asset) return reply.status(404).type('text/plain').send('not found');
-    return reply.header('Cache-Control', 'public, max-age=300').type(asset.type).send(asset.text);
-  });
-  registerConsoleApi(app, ctx, limits);
-  registerPlaygroundApi(app, ctx);
-  // The upload route reads the raw bytes of any type as a stream: its own scope has the catch-all parser.
-  await app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    registerPlaygroundUploads(scope, ctx);
-  });
-}

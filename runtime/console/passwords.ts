@@ -79,7 +79,7 @@ export class PasswordHasher {
   private async bounded<T>(work: () => Promise<T>): Promise<T> {
     if (this.running >= this.concurrency) {
       if (this.waiting.length >= this.queue)
-        throw new ApiError('rate_limited', { retryAfter: 1 }, [], undefined, { 'Retry-After': '1' });
+        throw new ApiError('rate_limited', { params: { retryAfter: 1 }, headers: { 'Retry-After': '1' } });
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else this.running += 1;
     try {

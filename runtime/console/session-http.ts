@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { codeMessage, type Language } from '../../generated/errors.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import { pickLanguage } from '../http/language.js';
 import { errorEnvelope } from '../http/render-error.js';
 import { consoleRefusal, refusalOf } from './refusal.js';
-import { findSession, SESSION_TTL_MS, type SessionUser } from './users.js';
+import { SESSION_TTL_MS, type SessionUser } from './users.js';
 
 export const SESSION_COOKIE = 'mf_session';
 /** Sign-up and sign-in (no session yet) must carry this header: a cross-site form cannot set it, and a cross-site fetch with it needs a CORS preflight the service never grants. */
@@ -40,20 +40,6 @@ export function consoleLanguage(request: FastifyRequest, user?: SessionUser): La
     : pickLanguage(request.headers['accept-language'], null);
 }
 
-const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-export interface SessionRequest {
-  user: SessionUser;
-  language: Language;
-  body: Record<string, unknown>;
-  params: Record<string, string>;
-  query: Record<string, string>;
-  request: FastifyRequest;
-  reply: FastifyReply;
-}
-
-type Handler = (r: SessionRequest) => Promise<unknown>;
-
 /**
  * The one error shape of these pages: the API envelope (runtime errors translated by the error
  * catalogue); the console's own refusals (console_* codes of the same catalogue) with the HTTP
@@ -78,49 +64,6 @@ export function sendConsoleError(request: FastifyRequest, reply: FastifyReply, e
   return reply
     .status(500)
     .send({ code: 500, msg: codeMessage('console_internal', language), data: null, request_id: request.id });
-}
-
-/**
- * A session-authenticated JSON route: 401 without a live session; on POST/PUT/PATCH/DELETE 403
- * unless X-CSRF-Token equals the session's token. Responses are never cached.
- */
-export function sessionRoute(
-  app: FastifyInstance,
-  ctx: Context,
-  method: 'GET' | 'POST',
-  url: string,
-  handler: Handler,
-) {
-  app.route({
-    method,
-    url,
-    handler: async (request, reply) => {
-      reply.header('Cache-Control', 'no-store');
-      let language = consoleLanguage(request);
-      try {
-        const cookie = readCookie(request, SESSION_COOKIE);
-        const user = cookie ? await findSession(ctx.db, cookie, ctx.clock.now()) : undefined;
-        if (!user) throw consoleRefusal('no_session', 'sign in first');
-        language = consoleLanguage(request, user);
-        if (STATE_CHANGING.has(request.method) && request.headers['x-csrf-token'] !== user.csrfToken) {
-          throw consoleRefusal('csrf', 'missing or wrong X-CSRF-Token header');
-        }
-        const body = (request.body && typeof request.body === 'object' ? request.body : {}) as Record<string, unknown>;
-        const data = await handler({
-          user,
-          language,
-          body,
-          params: request.params as Record<string, string>,
-          query: request.query as Record<string, string>,
-          request,
-          reply,
-        });
-        return reply.send({ code: 200, msg: 'success', data, request_id: request.id });
-      } catch (error) {
-        return sendConsoleError(request, reply, error, language);
-      }
-    },
-  });
 }
 
 /** Sign-up / sign-in: no session, so the custom header is the CSRF defence. */

@@ -49,7 +49,7 @@ export async function importLora(
     // The head tells the type before anything is stored; the rest streams to the blob store (a LoRA's probe is its type).
     const { head, rest } = await peek(opened.body, headWanted);
     const probed = await sniff(head);
-    if (!probed || probed.kind !== 'lora') throw new ApiError('file_type_not_allowed', {}, [], 'url');
+    if (!probed || probed.kind !== 'lora') throw new ApiError('file_type_not_allowed', { param: 'url' });
     const id = newId('a');
     const blobKey = `library/${id}.safetensors`;
     const row = assetRow(
@@ -69,5 +69,5 @@ export async function importLora(
 
 function importFailed(ctx: Context, failure: { reason: string; detail: string }): never {
   ctx.log.warn({ reason: failure.reason, detail: failure.detail }, 'LoRA import failed');
-  throw new ApiError('import_failed', {}, [], 'url');
+  throw new ApiError('import_failed', { param: 'url' });
 }

@@ -29,7 +29,7 @@ export interface TicketRequest {
 export async function createTicket(ctx: Context, owner: LibraryOwner, keyId: string, request: TicketRequest) {
   const kind = declaredKind(request.contentType, request.fileName);
   if (!kind || !ctx.config.uploadKinds.includes(kind))
-    throw new ApiError('file_type_not_allowed', {}, [], 'contentType');
+    throw new ApiError('file_type_not_allowed', { param: 'contentType' });
   if (request.size > ctx.config.uploadMaxBytes)
     throw invalidInput([fieldIssue('size', 'maximum', 'maximum', { limit: ctx.config.uploadMaxBytes })]);
   const now = ctx.clock.now();
@@ -87,21 +87,21 @@ export interface IncomingUpload {
 export async function receiveUpload(ctx: Context, upload: IncomingUpload): Promise<{ fileId: string; size: number }> {
   const now = ctx.clock.now();
   if (!verifyUploadSignature(ctx.secret, upload.fileId, upload.expires, upload.sig, now))
-    throw new ApiError('upload_ticket_invalid', {}, [], 'sig');
+    throw new ApiError('upload_ticket_invalid', { param: 'sig' });
   const row = await ctx.db.kysely.selectFrom('uploads').selectAll().where('id', '=', upload.fileId).executeTakeFirst();
   if (!row || row.state !== 'pending' || row.expires_at < now)
-    throw new ApiError('upload_ticket_invalid', {}, [], 'sig');
+    throw new ApiError('upload_ticket_invalid', { param: 'sig' });
   if (normalizeType(upload.contentType ?? '') !== row.content_type)
-    throw new ApiError('file_type_not_allowed', {}, [], 'Content-Type');
+    throw new ApiError('file_type_not_allowed', { param: 'Content-Type' });
   if (upload.contentLength !== undefined && Number(upload.contentLength) > row.max_bytes)
-    throw new ApiError('payload_too_large', {}, [], 'Content-Length');
+    throw new ApiError('payload_too_large', { param: 'Content-Length' });
   const claimed = await ctx.db.kysely
     .updateTable('uploads')
     .set({ state: 'receiving' })
     .where('id', '=', row.id)
     .where('state', '=', 'pending')
     .executeTakeFirst();
-  if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError('upload_ticket_invalid', {}, [], 'sig');
+  if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError('upload_ticket_invalid', { param: 'sig' });
   const fail = () => ctx.db.kysely.updateTable('uploads').set({ state: 'failed' }).where('id', '=', row.id).execute();
   const body = requestChunks(upload.body);
   let size: number;
@@ -112,14 +112,14 @@ export async function receiveUpload(ctx: Context, upload: IncomingUpload): Promi
     if (head.length > row.max_bytes) throw new BlobTooLargeError(row.max_bytes);
     const type = head.length ? await sniff(head) : undefined;
     if (!type || type.kind !== row.kind)
-      throw new ApiError('file_type_not_allowed', {}, [], 'body', { Connection: 'close' });
+      throw new ApiError('file_type_not_allowed', { param: 'body', headers: { Connection: 'close' } });
     key = `library/${row.id}.${extensionOf(type.format)}`;
     size = await ctx.blobs.put(key, rest, { maxBytes: row.max_bytes });
   } catch (error) {
     body.drain();
     await fail();
     if (error instanceof BlobTooLargeError)
-      throw new ApiError('payload_too_large', {}, [], 'body', { Connection: 'close' });
+      throw new ApiError('payload_too_large', { param: 'body', headers: { Connection: 'close' } });
     throw error;
   }
   await ctx.db.kysely
@@ -161,7 +161,7 @@ async function uploadOfOwner(ctx: Context, owner: LibraryOwner, fileId: string):
         .where('library', '=', owner.library)
         .executeTakeFirst()
     : undefined;
-  if (!row) throw new ApiError('file_not_found', {}, [], 'fileId');
+  if (!row) throw new ApiError('file_not_found', { param: 'fileId' });
   return row;
 }
 
@@ -180,13 +180,13 @@ export async function commitUpload(
   if (upload.state === 'committed' && upload.asset_id) {
     const existing = await liveAssets(ctx.db.kysely, owner).where('id', '=', upload.asset_id).executeTakeFirst();
     if (existing) return existing;
-    throw new ApiError('file_not_found', {}, [], 'fileId');
+    throw new ApiError('file_not_found', { param: 'fileId' });
   }
-  if (upload.state !== 'uploaded' || !upload.blob_key) throw new ApiError('file_not_uploaded', {}, [], 'fileId');
+  if (upload.state !== 'uploaded' || !upload.blob_key) throw new ApiError('file_not_uploaded', { param: 'fileId' });
   const stored = await probeStored(ctx.blobs, upload.blob_key);
-  if (!stored) throw new ApiError('file_not_uploaded', {}, [], 'fileId');
+  if (!stored) throw new ApiError('file_not_uploaded', { param: 'fileId' });
   const { probed, size } = stored;
-  if (!probed || probed.kind !== upload.kind) throw new ApiError('file_type_not_allowed', {}, [], 'fileId');
+  if (!probed || probed.kind !== upload.kind) throw new ApiError('file_type_not_allowed', { param: 'fileId' });
   const row = assetRow(
     owner,
     { id: newId('a'), name: name ?? upload.file_name, probed, bytes: size, blobKey: upload.blob_key, source: 'upload' },

@@ -1,19 +1,30 @@
 import multipart from '@fastify/multipart';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RouteOptions,
+} from 'fastify';
 import type { Language } from '../../generated/errors.js';
-import { routes, type Handlers, type RouteDef } from '../../generated/routes.js';
+import { routes as consoleRoutes, type RouteDef as ConsoleRouteDef } from '../../generated/console/routes.js';
+import { requestRules as consoleRequestRules } from '../../generated/console/requests/index.js';
+import { requestRules, type RequestRules } from '../../generated/requests/index.js';
+import { routes, type RouteDef, type RouteReply } from '../../generated/routes.js';
 import type { Caller } from '../accounts/accounts.js';
 import type { Config } from '../config.js';
 import type { Context } from '../context.js';
 import { multipartLimits } from '../compat/form.js';
 import { newId } from '../ids.js';
 import { ApiError } from '../errors.js';
-import { ApiRequest, type ApiRequests } from './api-request.js';
+import { ApiRequest } from './api-request.js';
 import { readRequestInput } from './request-input.js';
-import { registerOps } from './ops.js';
+import { registerOps } from './routes/ops.js';
 import { registerUpstreamCallbacks } from './routes/upstream-callback.js';
 import { registerDocs } from '../../docs-site/serve.js';
-import { registerConsole } from '../console/pages.js';
+import { registerConsolePages } from './routes/console-pages.js';
+import { sendConsoleError } from '../console/session-http.js';
+import type { SessionUser } from '../console/users.js';
 import { Authenticator, refuseKeyInQuery } from './auth.js';
 import { registerRateLimits, type RateLimits } from './rate-limits.js';
 import { pickLanguage } from './language.js';
@@ -22,18 +33,21 @@ import { frameworkErrorHandlers } from './framework-errors.js';
 import { securityHeaders } from './security-headers.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { sendEnvelopeError, toApiError } from './render-error.js';
-import { createHandlers } from './handlers.js';
-import { registerLanding } from './landing.js';
+import { createConsoleHandlers, createHandlers } from './handlers.js';
+import { SessionAuthenticator } from './session-auth.js';
+import { registerLanding } from './routes/landing.js';
 import { RouteMethods } from './route-methods.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller?: Caller;
+    /** The console session's user (console operations, runtime/http/session-auth.ts). */
+    sessionUser?: SessionUser;
     language: Language;
   }
   interface FastifyContextConfig {
-    /** The route's layer, from the generated route table: which shape its errors take. */
-    layer?: RouteDef['layer'];
+    /** The route's layer, from the generated route tables: which shape its errors take. */
+    layer?: BoundRoute['layer'];
   }
 }
 
@@ -74,6 +88,7 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
   app.decorateRequest('caller', undefined);
+  app.decorateRequest('sessionUser', undefined);
   app.decorateRequest('language', 'en');
   const routeMethods = new RouteMethods();
   routeMethods.watch(app);
@@ -94,6 +109,12 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
 
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error);
+    // The console's refusals and its own failures in its shape; what Fastify refused before the
+    // console's code ran (a body that did not parse) in the envelope, as for any route.
+    if (layerOf(request) === 'console' && (error instanceof ApiError || apiError.errorName === 'internal_error')) {
+      reply.header('Cache-Control', 'no-store');
+      return sendConsoleError(request, reply, error, request.language);
+    }
     if (apiError.errorName === 'internal_error') request.log.error({ err: error }, 'unhandled error');
     return layerOf(request) === 'compatible'
       ? sendCompatError(request, reply, apiError, request.language)
@@ -103,8 +124,11 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
     // A path that exists under other methods: 405 with Allow; otherwise 404.
     const allow = routeMethods.allowed(request.url.split('?', 1)[0]);
     const error = allow.length
-      ? new ApiError('method_not_allowed', { method: request.method, allow: allow.join(', ') }, [], undefined, {
-          Allow: allow.join(', '),
+      ? new ApiError('method_not_allowed', {
+          params: { method: request.method, allow: allow.join(', ') },
+          headers: {
+            Allow: allow.join(', '),
+          },
         })
       : new ApiError('route_not_found');
     return layerOf(request) === 'compatible'
@@ -113,37 +137,46 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
   });
 
   const handlers = createHandlers();
-  const bind = (scope: FastifyInstance, route: RouteDef) => {
-    bindRoute(scope, ctx, limits, route, handlers);
+  const consoleHandlers = createConsoleHandlers(ctx, limits);
+  const edge: Edge = { ctx, limits, sessions: new SessionAuthenticator(ctx) };
+  // The API's operations and the console's: one table of bound routes, each with its handler and its rules.
+  const table: BoundRoute[] = [
+    ...routes.map((route) => ({
+      ...route,
+      handler: handlers[route.operationId] as BoundHandler,
+      rules: requestRules[route.operationId],
+    })),
+    ...consoleRoutes.map((route) => ({
+      ...route,
+      handler: consoleHandlers[route.operationId] as BoundHandler,
+      rules: consoleRequestRules[route.operationId],
+    })),
+  ];
+  const bind = (scope: FastifyInstance, route: BoundRoute) => {
+    bindRoute(scope, edge, route);
     // A parameter the contract lets span segments (model ids hold slashes) is answered unencoded too.
     if (route.spansSegments)
-      bindRoute(
-        scope,
-        ctx,
-        limits,
-        { ...route, fastifyPath: route.fastifyPath.replace(`:${route.spansSegments}`, '*') },
-        handlers,
-      );
+      bindRoute(scope, edge, { ...route, fastifyPath: route.fastifyPath.replace(`:${route.spansSegments}`, '*') });
   };
-  for (const route of routes) if (route.body === 'json') bind(app, route);
+  for (const route of table) if (route.body === 'json') bind(app, route);
   // Raw bodies (PUT /uploads/{fileId}) are the bytes of any declared type as a stream (the signed
   // ticket caps their size, not the JSON body limit); only this scope has the catch-all parser.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    for (const route of routes) if (route.body === 'raw') bind(scope, route);
+    for (const route of table) if (route.body === 'raw') bind(scope, route);
   });
   // multipart/form-data (the openai SDK's encoding for POST /v1/videos) besides JSON: the parser
   // lives in its own scope, so every other route still answers a multipart body with 40004.
   await app.register(async (scope) => {
     await scope.register(multipart, { limits: multipartLimits(ctx.config.bodyLimitBytes), throwFileSizeLimit: true });
-    for (const route of routes) if (route.body === 'multipart') bind(scope, route);
+    for (const route of table) if (route.body === 'multipart') bind(scope, route);
   });
   registerOps(app, ctx);
-  registerLanding(app); // / (runtime/http/landing.ts)
+  registerLanding(app); // / (runtime/http/routes/landing.ts)
   await registerUpstreamCallbacks(app, ctx); // POST /upstream-callbacks/...: an upstream's "the job ended" wakes the task's poll
   await registerDocs(app); // /docs, /openapi.json, /openapi.yaml (docs-site/serve.ts)
-  await registerConsole(app, ctx, limits); // /playground, /console and their session APIs (runtime/console/)
+  await registerConsolePages(app, ctx); // /playground, /console and their scripts (runtime/http/routes/console-pages.ts)
   if (options.extend) await options.extend(app);
   return app;
 }
@@ -171,48 +204,69 @@ class AccessLog extends LogController {
  * The layer whose shape an error takes: the matched route's, from the contract; a request that
  * matched no route (404, 405, a target that did not parse) has only its URL to go by.
  */
-function layerOf(request: FastifyRequest): RouteDef['layer'] {
+function layerOf(request: FastifyRequest): BoundRoute['layer'] {
   return request.routeOptions.config?.layer ?? (isCompatUrl(request.raw.url) ? 'compatible' : 'envelope');
 }
 
-function bindRoute(
-  app: FastifyInstance,
-  ctx: Context,
-  limits: RateLimits,
-  route: RouteDef,
-  handlers: Handlers<ApiRequests>,
-) {
-  const handler = handlers[route.operationId] as (
-    request: ApiRequest,
-  ) => ReturnType<Handlers<ApiRequests>[typeof route.operationId]>;
+/** What a bound route's handler is: any operation's, given its own request type by the Handlers interfaces. */
+type BoundHandler = (request: ApiRequest) => Promise<RouteReply<RouteDef['operationId']>>;
+
+/** A route of either generated table, with its handler and the contract's rules for its requests. */
+type BoundRoute = (RouteDef | ConsoleRouteDef) & { handler: BoundHandler; rules: RequestRules };
+
+/** What every bound route shares: the context, the key authenticator (through the limits) and the session authenticator. */
+interface Edge {
+  ctx: Context;
+  limits: RateLimits;
+  sessions: SessionAuthenticator;
+}
+
+/** The hooks that establish who is asking: a session (console), a key (counted per key id), or nobody (signed links). */
+function authentication(edge: Edge, route: BoundRoute): Partial<RouteOptions> {
+  if (route.layer === 'console')
+    return {
+      config: { layer: route.layer },
+      // After the body is read, as the console always answered: a body that does not parse is 40003 first.
+      preValidation: async (request: FastifyRequest, reply: FastifyReply) => {
+        reply.header('Cache-Control', 'no-store');
+        const { user, language } = await edge.sessions.authenticate(request, route.auth);
+        request.sessionUser = user;
+        request.language = language;
+      },
+    };
+  // A route that needs a key is counted per key id once the key is known (a failed attempt per
+  // client address), before the body is read; the others per client address by the global hook.
+  if (route.auth)
+    return {
+      config: { rateLimit: false, layer: route.layer },
+      onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
+        request.caller = await edge.limits.authenticate(request, reply);
+        request.language = pickLanguage(request.headers['accept-language'], request.caller.language);
+      },
+    };
+  return {
+    config: { layer: route.layer },
+    preParsing: async (request: FastifyRequest, _reply: FastifyReply, payload) => {
+      refuseKeyInQuery(request);
+      return payload;
+    },
+  };
+}
+
+function bindRoute(app: FastifyInstance, edge: Edge, route: BoundRoute) {
   app.route({
     method: route.method,
     url: route.fastifyPath,
-    // A route that needs a key is counted per key id once the key is known (a failed attempt per
-    // client address), before the body is read; the others per client address by the global hook.
-    ...(route.auth
-      ? {
-          config: { rateLimit: false, layer: route.layer },
-          onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
-            request.caller = await limits.authenticate(request, reply);
-            request.language = pickLanguage(request.headers['accept-language'], request.caller.language);
-          },
-        }
-      : {
-          config: { layer: route.layer },
-          preParsing: async (request: FastifyRequest, _reply: FastifyReply, payload) => {
-            refuseKeyInQuery(request);
-            return payload;
-          },
-        }),
+    ...authentication(edge, route),
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       // Wildcard form of a segment-spanning parameter: the value under the parameter's own name.
       if (route.spansSegments) {
         const params = request.params as Record<string, string>;
         if (params['*'] !== undefined) params[route.spansSegments] = params['*'];
       }
-      const input = readRequestInput(route.operationId, request);
-      const result = await handler(new ApiRequest(ctx, request, reply, request.caller, request.language, input));
+      const input = readRequestInput(route.rules, request);
+      const principal = { caller: request.caller, user: request.sessionUser };
+      const result = await route.handler(new ApiRequest(edge.ctx, request, reply, principal, request.language, input));
       if (reply.sent) return reply;
       for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
       reply.status(result.status);

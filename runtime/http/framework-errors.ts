@@ -30,9 +30,9 @@ function frameworkErrors(
 /** What Node's HTTP parser refused (`HPE_*`), as a business error. */
 function clientApiError(code: string | undefined): ApiError {
   if (code === 'HPE_HEADER_OVERFLOW' || code === 'HPE_INVALID_HEADER_TOKEN' || code === 'HPE_UNEXPECTED_CONTENT_LENGTH')
-    return new ApiError('invalid_parameter', { param: 'headers' }, [], 'headers');
-  if (code === 'HPE_INVALID_URL') return new ApiError('invalid_parameter', { param: 'path' }, [], 'path');
-  return new ApiError('invalid_parameter', { param: 'request' }, [], 'request');
+    return new ApiError('invalid_parameter', { param: 'headers' });
+  if (code === 'HPE_INVALID_URL') return new ApiError('invalid_parameter', { param: 'path' });
+  return new ApiError('invalid_parameter', { param: 'request' });
 }
 
 /**

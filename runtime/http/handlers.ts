@@ -1,7 +1,12 @@
+import type { Handlers as ConsoleHandlers } from '../../generated/console/routes.js';
 import type { Handlers } from '../../generated/routes.js';
-import { assetHandlers } from '../assets/routes.js';
-import { fileHandlers } from '../files/routes.js';
-import type { ApiRequests } from './api-request.js';
+import type { Context } from '../context.js';
+import { assetHandlers } from './routes/assets.js';
+import { fileHandlers } from './routes/files.js';
+import type { ApiRequests, ConsoleRequests } from './api-request.js';
+import type { RateLimits } from './rate-limits.js';
+import { consoleHandlers } from './routes/console.js';
+import { playgroundHandlers } from './routes/playground.js';
 import { accountHandlers } from './routes/account.js';
 import { compatHandlers } from './routes/compat.js';
 import { jobHandlers } from './routes/jobs.js';
@@ -19,4 +24,9 @@ export function createHandlers(): Handlers<ApiRequests> {
     ...fileHandlers,
     ...assetHandlers,
   };
+}
+
+/** Every operation of the console's table (sign-in needs the limits; the password hasher is this app's). */
+export function createConsoleHandlers(ctx: Context, limits: RateLimits): ConsoleHandlers<ConsoleRequests> {
+  return { ...consoleHandlers(ctx, limits), ...playgroundHandlers };
 }

@@ -68,7 +68,7 @@ export async function registerRateLimits(
     timeWindow: MINUTE_MS,
     keyGenerator: bucketOf,
     errorResponseBuilder: (_request, context) =>
-      new ApiError('rate_limited', { retryAfter: Math.ceil(context.ttl / 1000) }),
+      new ApiError('rate_limited', { params: { retryAfter: Math.ceil(context.ttl / 1000) } }),
   });
 
   // Every limiter below shares the store's name space: the bucket names carry their kind.
@@ -141,7 +141,7 @@ function signInSubject(email: string, address: string): string {
 function tooMany(reply: FastifyReply, retryAfter: number): ApiError {
   const seconds = String(Math.max(1, retryAfter));
   reply.header('Retry-After', seconds);
-  return new ApiError('rate_limited', { retryAfter: seconds }, [], undefined, { 'Retry-After': seconds });
+  return new ApiError('rate_limited', { params: { retryAfter: seconds }, headers: { 'Retry-After': seconds } });
 }
 
 /** The X-RateLimit-* headers of a counted request, and 429 once its bucket is past the limit. */

@@ -15,26 +15,26 @@ export function toApiError(error: unknown): ApiError {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError('malformed_json');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new ApiError('invalid_parameter', { param: 'Content-Length' }, [], 'Content-Length');
+      return new ApiError('invalid_parameter', { param: 'Content-Length' });
     // The path could not be decoded (`%E0%A4%A`) or one of its parameters is longer than the router
     // takes (maxParamLength): the path is what the caller got wrong.
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_INVALID_URL':
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new ApiError('invalid_parameter', { param: 'path' }, [], 'path');
+      return new ApiError('invalid_parameter', { param: 'path' });
     // @fastify/multipart: more parts, files or fields than the form may have, a file past its size.
     case 'FST_PARTS_LIMIT':
     case 'FST_FILES_LIMIT':
     case 'FST_FIELDS_LIMIT':
-      return new ApiError('payload_too_large', {}, [], 'body');
+      return new ApiError('payload_too_large', { param: 'body' });
     case 'FST_REQ_FILE_TOO_LARGE':
-      return new ApiError('payload_too_large', {}, [], 'input_reference');
+      return new ApiError('payload_too_large', { param: 'input_reference' });
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new ApiError('unsupported_media_type');
     case 'FST_PROTO_VIOLATION':
     case 'FST_INVALID_JSON_FIELD_ERROR':
     case 'FST_MP_PREMATURE_CLOSE':
-      return new ApiError('invalid_parameter', { param: 'body' }, [], 'body');
+      return new ApiError('invalid_parameter', { param: 'body' });
   }
   if (
     error instanceof SyntaxError ||
@@ -44,9 +44,9 @@ export function toApiError(error: unknown): ApiError {
   }
   if (e.statusCode === 413) return new ApiError('payload_too_large');
   if (e.statusCode === 415) return new ApiError('unsupported_media_type');
-  if (e.statusCode === 429) return new ApiError('rate_limited', { retryAfter: 60 });
+  if (e.statusCode === 429) return new ApiError('rate_limited', { params: { retryAfter: 60 } });
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
-    return new ApiError('invalid_parameter', { param: 'request' });
+    return new ApiError('invalid_parameter', { params: { param: 'request' } });
   return new ApiError('internal_error');
 }
 

@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { requestRules, type ParameterRule, type RequestRules } from '../../generated/requests/index.js';
+import type { ParameterRule, RequestRules } from '../../generated/requests/index.js';
 import type { RequestValidator } from '../../generated/requests/validators.js';
-import type { OperationId } from '../../generated/routes.js';
 import { mapAjvErrors, type FieldIssue } from '../../generated/support.js';
 import { ApiError, invalidInput } from '../errors.js';
 
@@ -18,13 +17,12 @@ const DECIMAL_INTEGER = /^-?\d{1,15}$/;
 
 /**
  * Checks an operation's path, query and header parameters and its JSON body against the generated
- * validators of the contract (generated/requests/), in that order. A bad parameter is one error
- * naming it, with the business code the contract gives it (invalid_parameter unless `x-error`
- * says otherwise); a bad body is invalid_input with every problem (or the body's own `x-error`,
- * naming the first).
+ * validators of the contract (`rules`: generated/requests/ or generated/console/requests/), in that
+ * order. A bad parameter is one error naming it, with the business code the contract gives it
+ * (invalid_parameter unless `x-error` says otherwise); a bad body is invalid_input with every
+ * problem (or the body's own `x-error`, naming the first).
  */
-export function readRequestInput(operationId: OperationId, request: FastifyRequest): RequestInput {
-  const rules = requestRules[operationId];
+export function readRequestInput(rules: RequestRules, request: FastifyRequest): RequestInput {
   const path = check(
     rules,
     'path',
@@ -49,7 +47,7 @@ export function readRequestInput(operationId: OperationId, request: FastifyReque
     if (!validate(body)) {
       const issues = bodyIssues(validate);
       if (error === 'invalid_input') throw invalidInput(issues);
-      throw new ApiError(error, { param: issues[0].path }, [], issues[0].path);
+      throw new ApiError(error, { param: issues[0].path });
     }
   }
   return { path, query, headers, body };
@@ -85,7 +83,7 @@ function check(
       ? String(first.params.missingProperty)
       : decodePointer(first?.instancePath.split('/')[1] ?? '');
   const rule = rules.parameters.find((p) => p.in === where && p.name === name);
-  throw new ApiError(rule?.error ?? 'invalid_parameter', { param: name }, [], name);
+  throw new ApiError(rule?.error ?? 'invalid_parameter', { param: name });
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Database } from './schema.js';
  */
 export function decodeCursor(cursor: string): [number, string] {
   const match = /^(\d{1,15}):([A-Za-z0-9_-]{1,100})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw new ApiError('invalid_parameter', { param: 'cursor' }, [], 'cursor');
+  if (!match) throw new ApiError('invalid_parameter', { param: 'cursor' });
   return [Number(match[1]), match[2]];
 }
 

@@ -61,14 +61,14 @@ export function idempotencyRow(a: Acceptance, key: string): IdempotencyRow {
  * with no task id; same key, different request: 409 40902.
  */
 export function replayedTaskId(existing: IdempotencyRow, a: Acceptance): string {
-  if (existing.api_key_id !== a.caller.keyId) throw new ApiError('idempotency_other_key', {}, [], 'Idempotency-Key');
+  if (existing.api_key_id !== a.caller.keyId) throw new ApiError('idempotency_other_key', { param: 'Idempotency-Key' });
   if (existing.fingerprint !== a.request.fingerprint)
-    throw new ApiError('idempotency_mismatch', {}, [], 'Idempotency-Key');
+    throw new ApiError('idempotency_mismatch', { param: 'Idempotency-Key' });
   return existing.task_id;
 }
 
 export function insufficientCredits(a: Acceptance, available: number): ApiError {
-  return new ApiError('insufficient_credits', { required: a.request.price.maxCredits, available });
+  return new ApiError('insufficient_credits', { params: { required: a.request.price.maxCredits, available } });
 }
 
 export function newTaskRow({ ctx, caller, request, options, taskId, now }: Acceptance): TaskRow {

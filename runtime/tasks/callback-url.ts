@@ -5,6 +5,6 @@ import { checkUrlShape, hostIsAllowed, type OutboundPolicy } from '../net/addres
 export async function checkCallbackUrl(url: string, policy: OutboundPolicy): Promise<void> {
   const shape = checkUrlShape(url, policy);
   if (typeof shape === 'string' || url.length > 2048 || !(await hostIsAllowed(shape.hostname, policy))) {
-    throw new ApiError('invalid_callback_url', {}, [], 'callBackUrl');
+    throw new ApiError('invalid_callback_url', { param: 'callBackUrl' });
   }
 }

@@ -11,7 +11,8 @@ export function modelSunset(info: Pick<ModelInfo, 'id' | 'deprecated'>, now: num
   const deprecated = info.deprecated;
   if (!deprecated) return undefined;
   const params = { model: info.id, sunset: deprecated.sunset, replacement: deprecated.replacement };
-  if (now >= Date.parse(`${deprecated.sunset}T00:00:00Z`)) throw new ApiError('model_retired', params, [], 'model');
+  if (now >= Date.parse(`${deprecated.sunset}T00:00:00Z`))
+    throw new ApiError('model_retired', { params, param: 'model' });
   return { code: 'model_deprecated', path: 'model', message: { key: 'model_deprecated', params } };
 }
 

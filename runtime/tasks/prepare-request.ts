@@ -72,7 +72,7 @@ export async function prepareRequest(
   if (issues.length) throw invalidInput(issues);
 
   const model = catalogue.get(b.model as string);
-  if (!model) throw new ApiError('unknown_model', { model: String(b.model).slice(0, 200) }, [], 'model');
+  if (!model) throw new ApiError('unknown_model', { params: { model: String(b.model).slice(0, 200) }, param: 'model' });
   const validated = model.validate(b.input);
   if (!validated.ok) throw invalidInput(validated.errors);
   const callbackUrl = (b.callBackUrl as string | undefined) ?? null;
@@ -81,7 +81,7 @@ export async function prepareRequest(
 
   const quoteFields = [b.quoteId, b.expectedCredits ?? b.expectedCost].filter((v) => v !== undefined).length;
   if (quoteFields === 1)
-    throw new ApiError('quote_incomplete', {}, [], b.quoteId === undefined ? 'quoteId' : 'expectedCredits');
+    throw new ApiError('quote_incomplete', { param: b.quoteId === undefined ? 'quoteId' : 'expectedCredits' });
   const expectedCredits =
     b.expectedCredits !== undefined
       ? (b.expectedCredits as number)
@@ -113,5 +113,5 @@ export function checkQuote(secret: string, caller: Caller, request: PreparedRequ
     claims.estimatedCredits === request.quote.expectedCredits &&
     claims.estimatedCredits === request.price.estimatedCredits &&
     claims.maxCredits === request.price.maxCredits;
-  if (!valid) throw new ApiError('quote_conflict', {}, [], 'quoteId');
+  if (!valid) throw new ApiError('quote_conflict', { param: 'quoteId' });
 }

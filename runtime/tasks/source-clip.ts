@@ -66,6 +66,6 @@ export async function sourceClipFacts(
   if (taskId === undefined) return {};
   const seconds = lookup ? await lookup(taskId) : undefined;
   if (seconds === undefined)
-    throw new ApiError('task_not_found', {}, [], `input.${model.info.pricing.sourceClip!.field}`);
+    throw new ApiError('task_not_found', { param: `input.${model.info.pricing.sourceClip!.field}` });
   return { sourceClipSeconds: seconds };
 }

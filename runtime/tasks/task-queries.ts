@@ -9,14 +9,14 @@ import type { StoredOutput, TaskRow } from './task-record.js';
 /** A task of the calling key. Unknown, another account's and a sibling key's tasks are the same 404. */
 export async function taskOfCaller(ctx: Context, caller: Caller, taskId: unknown): Promise<TaskRow> {
   if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > 100)
-    throw new ApiError('task_not_found', {}, [], 'taskId');
+    throw new ApiError('task_not_found', { param: 'taskId' });
   const row = await ctx.db.kysely
     .selectFrom('tasks')
     .selectAll()
     .where('id', '=', taskId)
     .where('api_key_id', '=', caller.keyId)
     .executeTakeFirst();
-  if (!row) throw new ApiError('task_not_found', {}, [], 'taskId');
+  if (!row) throw new ApiError('task_not_found', { param: 'taskId' });
   return row;
 }
 
@@ -53,7 +53,7 @@ export async function listTasksOfCaller(
  * payload, request text with the prompt, warnings quoting it) and keeps the billing evidence. Idempotent: the original purgedAt.
  */
 export async function purgeTaskContent(ctx: Context, task: TaskRow): Promise<number> {
-  if (!isTerminal(task.state)) throw new ApiError('task_not_finished', {}, [], 'taskId');
+  if (!isTerminal(task.state)) throw new ApiError('task_not_finished', { param: 'taskId' });
   if (task.purged_at !== null) return task.purged_at;
   const now = ctx.clock.now();
   const outputs = task.output_json ? (JSON.parse(task.output_json) as StoredOutput[]) : [];

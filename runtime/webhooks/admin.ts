@@ -68,7 +68,12 @@ export async function addEndpoint(
   return { endpointId, secret, events };
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+/** An instant as ISO 8601; a column that may be empty stays null. */
+function iso(ms: number): string;
+function iso(ms: number | null): string | null;
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
 
 /** Whether the endpoint belongs to the account (another account's is as an unknown one). */
 export async function isEndpointOfAccount(db: Db, accountId: string, endpointId: string): Promise<boolean> {

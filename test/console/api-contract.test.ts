@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import consoleDoc from '../../generated/console/openapi.json' with { type: 'json' };
+import { routes as consoleRoutes } from '../../generated/console/routes.js';
 import publicDoc from '../../generated/openapi.json' with { type: 'json' };
 import { ROOT } from '../support/catalogue.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -23,14 +24,21 @@ const operations = Object.entries(paths).flatMap(([path, item]) =>
   Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
 );
 
-/** The routes the console's modules register: `sessionRoute(app, ctx, 'GET', '/…'` and `authRoute(app, ctx, '/…'` (POST). */
+/**
+ * The console routes the service binds: the console's route table (runtime/http/app.ts binds every
+ * row through the one binder; the generated Handlers type makes a missing handler a compile error),
+ * and any /console/api or /playground/api route registered by hand anywhere in runtime/.
+ */
 function registeredRoutes(): string[] {
-  const dir = join(ROOT, 'runtime/console');
-  const out: string[] = [];
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
-    const text = readFileSync(join(dir, file), 'utf8');
-    for (const m of text.matchAll(/sessionRoute\(app, ctx, '(GET|POST)', '([^']+)'/g)) out.push(`${m[1]} ${m[2]}`);
-    for (const m of text.matchAll(/authRoute\(app, ctx, '([^']+)'/g)) out.push(`POST ${m[1]}`);
+  const out = consoleRoutes.map((route) => `${route.method} ${route.fastifyPath}`);
+  const files = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? files(`${dir}/${entry.name}`) : entry.name.endsWith('.ts') ? [`${dir}/${entry.name}`] : [],
+    );
+  for (const file of files('runtime')) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const m of text.matchAll(/\.(get|post|put|patch|delete)\(\s*'(\/(?:console|playground)\/api\/[^']*)'/g))
+      out.push(`${m[1].toUpperCase()} ${m[2]}`);
   }
   return out.map((route) => route.replace(/:(\w+)/g, '{$1}')).sort();
 }

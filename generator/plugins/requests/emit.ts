@@ -45,58 +45,71 @@ export function partSchema(op: Operation, where: ParameterIn): JsonSchema | unde
  * compiled by ajv into standalone validators (validators.js, one named export per part through
  * standaloneCode's export map), their declarations (validators.d.ts), the table the HTTP layer
  * reads (index.ts: which validator, which parameters are integers, which business code a bad value
- * answers with) and one request with a bad value per operation and kind of parameter (vectors.json).
+ * answers with) and one request with a bad value per operation and kind of parameter (vectors.json);
+ * generated/console/requests/ the same for the console's operations (no vectors: they need a session).
  */
 export const requestsPlugin: Plugin = {
   name: 'requests',
   dependsOn: ['openapi', 'routes'],
   emit: ({ emitted }) => {
     const doc = JSON.parse(emitted.get('openapi.json')!.contents) as JsonSchema;
-    const ops = operations(doc);
-    const inputs = ['generated/openapi.json'];
-    // Defaults fill absent parameters (limit 20); every problem is listed (a body's 40001 names each).
-    const ajv = new Ajv({
-      allErrors: true,
-      useDefaults: true,
-      strict: true,
-      strictTypes: false,
-      validateSchema: false,
-      addUsedSchema: false,
-      code: { source: true, esm: true, optimize: 1 },
-    });
-    // `format: date` is checked by the pattern beside it in the contract: ajv-formats is a build-time
-    // package only, and the generated code must not require it in production.
-    ajv.addFormat('date', true);
-    const exportsMap: Record<string, string> = {};
-    for (const op of ops) {
-      for (const part of PARTS) {
-        const schema = partSchema(op, part.in);
-        if (!schema) continue;
-        ajv.addSchema(schema, `${op.operationId}${part.suffix}`);
-        exportsMap[`${op.operationId}${part.suffix}`] = `${op.operationId}${part.suffix}`;
-      }
-      if (op.body?.checkedBy === 'contract' && op.body.schema) {
-        ajv.addSchema(op.body.schema, `${op.operationId}Body`);
-        exportsMap[`${op.operationId}Body`] = `${op.operationId}Body`;
-      }
-    }
-    const code = standaloneCode(ajv, exportsMap);
-    // ajv's ESM output still calls require() for its runtime helpers and formats (ajv issue #2209).
-    const prelude = code.includes('require(')
-      ? "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
-      : '';
+    const consoleDoc = JSON.parse(emitted.get('console/openapi.json')!.contents) as JsonSchema;
     return [
-      { path: 'requests/validators.js', contents: `${prelude}${code}\n`, inputs },
-      { path: 'requests/validators.d.ts', contents: declarations(Object.keys(exportsMap)), inputs },
-      { path: 'requests/index.ts', contents: table(ops, new Set(Object.keys(exportsMap))), inputs },
+      ...requestFiles(operations(doc), 'requests', '../errors.js', ['generated/openapi.json']),
       {
         path: 'requests/vectors.json',
-        contents: `${JSON.stringify({ cases: requestVectors(ops) }, null, 2)}\n`,
-        inputs,
+        contents: `${JSON.stringify({ cases: requestVectors(operations(doc)) }, null, 2)}\n`,
+        inputs: ['generated/openapi.json'],
       },
+      // The console's operations (generated/console/routes.ts), checked by the same binder.
+      ...requestFiles(operations(consoleDoc), 'console/requests', '../../errors.js', [
+        'generated/console/openapi.json',
+      ]),
     ];
   },
 };
+
+/** The validators, their declarations and the rules table of one document's operations, under `dir`. */
+function requestFiles(ops: Operation[], dir: string, errorsModule: string, inputs: string[]) {
+  // Defaults fill absent parameters (limit 20); every problem is listed (a body's 40001 names each).
+  const ajv = new Ajv({
+    allErrors: true,
+    useDefaults: true,
+    strict: true,
+    strictTypes: false,
+    validateSchema: false,
+    addUsedSchema: false,
+    code: { source: true, esm: true, optimize: 1 },
+  });
+  // `format: date` is checked by the pattern beside it in the contract: ajv-formats is a build-time
+  // package only, and the generated code must not require it in production.
+  ajv.addFormat('date', true);
+  // The console's components carry the marker that keeps them out of the public document.
+  ajv.addKeyword('x-internal');
+  const exportsMap: Record<string, string> = {};
+  for (const op of ops) {
+    for (const part of PARTS) {
+      const schema = partSchema(op, part.in);
+      if (!schema) continue;
+      ajv.addSchema(schema, `${op.operationId}${part.suffix}`);
+      exportsMap[`${op.operationId}${part.suffix}`] = `${op.operationId}${part.suffix}`;
+    }
+    if (op.body?.checkedBy === 'contract' && op.body.schema) {
+      ajv.addSchema(op.body.schema, `${op.operationId}Body`);
+      exportsMap[`${op.operationId}Body`] = `${op.operationId}Body`;
+    }
+  }
+  const code = standaloneCode(ajv, exportsMap);
+  // ajv's ESM output still calls require() for its runtime helpers and formats (ajv issue #2209).
+  const prelude = code.includes('require(')
+    ? "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
+    : '';
+  return [
+    { path: `${dir}/validators.js`, contents: `${prelude}${code}\n`, inputs },
+    { path: `${dir}/validators.d.ts`, contents: declarations(Object.keys(exportsMap)), inputs },
+    { path: `${dir}/index.ts`, contents: table(ops, new Set(Object.keys(exportsMap)), errorsModule), inputs },
+  ];
+}
 
 function newFile(name: string) {
   const project = new Project({
@@ -143,9 +156,9 @@ function declarations(names: string[]): string {
 
 const literal = (value: unknown) => JSON.stringify(value).replace(/"/g, "'");
 
-function table(ops: Operation[], compiled: Set<string>): string {
+function table(ops: Operation[], compiled: Set<string>, errorsModule: string): string {
   const file = newFile('index.ts');
-  file.addImportDeclaration({ isTypeOnly: true, namedImports: ['ErrorName'], moduleSpecifier: '../errors.js' });
+  file.addImportDeclaration({ isTypeOnly: true, namedImports: ['ErrorName'], moduleSpecifier: errorsModule });
   file.addImportDeclaration({ isTypeOnly: true, namedImports: ['OperationId'], moduleSpecifier: '../routes.js' });
   file.addImportDeclaration({
     isTypeOnly: true,

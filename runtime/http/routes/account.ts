@@ -36,7 +36,7 @@ export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsag
     const to = (dayStart(req.query.to) ?? now - (now % DAY_MS)) + DAY_MS;
     const from = dayStart(req.query.from) ?? to - 30 * DAY_MS;
     // A rule across two parameters, which the contract cannot state: the range is ordered and at most 366 days.
-    if (from >= to || to - from > 366 * DAY_MS) throw new ApiError('invalid_parameter', { param: 'from' }, [], 'from');
+    if (from >= to || to - from > 366 * DAY_MS) throw new ApiError('invalid_parameter', { param: 'from' });
     const rows = await usageRows(req.ctx.db.kysely, { keyId: req.caller.keyId }, from, to);
     const byDay = new Map<string, { tasks: number; credits: number }>();
     const byModel = new Map<string, { tasks: number; credits: number }>();

@@ -27,7 +27,12 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 /** The same error with another `param` (the compat names: `video_id` for the path's task id). */
 function withParam(error: unknown, param: string): unknown {
   return error instanceof ApiError
-    ? new ApiError(error.errorName, error.params, error.fieldErrors, param, error.headers)
+    ? new ApiError(error.errorName, {
+        params: error.params,
+        fieldErrors: error.fieldErrors,
+        param,
+        headers: error.headers,
+      })
     : error;
 }
 
@@ -124,9 +129,14 @@ export const compatHandlers: CompatHandlers = {
       if (!(error instanceof ApiError)) throw error;
       // The openai SDK retries 409s; a key reused for another request will not get better.
       if (error.status === 409 && error.errorName !== 'idempotency_in_progress') {
-        throw new ApiError(error.errorName, error.params, error.fieldErrors, error.param, {
-          ...error.headers,
-          'x-should-retry': 'false',
+        throw new ApiError(error.errorName, {
+          params: error.params,
+          fieldErrors: error.fieldErrors,
+          param: error.param,
+          headers: {
+            ...error.headers,
+            'x-should-retry': 'false',
+          },
         });
       }
       // Acceptance checks (service://a/ assets of the library) name input paths too.
@@ -156,7 +166,7 @@ export const compatHandlers: CompatHandlers = {
     const { ctx, caller } = req;
     const { limit, order, after } = req.query;
     const rows = await tasksOfKeyAfter(ctx.db.kysely, caller.keyId, { afterId: after, order, limit: limit + 1 });
-    if (!rows) throw new ApiError('invalid_parameter', { param: 'after' }, [], 'after');
+    if (!rows) throw new ApiError('invalid_parameter', { param: 'after' });
     const page = rows.slice(0, limit);
     const data = await videoObjects(ctx, page, req.language);
     return {
@@ -189,7 +199,7 @@ export const compatHandlers: CompatHandlers = {
     const row = await videoOfCaller(req);
     const assets = row.state === 'succeeded' ? (outputAssets(req.ctx, row) ?? []) : [];
     const asset = variant === 'video' ? (assets.find((a) => a.mime.startsWith('video/')) ?? assets[0]) : undefined;
-    if (!asset) throw new ApiError('file_not_found', {}, [], variant === 'video' ? 'video_id' : 'variant');
+    if (!asset) throw new ApiError('file_not_found', { param: variant === 'video' ? 'video_id' : 'variant' });
     return { status: 302, raw: Buffer.alloc(0), headers: { Location: asset.url, ...NO_STORE } };
   },
 

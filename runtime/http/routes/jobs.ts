@@ -36,7 +36,9 @@ async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Pr
   if (!req.ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
   const wallet = await walletOf(req.ctx.db.kysely, req.caller.accountId);
   if (wallet.available < request.price.maxCredits)
-    throw new ApiError('insufficient_credits', { required: request.price.maxCredits, available: wallet.available });
+    throw new ApiError('insufficient_credits', {
+      params: { required: request.price.maxCredits, available: wallet.available },
+    });
 }
 
 /** Holds the response for up to `wait` seconds; woken by the task's resolution, not by polling. */
@@ -144,8 +146,8 @@ export const jobHandlers: JobHandlers = {
     const { ctx, caller } = req;
     const source = await taskOfCaller(ctx, caller, req.body.taskId);
     if (source.state !== 'failed' && source.state !== 'expired')
-      throw new ApiError('retry_not_allowed', {}, [], 'taskId');
-    if (source.input_json === null) throw new ApiError('retry_not_allowed', {}, [], 'taskId');
+      throw new ApiError('retry_not_allowed', { param: 'taskId' });
+    if (source.input_json === null) throw new ApiError('retry_not_allowed', { param: 'taskId' });
     const idempotencyKey = req.headers['Idempotency-Key'];
     // Everything is evaluated again: schema, price, permissions, balance, availability.
     const request = await prepareRequest(

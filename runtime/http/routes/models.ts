@@ -25,10 +25,10 @@ export const modelHandlers: Pick<Handlers<ApiRequests>, 'listModels' | 'getModel
     try {
       id = decodeURIComponent(raw);
     } catch {
-      throw new ApiError('model_not_found', {}, [], 'model');
+      throw new ApiError('model_not_found', { param: 'model' });
     }
     const model = catalogue.get(id);
-    if (!model) throw new ApiError('model_not_found', {}, [], 'model');
+    if (!model) throw new ApiError('model_not_found', { param: 'model' });
     return { status: 200, data: summary(model.info, true) };
   },
 };

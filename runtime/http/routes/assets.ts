@@ -1,9 +1,9 @@
-import type { Handlers } from '../../generated/routes.js';
-import type { ApiRequests } from '../http/api-request.js';
-import { listEntities } from './entities.js';
-import { assetOfOwner, deleteAssetOfOwner, listLibrary, ownerOf, renameAsset, toAsset } from './library.js';
-import { saveTaskOutput } from './save-output.js';
-import { usageReport } from './storage.js';
+import type { Handlers } from '../../../generated/routes.js';
+import type { ApiRequests } from '../api-request.js';
+import { listEntities } from '../../assets/entities.js';
+import { assetOfOwner, deleteAssetOfOwner, listLibrary, ownerOf, renameAsset, toAsset } from '../../assets/library.js';
+import { saveTaskOutput } from '../../assets/save-output.js';
+import { usageReport } from '../../assets/storage.js';
 
 type AssetHandlers = Pick<
   Handlers<ApiRequests>,

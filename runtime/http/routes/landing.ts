@@ -4,8 +4,8 @@
  * follow Accept-Language like the console pages (generated/ui-text.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { uiText } from '../../generated/ui-text.js';
-import { pickLanguage } from './language.js';
+import { uiText } from '../../../generated/ui-text.js';
+import { pickLanguage } from '../language.js';
 
 const CSP =
   "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";

@@ -1,11 +1,11 @@
-import type { Handlers } from '../../generated/routes.js';
-import { ownerOf, toAsset } from '../assets/library.js';
-import { ApiError } from '../errors.js';
-import type { ApiRequests } from '../http/api-request.js';
-import { taskOfCaller } from '../tasks/task-queries.js';
-import { outputAssets } from '../tasks/task-record.js';
-import { importLora } from './import.js';
-import { commitUpload, createTicket, receiveUpload, type TicketRequest } from './uploads.js';
+import type { Handlers } from '../../../generated/routes.js';
+import { ownerOf, toAsset } from '../../assets/library.js';
+import { ApiError } from '../../errors.js';
+import type { ApiRequests } from '../api-request.js';
+import { taskOfCaller } from '../../tasks/task-queries.js';
+import { outputAssets } from '../../tasks/task-record.js';
+import { importLora } from '../../files/import.js';
+import { commitUpload, createTicket, receiveUpload, type TicketRequest } from '../../files/uploads.js';
 
 type FileHandlers = Pick<
   Handlers<ApiRequests>,
@@ -48,7 +48,7 @@ export const fileHandlers: FileHandlers = {
   async createDownloadUrl(req) {
     const row = await taskOfCaller(req.ctx, req.caller, req.body.taskId);
     const assets = row.state === 'succeeded' ? outputAssets(req.ctx, row) : null;
-    if (!assets) throw new ApiError('invalid_parameter', { param: 'taskId' }, [], 'taskId');
+    if (!assets) throw new ApiError('invalid_parameter', { param: 'taskId' });
     return { status: 200, data: { taskId: row.id, assets }, headers: NO_STORE };
   },
 };

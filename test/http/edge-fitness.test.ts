@@ -1,0 +1,64 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/catalogue.js';
+
+/** Every .ts file under a directory of the checkout, as paths relative to the root (with `/`). */
+function tsFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (statSync(join(ROOT, path)).isDirectory()) return tsFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The files under `dir` whose text matches `pattern`, apart from `allowed` (prefixes). */
+function offenders(dir: string, pattern: RegExp, allowed: readonly string[] = []): string[] {
+  return tsFiles(dir).filter(
+    (file) =>
+      !allowed.some((prefix) => file.startsWith(prefix)) && pattern.test(readFileSync(join(ROOT, file), 'utf8')),
+  );
+}
+
+/** An ApiError built with positional placeholders: an empty params object or field list before the part that matters. */
+const POSITIONAL_API_ERROR = /new ApiError\([^;]*?,\s*(?:\{\s*\}|\[\s*\])\s*,/;
+
+/** A module that answers HTTP: it registers a Fastify route, or implements operations of the generated Handlers. */
+const HANDLER =
+  /\b(?:app|scope)\.(?:get|post|put|patch|delete|route)\(|\b(?:sessionRoute|authRoute)\(app\b|\bHandlers<\w+>\s*[=,>]/;
+
+/** A request part handed to a handler untyped: the shape of the console's old sessionRoute and authRoute. */
+const UNTYPED_INPUT = /\b(?:body|query|params)\??\s*:\s*Record<string,\s*(?:unknown|string)>/;
+
+describe('one HTTP edge (issue 26, step 1)', () => {
+  it('no handler receives Record<string, unknown>: the parts come typed from the contract (ApiRequest<Op>)', () => {
+    expect([
+      ...offenders('runtime/http', UNTYPED_INPUT, ['runtime/http/request-input.ts']),
+      ...offenders('runtime/console', UNTYPED_INPUT, ['runtime/console/web/']),
+    ]).toEqual([]);
+  });
+
+  it('every handler lives under runtime/http/routes/ (app.ts only binds the route table)', () => {
+    expect(offenders('runtime', HANDLER, ['runtime/http/routes/', 'runtime/http/app.ts'])).toEqual([]);
+  });
+
+  it('ApiError takes an options object: no positional `{}, []` placeholders', () => {
+    expect(offenders('runtime', POSITIONAL_API_ERROR)).toEqual([]);
+  });
+
+  it('the patterns catch what they are meant to (the checks are not vacuous)', () => {
+    expect(UNTYPED_INPUT.test('  body: Record<string, unknown>;')).toBe(true);
+    expect(UNTYPED_INPUT.test('  params: Record<string, string>;')).toBe(true);
+    expect(UNTYPED_INPUT.test('type AuthRun = (body: Record<string, unknown>, request: FastifyRequest)')).toBe(true);
+    expect(UNTYPED_INPUT.test('function playgroundBody(body: { model: string; input: Record<string, unknown> })')).toBe(
+      false,
+    );
+    expect(HANDLER.test("app.get('/healthz', async () => ({ status: 'ok' }));")).toBe(true);
+    expect(HANDLER.test('  app.route({ method, url,')).toBe(true);
+    expect(HANDLER.test('export const fileHandlers: Pick<Handlers<ApiRequests>, ')).toBe(true);
+    expect(HANDLER.test('export function createHandlers(): Handlers<ApiRequests> {')).toBe(false);
+    expect(POSITIONAL_API_ERROR.test("throw new ApiError('task_not_found', {}, [], 'taskId');")).toBe(true);
+    expect(POSITIONAL_API_ERROR.test("new ApiError('invalid_parameter', { param: 'x' }, [], 'x')")).toBe(true);
+    expect(POSITIONAL_API_ERROR.test("throw new ApiError('invalid_parameter', { param: 'taskId' });")).toBe(false);
+  });
+});
