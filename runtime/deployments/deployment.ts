@@ -106,6 +106,16 @@ export interface Deployment {
     headers: Record<string, string | string[] | undefined>;
     body: Buffer;
   }): boolean | Promise<boolean>;
+  /** Asks the upstream something that creates nothing, to learn whether it is reachable and takes the key; absent where the protocol has no such request. */
+  probe?(): Promise<ProbeResult>;
   /** Closes its connections (service shutdown). */
   close?(): void;
+}
+
+/** What an upstream's probe found (a request that creates nothing: reachable, key accepted, path right). */
+export interface ProbeResult {
+  ok: boolean;
+  /** The answer's HTTP status, when one came. */
+  status?: number;
+  detail: string;
 }
