@@ -72,6 +72,8 @@ export class MinimaxServer {
   /** GET /v1/files/retrieve answers given with a link. */
   retrieves = 0;
   downloads = 0;
+  /** Requests to paths MiniMax does not have (a cancel, say): method and path. */
+  readonly strays: string[] = [];
   private readonly listener = new LoopbackListener((req, res, url, body) => this.handle(req, res, url, body));
 
   constructor(private readonly options: MinimaxServerOptions = {}) {}
@@ -138,6 +140,7 @@ export class MinimaxServer {
         base_resp: ok,
       });
     }
+    this.strays.push(`${request.method} ${url.pathname}`);
     sendJson(response, 404, { base_resp: { status_code: 1000, status_msg: 'unknown error' } });
   }
 
