@@ -49,12 +49,7 @@ export class LoopbackListener {
   url = '';
 
   constructor(
-    private readonly handle: (
-      request: IncomingMessage,
-      response: ServerResponse,
-      url: URL,
-      body: Buffer,
-    ) => unknown,
+    private readonly handle: (request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer) => unknown,
   ) {}
 
   async start(): Promise<void> {
