@@ -182,8 +182,8 @@ export class MinimaxServer {
         task_id: '',
         base_resp: { status_code: 2013, status_msg: `invalid params, resolution ${body.resolution} is not supported` },
       });
-    const id = String(randomInt(10 ** 14, 10 ** 15));
-    this.tasks.set(id, { id, createdAt: Date.now(), fileId: randomInt(10 ** 14, 10 ** 15), body });
+    const id = String(randomInt(10 ** 14, 2 * 10 ** 14));
+    this.tasks.set(id, { id, createdAt: Date.now(), fileId: randomInt(10 ** 14, 2 * 10 ** 14), body });
     sendJson(response, 200, { task_id: id, base_resp: ok });
   }
 
