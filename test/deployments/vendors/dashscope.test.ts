@@ -205,6 +205,18 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
     await t.checkLedger(accountId);
   });
 
+  it('a task DashScope no longer knows (UNKNOWN, unmapped): a protocol failure of each poll, retried; the task expires at its deadline with its hold released', async () => {
+    const { first, t, accountId, apiKey } = await serve({ latencyMs: 60_000 }, { deadlineMs: 1500 });
+    const created = await createTask(t, apiKey, textTask('a lantern DashScope forgets'));
+    await eventually(() => first.polls > 0);
+    first.tasks.clear();
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(first.submits.length).toBe(1);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
   it('SIGKILL of the service mid-poll: the restarted service resumes the task on the same deployment, created once', async () => {
     const dashscope = await new DashscopeServer({ latencyMs: 4000, apiKey: KEY }).start();
     servers.push(dashscope);

@@ -188,6 +188,20 @@ describe("minimax: MiniMax's video generation API through its profile", () => {
     await t.checkLedger(accountId);
   });
 
+  it('a status value the profile does not map (Rendering): each such poll is a protocol failure, retried; the task expires at its deadline with its hold released', async () => {
+    const { first, t, accountId, apiKey } = await serve(
+      { latencyMs: 60_000, queuedShare: 0, runningStatus: 'Rendering' },
+      { deadlineMs: 1500 },
+    );
+    const created = await createTask(t, apiKey, textTask('a heron in a new state'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(first.polls).toBeGreaterThan(0);
+    expect(first.submits.length).toBe(1);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
   it('SIGKILL of the service mid-poll: the restarted service resumes the task on the same deployment, created once', async () => {
     const minimax = await new MinimaxServer({ latencyMs: 4000, apiKey: KEY }).start();
     servers.push(minimax);
