@@ -1,5 +1,9 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
+import { ROOT } from '../../support/catalogue.js';
 import type { Special } from '../../support/vendors/job-timeline.js';
 import { MinimaxServer, type MinimaxServerOptions, minimaxRefusal } from '../../support/vendors/minimax-server.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
@@ -17,6 +21,7 @@ const UPSTREAM_MODEL = 'MiniMax-Hailuo-02';
 const KEY = 'mm-operator-key';
 const FRAME = 'https://example.com/first.png';
 const FLAGGED = 'FLAG-THIS';
+const run = promisify(execFile);
 
 const textTask = (prompt: string) => ({ model: TEXT, input: { prompt, duration_seconds: 6 } });
 
@@ -249,5 +254,65 @@ describe("minimax: MiniMax's video generation API through its profile", () => {
       .where('id', '=', taskId)
       .executeTakeFirstOrThrow();
     expect(row).toEqual(pinned);
+  }, 60_000);
+
+  it("a job that finishes after its task expired (MiniMax has no cancel) is reconciled: the client's outcome stays expired and uncharged, the job's end and cost are recorded, and `report margin` shows the cost as abandoned", async () => {
+    const minimax = await new MinimaxServer({ latencyMs: 4500, apiKey: KEY }).start();
+    servers.push(minimax);
+    const file = [
+      'upstreams:',
+      `  mm: { kind: minimax, baseUrl: "${minimax.url}", secretEnv: MINIMAX_KEY, cost: { perSecond: "0.02" } }`,
+      'models:',
+      `  ${TEXT}:`,
+      `    - { upstream: mm, upstreamModel: ${UPSTREAM_MODEL} }`,
+    ].join('\n');
+    proc = await startMediaforge(
+      'minimax-reconcile',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        MINIMAX_KEY: KEY,
+        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
+        MEDIAFORGE_TASK_DEADLINE_SECONDS: '2',
+        MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
+      },
+      { 'deployments.yaml': file },
+    );
+    const { accountId, apiKey } = await proc.account(1000);
+    const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(textTask('a heron that lands too late')),
+    }).then((r) => r.json());
+    const taskId = created.data.taskId as string;
+    const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
+    expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    const rowOf = () =>
+      proc!.db.kysely
+        .selectFrom('tasks')
+        .select(['state', 'upstream_final_state', 'upstream_cost_micros'])
+        .where('id', '=', taskId)
+        .executeTakeFirstOrThrow();
+    for (const until = Date.now() + 20_000; (await rowOf()).upstream_final_state === null && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 50));
+    // 6 s at 0.02 USD a second.
+    expect(await rowOf()).toEqual({
+      state: 'expired',
+      upstream_final_state: 'succeeded',
+      upstream_cost_micros: 120_000,
+    });
+    expect([minimax.submits.length, minimax.downloads]).toEqual([1, 0]);
+    const wallet = await proc.db.kysely
+      .selectFrom('wallets')
+      .select(['held', 'spent'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    expect(wallet).toEqual({ held: 0, spent: 0 });
+    const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'], {
+      env: { ...process.env, ...proc.env },
+    });
+    const margin = JSON.parse(stdout);
+    expect(margin.rows).toEqual([
+      expect.objectContaining({ model: TEXT, deployment: 'mm', tasks: 1, succeeded: 0, abandonedCostUsd: '0.120000' }),
+    ]);
   }, 60_000);
 });
