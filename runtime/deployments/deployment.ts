@@ -55,7 +55,20 @@ export type DeploymentStatus =
    * `code` reference_invalid: a reference the deployment could not fetch or measure (the task's
    * error is then the service's reference_invalid with the reason as detail); else generation_failed.
    */
-  | { state: 'failed'; reason: string; code?: 'reference_invalid' };
+  | { state: 'failed'; reason: string; code?: 'reference_invalid' }
+  /**
+   * The provider canceled the job though the service did not ask (a vendor-side cancel): the task
+   * fails, its hold released; `reason` is for the caller ("the provider canceled the generation").
+   */
+  | { state: 'canceled'; reason?: string };
+
+/** What an upstream's probe found (a request that creates nothing: reachable, key accepted, path right). */
+export interface ProbeResult {
+  ok: boolean;
+  /** The answer's HTTP status, when one came. */
+  status?: number;
+  detail: string;
+}
 
 /**
  * A place that runs generations: the simulator, or an adapter for a real provider (one upstream of
@@ -100,6 +113,8 @@ export interface Deployment {
     headers: Record<string, string | string[] | undefined>;
     body: Buffer;
   }): boolean | Promise<boolean>;
+  /** Asks the upstream something that creates nothing, to learn whether it is reachable and takes the key; absent where the protocol has no such request. */
+  probe?(): Promise<ProbeResult>;
   /** Closes its connections (service shutdown). */
   close?(): void;
 }

@@ -30,6 +30,8 @@ function redactedStream(bytes: BlobSource, redact: Redactor): BlobSource {
 
 function redactedStatus(status: DeploymentStatus, redact: Redactor): DeploymentStatus {
   if (status.state === 'failed') return { ...status, reason: redact(status.reason) };
+  if (status.state === 'canceled')
+    return status.reason === undefined ? status : { ...status, reason: redact(status.reason) };
   if (status.state === 'succeeded')
     return {
       ...status,
@@ -53,7 +55,7 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
       throw redactedError(error, redact);
     }
   };
-  const { cancel, release, verifyCallback, firstPollAfterMs, acceptsInput, close } = inner;
+  const { cancel, release, verifyCallback, firstPollAfterMs, acceptsInput, probe, close } = inner;
   return {
     name: inner.name,
     ...(inner.kind !== undefined ? { kind: inner.kind } : {}),
@@ -68,6 +70,14 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
     ...(cancel ? { cancel: (handle, job) => guarded(() => cancel.call(inner, handle, job)) } : {}),
     ...(release ? { release: (handle, job) => guarded(() => release.call(inner, handle, job)) } : {}),
     ...(verifyCallback ? { verifyCallback: (request) => verifyCallback.call(inner, request) } : {}),
+    ...(probe
+      ? {
+          probe: async () => {
+            const found = await guarded(() => probe.call(inner));
+            return { ...found, detail: redact(found.detail) };
+          },
+        }
+      : {}),
     ...(close ? { close: () => close.call(inner) } : {}),
   };
 }

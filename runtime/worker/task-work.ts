@@ -218,6 +218,11 @@ async function pollJob(
     );
     return { done: true };
   }
+  // A cancel the service did not ask for (helper R's branch owns what more the worker does with it).
+  if (status.state === 'canceled') {
+    await failTask(ctx, task.id, 'generation_failed', status.reason ?? 'The provider canceled the generation.');
+    return { done: true };
+  }
   // The provider completed the job: the operator owes it, whatever becomes of the task from here (N3, N6).
   const route = ctx.deployments.routeOf(job.model, deployment.name);
   await recordJobCost(ctx, task.id, completedJobCost(route?.cost, status.outputSeconds, job), 'while-running');
