@@ -57,8 +57,9 @@ export type DeploymentStatus =
    */
   | { state: 'failed'; reason: string; code?: 'reference_invalid' }
   /**
-   * The provider canceled the job though the service did not ask (a vendor-side cancel): the task
-   * fails, its hold released; `reason` is for the caller ("the provider canceled the generation").
+   * The provider canceled the job on its own side (the service asks for a cancel only once its task
+   * ended, and then polls it no more as the task's poll). `reason`: the provider's own English text,
+   * if any; the task fails with the service's sentence either way, its hold released.
    */
   | { state: 'canceled'; reason?: string };
 
