@@ -8,7 +8,15 @@ import {
 } from '../../support/vendors/dashscope-server.js';
 import type { Special } from '../../support/vendors/job-timeline.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import { deploymentsFile, eventually, serveDeployments, taskRow } from './two-deployments.js';
+import {
+  deploymentsFile,
+  eventually,
+  marginReport,
+  reconciled,
+  serveDeployments,
+  taskRow,
+  walletOf,
+} from './two-deployments.js';
 
 /**
  * The dashscope profile (spec/providers/dashscope.yaml) against a loopback DashScope
@@ -263,5 +271,51 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
       .where('id', '=', taskId)
       .executeTakeFirstOrThrow();
     expect(row).toEqual(pinned);
+  }, 60_000);
+
+  it("a running job whose cancel at the deadline DashScope refuses, finishing later, is reconciled: the client's outcome stays expired and uncharged, the job's end and cost are recorded, and `report margin` shows the cost as abandoned", async () => {
+    const server = await new DashscopeServer({ latencyMs: 4500, queuedShare: 0, apiKey: KEY }).start();
+    servers.push(server);
+    const file = [
+      'upstreams:',
+      `  wan: { kind: dashscope, baseUrl: "${server.url}", secretEnv: VENDOR_KEY, cost: { perSecond: "0.02" } }`,
+      'models:',
+      `  ${TEXT}:`,
+      `    - { upstream: wan, upstreamModel: wan2.6-t2v }`,
+    ].join('\n');
+    proc = await startMediaforge(
+      'dashscope-reconcile',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        VENDOR_KEY: KEY,
+        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
+        MEDIAFORGE_TASK_DEADLINE_SECONDS: '2',
+        MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
+      },
+      { 'deployments.yaml': file },
+    );
+    const { accountId, apiKey } = await proc.account(1000);
+    const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(textTask('lanterns that finish too late')),
+    }).then((r) => r.json());
+    const taskId = created.data.taskId as string;
+    const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
+    expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    // 5 s at 0.02 USD a second.
+    expect(await reconciled(proc, taskId)).toEqual({
+      state: 'expired',
+      upstream_final_state: 'succeeded',
+      upstream_cost_micros: 100_000,
+    });
+    expect([server.submits.length, server.cancels.length, server.refusedCancels.length, server.downloads]).toEqual([
+      1, 0, 1, 0,
+    ]);
+    expect(await walletOf(proc, accountId)).toEqual({ held: 0, spent: 0 });
+    const margin = await marginReport(proc);
+    expect(margin.rows).toEqual([
+      expect.objectContaining({ model: TEXT, deployment: 'wan', tasks: 1, succeeded: 0, abandonedCostUsd: '0.100000' }),
+    ]);
   }, 60_000);
 });

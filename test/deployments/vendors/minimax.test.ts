@@ -1,14 +1,10 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
-import { ROOT } from '../../support/catalogue.js';
 import type { Special } from '../../support/vendors/job-timeline.js';
 import { MinimaxServer, type MinimaxServerOptions, minimaxRefusal } from '../../support/vendors/minimax-server.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import { deploymentsFile, serveDeployments, taskRow } from './two-deployments.js';
+import { deploymentsFile, marginReport, reconciled, serveDeployments, taskRow, walletOf } from './two-deployments.js';
 
 /**
  * The minimax profile (spec/providers/minimax.yaml) against a loopback MiniMax
@@ -21,7 +17,6 @@ const UPSTREAM_MODEL = 'MiniMax-Hailuo-02';
 const KEY = 'mm-operator-key';
 const FRAME = 'https://example.com/first.png';
 const FLAGGED = 'FLAG-THIS';
-const run = promisify(execFile);
 
 const textTask = (prompt: string) => ({ model: TEXT, input: { prompt, duration_seconds: 6 } });
 
@@ -286,31 +281,15 @@ describe("minimax: MiniMax's video generation API through its profile", () => {
     const taskId = created.data.taskId as string;
     const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
     expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
-    const rowOf = () =>
-      proc!.db.kysely
-        .selectFrom('tasks')
-        .select(['state', 'upstream_final_state', 'upstream_cost_micros'])
-        .where('id', '=', taskId)
-        .executeTakeFirstOrThrow();
-    for (const until = Date.now() + 20_000; (await rowOf()).upstream_final_state === null && Date.now() < until; )
-      await new Promise((r) => setTimeout(r, 50));
     // 6 s at 0.02 USD a second.
-    expect(await rowOf()).toEqual({
+    expect(await reconciled(proc, taskId)).toEqual({
       state: 'expired',
       upstream_final_state: 'succeeded',
       upstream_cost_micros: 120_000,
     });
     expect([minimax.submits.length, minimax.downloads]).toEqual([1, 0]);
-    const wallet = await proc.db.kysely
-      .selectFrom('wallets')
-      .select(['held', 'spent'])
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    expect(wallet).toEqual({ held: 0, spent: 0 });
-    const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'], {
-      env: { ...process.env, ...proc.env },
-    });
-    const margin = JSON.parse(stdout);
+    expect(await walletOf(proc, accountId)).toEqual({ held: 0, spent: 0 });
+    const margin = await marginReport(proc);
     expect(margin.rows).toEqual([
       expect.objectContaining({ model: TEXT, deployment: 'mm', tasks: 1, succeeded: 0, abandonedCostUsd: '0.120000' }),
     ]);

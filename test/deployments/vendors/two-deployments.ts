@@ -1,5 +1,10 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { parseDeployments } from '../../../runtime/routing/deployments-file.js';
+import { ROOT } from '../../support/catalogue.js';
 import { startTestService, type TestService } from '../../support/service.js';
+import type { MediaforgeProcess } from '../support.js';
 
 /**
  * What the minimax, dashscope and ark suites share: a service whose models route to two
@@ -48,4 +53,36 @@ export function taskRow(t: TestService, taskId: string) {
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
   for (const until = Date.now() + timeoutMs; !(await check()) && Date.now() < until; )
     await new Promise((r) => setTimeout(r, 25));
+}
+
+/** The task's reconciliation once recorded (its upstream job's end and cost), or what there is when the time is up. */
+export async function reconciled(proc: MediaforgeProcess, taskId: string, timeoutMs = 20_000) {
+  const rowOf = () =>
+    proc.db.kysely
+      .selectFrom('tasks')
+      .select(['state', 'upstream_final_state', 'upstream_cost_micros'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+  for (const until = Date.now() + timeoutMs; (await rowOf()).upstream_final_state === null && Date.now() < until; )
+    await new Promise((r) => setTimeout(r, 50));
+  return rowOf();
+}
+
+/** `mediaforge report margin --json` against the process's database. */
+export async function marginReport(proc: MediaforgeProcess): Promise<{ rows: Record<string, unknown>[] }> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'],
+    { env: { ...process.env, ...proc.env } },
+  );
+  return JSON.parse(stdout);
+}
+
+/** The account's wallet as the process's database holds it. */
+export function walletOf(proc: MediaforgeProcess, accountId: string) {
+  return proc.db.kysely
+    .selectFrom('wallets')
+    .select(['held', 'spent'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
 }
