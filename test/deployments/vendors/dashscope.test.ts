@@ -225,6 +225,41 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
     await t.checkLedger(accountId);
   });
 
+  it('429 with Retry-After and no other deployment: the next submit is put off until the Retry-After, not sent again sooner', async () => {
+    const only = await new DashscopeServer({
+      latencyMs: 300,
+      apiKey: KEY,
+      submit: once(
+        dashscopeError(429, 'Throttling.RateQuota', 'Requests rate limit exceeded, please try again later.', '20'),
+      ),
+    }).start();
+    servers.push(only);
+    t = await serveDeployments(
+      deploymentsFile('dashscope', { first: only.url }, [{ model: TEXT, upstreamModel: 'wan2.6-t2v' }]),
+      KEY,
+    );
+    const { apiKey } = await t.account(1000);
+    const created = await createTask(t, apiKey, textTask('patient lanterns'));
+    const taskId = created.body.data.taskId as string;
+    const runItem = () =>
+      t!.service.ctx.db.kysely
+        .selectFrom('work_items')
+        .selectAll()
+        .where('task_id', '=', taskId)
+        .where('kind', '=', 'run')
+        .executeTakeFirst();
+    // The submit answered and its outcome recorded: the item no longer leased, its next round scheduled.
+    await eventually(async () => {
+      const item = await runItem();
+      return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
+    });
+    // Retry-After: 20 s; without it the next round would come within a second or two.
+    expect((await runItem())!.due_at).toBeGreaterThan(Date.now() + 10_000);
+    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    expect(record.body.data.state).not.toMatch(/failed|succeeded|running/);
+    expect(only.submits.length).toBe(1);
+  });
+
   it('SIGKILL of the service mid-poll: the restarted service resumes the task on the same deployment, created once', async () => {
     const dashscope = await new DashscopeServer({ latencyMs: 4000, apiKey: KEY }).start();
     servers.push(dashscope);

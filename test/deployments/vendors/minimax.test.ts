@@ -4,7 +4,15 @@ import type { Special } from '../../support/vendors/job-timeline.js';
 import { MinimaxServer, type MinimaxServerOptions, minimaxRefusal } from '../../support/vendors/minimax-server.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import { deploymentsFile, marginReport, reconciled, serveDeployments, taskRow, walletOf } from './two-deployments.js';
+import {
+  deploymentsFile,
+  eventually,
+  marginReport,
+  reconciled,
+  serveDeployments,
+  taskRow,
+  walletOf,
+} from './two-deployments.js';
 
 /**
  * The minimax profile (spec/providers/minimax.yaml) against a loopback MiniMax
@@ -200,6 +208,43 @@ describe("minimax: MiniMax's video generation API through its profile", () => {
     expect(first.submits.length).toBe(1);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
     await t.checkLedger(accountId);
+  });
+
+  it('429 with Retry-After and no other deployment: the next submit is put off until the Retry-After, not sent again sooner', async () => {
+    const only = await new MinimaxServer({
+      latencyMs: 300,
+      apiKey: KEY,
+      submit: once({
+        status: 429,
+        body: { base_resp: { status_code: 1002, status_msg: 'rate limit' } },
+        retryAfter: '20',
+      }),
+    }).start();
+    servers.push(only);
+    t = await serveDeployments(
+      deploymentsFile('minimax', { first: only.url }, [{ model: TEXT, upstreamModel: UPSTREAM_MODEL }]),
+      KEY,
+    );
+    const { apiKey } = await t.account(1000);
+    const created = await createTask(t, apiKey, textTask('a patient heron'));
+    const taskId = created.body.data.taskId as string;
+    const runItem = () =>
+      t!.service.ctx.db.kysely
+        .selectFrom('work_items')
+        .selectAll()
+        .where('task_id', '=', taskId)
+        .where('kind', '=', 'run')
+        .executeTakeFirst();
+    // The submit answered and its outcome recorded: the item no longer leased, its next round scheduled.
+    await eventually(async () => {
+      const item = await runItem();
+      return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
+    });
+    // Retry-After: 20 s; without it the next round would come within a second or two.
+    expect((await runItem())!.due_at).toBeGreaterThan(Date.now() + 10_000);
+    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    expect(record.body.data.state).not.toMatch(/failed|succeeded|running/);
+    expect(only.submits.length).toBe(1);
   });
 
   it('SIGKILL of the service mid-poll: the restarted service resumes the task on the same deployment, created once', async () => {
