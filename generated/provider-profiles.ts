@@ -213,8 +213,8 @@ const PROFILES: Record<string, ProviderProfile> = {
       capture: { fileId: 'file_id' }
     },
     result: {
-      urls: 'file_id',
-      follow: { method: 'GET', path: '/v1/files/retrieve?file_id={fileId}', urls: 'file.download_url' }
+      urls: 'file.download_url',
+      follow: { method: 'GET', path: '/v1/files/retrieve?file_id={fileId}' }
     },
     errors: {
       code: 'base_resp.status_code',
