@@ -260,6 +260,23 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
     expect(only.submits.length).toBe(1);
   });
 
+  it("a task cancelled on DashScope's side (its console, another client) while the service waits: the task fails with 'The provider canceled the generation.', its hold released, tried nowhere else", async () => {
+    const { first, second, t, accountId, apiKey } = await serve({ latencyMs: 60_000, queuedShare: 1 });
+    const created = await createTask(t, apiKey, textTask('lanterns someone else stops'));
+    await eventually(() => first.polls > 0);
+    for (const job of first.tasks.values()) job.canceledAt = Date.now();
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task).toMatchObject({
+      state: 'failed',
+      errorCode: 'generation_failed',
+      errorMessage: 'The provider canceled the generation.',
+      credits: 0,
+    });
+    expect([first.submits.length, second.submits.length, first.cancels.length]).toEqual([1, 0, 0]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
   it('SIGKILL of the service mid-poll: the restarted service resumes the task on the same deployment, created once', async () => {
     const dashscope = await new DashscopeServer({ latencyMs: 4000, apiKey: KEY }).start();
     servers.push(dashscope);
