@@ -1,0 +1,107 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clip } from '../../files/fixtures.js';
+
+/**
+ * What the loopback vendor servers of test/support/vendors/ (minimax, dashscope, ark) share, and
+ * nothing of any vendor's protocol: a job's life as a timeline (queued, then running, then ended)
+ * measured from its creation, a loopback HTTP listener, and the expiring file links the vendors
+ * hand out. Each server speaks its vendor's paths, envelopes and status names over this.
+ */
+export type Phase = 'queued' | 'running' | 'ended' | 'canceled';
+
+export interface TimelineOptions {
+  /** From create to the end (default 200 ms). */
+  latencyMs?: number;
+  /** The share of latencyMs spent queued before running (default 0.3). */
+  queuedShare?: number;
+  /** How long a result link answers after the job ended (default a day, as these vendors' links). */
+  resultLifetimeMs?: number;
+}
+
+export interface TimelineJob {
+  id: string;
+  createdAt: number;
+  canceledAt?: number;
+}
+
+export function phaseOf(job: TimelineJob, options: TimelineOptions, now = Date.now()): Phase {
+  const latency = options.latencyMs ?? 200;
+  if (job.canceledAt !== undefined && job.canceledAt <= now) return 'canceled';
+  if (now < job.createdAt + latency * (options.queuedShare ?? 0.3)) return 'queued';
+  if (now < job.createdAt + latency) return 'running';
+  return 'ended';
+}
+
+/** Whole percent of the way from start to end (0 while queued, 100 once ended). */
+export function percentOf(job: TimelineJob, options: TimelineOptions, now = Date.now()): number {
+  return Math.max(0, Math.min(100, Math.floor(((now - job.createdAt) * 100) / (options.latencyMs ?? 200))));
+}
+
+/** Whether a result link of a job that ended still answers. */
+export function linkAlive(job: TimelineJob, options: TimelineOptions, now = Date.now()): boolean {
+  return now < job.createdAt + (options.latencyMs ?? 200) + (options.resultLifetimeMs ?? 86_400_000);
+}
+
+/** A loopback HTTP server handing each request, its body read, to one handler. */
+export class LoopbackListener {
+  private server!: Server;
+  url = '';
+
+  constructor(
+    private readonly handle: (request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer) => unknown,
+  ) {}
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        Promise.resolve(
+          this.handle(request, response, new URL(request.url ?? '/', this.url), Buffer.concat(chunks)),
+        ).catch((error) => {
+          response.statusCode = 500;
+          response.end(String(error));
+        });
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+/** A generated clip of this many seconds (a short MP4 the service can measure). */
+export function sendClip(response: ServerResponse, seconds: number): void {
+  const bytes = clip(Number.isFinite(seconds) && seconds > 0 ? seconds : 5);
+  response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
+  response.end(bytes);
+}
+
+/** A special answer a test asks a server for instead of its normal one: a status with a body (and Retry-After), or a reset. */
+export type Special = { status: number; body: unknown; retryAfter?: string } | 'reset' | undefined;
+
+/** Sends a special answer; false when there is none. */
+export function sendSpecial(request: IncomingMessage, response: ServerResponse, special: Special): boolean {
+  if (special === undefined) return false;
+  if (special === 'reset') {
+    request.socket.destroy();
+    return true;
+  }
+  sendJson(response, special.status, special.body, special.retryAfter ? { 'retry-after': special.retryAfter } : {});
+  return true;
+}
