@@ -211,10 +211,10 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
       state: 'failed',
       errorCode: 'internal_error',
     });
-    const pollsAtEnd = upstream.polls;
     const row = await untilReconciled(t.service.ctx.db, taskId);
     expect(row).toEqual({ state: 'failed', upstream_final_state: 'lost', upstream_cost_micros: null });
-    expect(upstream.polls).toBe(pollsAtEnd + 1);
+    // The poll that found the job lost, then one reconcile poll (it may come before the client's wait returns: counted in all).
+    expect(upstream.polls).toBe(2);
     expect((await reconcileItems(t.service.ctx.db, taskId)).map((i) => i.done_at !== null)).toEqual([true]);
   });
 
