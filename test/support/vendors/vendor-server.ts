@@ -47,6 +47,8 @@ export interface Received {
 
 export abstract class VendorServer {
   readonly submits: Received[] = [];
+  /** When each submit arrived (ms since the epoch), in order. */
+  readonly submitTimes: number[] = [];
   readonly jobs = new Map<string, VendorJob>();
   /** Every status request that reached a known job. */
   polls = 0;
@@ -107,6 +109,7 @@ export abstract class VendorServer {
   /** Records a submit as it reached the server (refused or not: what arrived is what a test counts). */
   protected record(request: IncomingMessage, url: URL, body: Record<string, unknown>): void {
     this.submits.push({ method: request.method ?? '', path: url.pathname, headers: request.headers, body });
+    this.submitTimes.push(Date.now());
   }
 
   /** Creates a job (the vendor's id given) from a submit. */
