@@ -37,7 +37,7 @@ describe("luma profile: Luma's Dream Machine API against a loopback Luma", () =>
 
   async function run(t: TestService, apiKey: string, body: unknown) {
     const created = await createTask(t, apiKey, body);
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(202);
     return waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
   }
 
@@ -59,7 +59,7 @@ describe("luma profile: Luma's Dream Machine API against a loopback Luma", () =>
     const [id] = [...first.jobs.keys()];
     const row = await taskRow(t, task.taskId);
     expect(row.deployment).toBe('first');
-    expect(JSON.parse(row.deployment_handle!)).toMatchObject({ id });
+    expect(row.deployment_handle).toContain(id);
     expect(first.polls).toBeGreaterThan(1);
     expect(first.downloads).toBe(1);
     const [asset] = task.output.assets;

@@ -37,7 +37,7 @@ describe("runway profile: Runway's API against a loopback Runway", () => {
 
   async function run(t: TestService, apiKey: string, body: unknown) {
     const created = await createTask(t, apiKey, body);
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(202);
     return waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
   }
 
@@ -60,7 +60,7 @@ describe("runway profile: Runway's API against a loopback Runway", () => {
     const [id] = [...first.jobs.keys()];
     const row = await taskRow(t, task.taskId);
     expect(row.deployment).toBe('first');
-    expect(JSON.parse(row.deployment_handle!)).toMatchObject({ id });
+    expect(row.deployment_handle).toContain(id);
     // Polled through the queue (THROTTLED) and the run before it ended.
     expect(first.polls).toBeGreaterThan(1);
     expect(first.downloads).toBe(1);

@@ -33,6 +33,8 @@ export interface KlingServerOptions extends GenerationClock {
   failWhenPromptContains?: string;
   /** The answer to the n-th submit instead of creating a task (see `envelope` for Kling's bodies). */
   submit?: (index: number) => SubmitOverride;
+  /** The answer to the n-th status query of a known task instead of the task (Kling's envelopes: `envelope`). */
+  poll?: (index: number) => SubmitOverride;
   /** Error envelopes answer HTTP 200 (the code in the body is the failure). */
   envelopeIn200?: boolean;
   /** How long a video link answers after the task succeeded (default 30 days). */
@@ -62,6 +64,8 @@ const requestId = () => randomUUID();
 export class KlingServer extends VendorServer {
   /** The JWT claims of every request that passed (a test checks what the service signed). */
   readonly tokens: Record<string, unknown>[] = [];
+  /** Status queries of known tasks, those answered by `poll` too. */
+  pollAnswers = 0;
 
   constructor(private readonly options: KlingServerOptions = {}) {
     super({ outputLifetimeMs: 30 * 86_400_000, ...options });
@@ -125,6 +129,7 @@ export class KlingServer extends VendorServer {
     if (request.method !== 'GET' || !query) return this.refuse(response, 'notFound', 'Invalid request method or path');
     const job = this.find(query[1], query[2]);
     if (!job) return this.refuse(response, 'notFound', 'task not found');
+    if (this.override(this.options.poll?.(this.pollAnswers++), request, response, () => {})) return;
     this.polls++;
     this.json(response, 200, { code: 0, message: 'SUCCEED', request_id: requestId(), data: this.task(job) });
   }
