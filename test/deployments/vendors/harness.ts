@@ -1,4 +1,9 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { parseDeployments } from '../../../runtime/routing/deployments-file.js';
+import type { Db } from '../../../runtime/storage/dialect.js';
+import { ROOT } from '../../support/catalogue.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
 /**
@@ -7,6 +12,8 @@ import { startTestService, type TestService } from '../../support/service.js';
  * the catalogue models they route (vendor_b/family_c-2.6: 16:9, 2..10 s, 720p by default, the
  * modes text-to-video and image-to-video, which every one of these vendors serves).
  */
+const run = promisify(execFile);
+
 export const TEXT_MODEL = 'vendor_b/family_c-2.6/text-to-video';
 export const IMAGE_MODEL = 'vendor_b/family_c-2.6/image-to-video';
 export const FRAME = 'https://example.com/first-frame.png';
@@ -74,4 +81,34 @@ export async function taskRow(t: TestService, taskId: string) {
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
   for (const until = Date.now() + timeoutMs; !(await check()) && Date.now() < until; )
     await new Promise((r) => setTimeout(r, 25));
+}
+
+/** `mediaforge report margin --json` of a serve process's database, as an operator runs it. */
+export async function marginReport(env: NodeJS.ProcessEnv): Promise<any> {
+  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'], {
+    env: { ...process.env, ...env },
+  });
+  return JSON.parse(stdout);
+}
+
+/** A task created on a serve process; its id. */
+export async function createOn(url: string, apiKey: string, body: unknown): Promise<string> {
+  const created = await fetch(`${url}/api/v1/jobs/createTask`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then((r) => r.json());
+  return created.data.taskId as string;
+}
+
+/** Waits until the task's upstream job's end is recorded (reconciliation); its row then. */
+export async function untilReconciled(db: Db, taskId: string, timeoutMs = 20_000) {
+  const row = () =>
+    db.kysely
+      .selectFrom('tasks')
+      .select(['state', 'upstream_final_state', 'upstream_cost_micros'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+  await eventually(async () => (await row()).upstream_final_state !== null, timeoutMs);
+  return row();
 }

@@ -3,7 +3,18 @@ import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
 import { KlingServer, type KlingServerOptions, klingToken } from '../../support/vendors/kling-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import { deploymentsFile, FRAME, imageTask, serveDeployments, taskRow, textTask } from './harness.js';
+import {
+  createOn,
+  deploymentsFile,
+  FRAME,
+  imageTask,
+  marginReport,
+  serveDeployments,
+  TEXT_MODEL,
+  taskRow,
+  textTask,
+  untilReconciled,
+} from './harness.js';
 
 const ACCESS = 'AK-operator';
 const SECRET = 'SK-operator-secret';
@@ -235,5 +246,57 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
       .where('id', '=', taskId)
       .executeTakeFirstOrThrow();
     expect(row).toEqual(pinned);
+  }, 60_000);
+  it("a task that finishes after its task expired (Kling has no cancel) is reconciled: the client stays expired and uncharged; the task's end and cost recorded without a download; `report margin` shows the cost as abandoned", async () => {
+    const upstream = await new KlingServer({ latencyMs: 4500, accessKey: ACCESS, secretKey: SECRET }).start();
+    servers.push(upstream);
+    const file = deploymentsFile('kling', {
+      up: {
+        server: upstream,
+        secretEnv: 'KLING_KEYS',
+        upstreamModel: 'kling-v2-1',
+        extra: ', cost: { perSecond: "0.02" }',
+      },
+    });
+    proc = await startMediaforge(
+      'kling-reconcile',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        KLING_KEYS: `${ACCESS}:${SECRET}`,
+        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
+        MEDIAFORGE_TASK_DEADLINE_SECONDS: '2',
+        MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
+      },
+      { 'deployments.yaml': file },
+    );
+    const { accountId, apiKey } = await proc.account(1000);
+    const taskId = await createOn(proc.url, apiKey, textTask('finishes too late', { duration_seconds: 5 }));
+    const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
+    expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(upstream.cancels).toEqual([]);
+    const row = await untilReconciled(proc.db, taskId);
+    // 5 s at 0.02 USD a second, in millionths of a USD.
+    expect(row).toEqual({ state: 'expired', upstream_final_state: 'succeeded', upstream_cost_micros: 100_000 });
+    expect(upstream.downloads).toBe(0);
+    expect(upstream.submits.length).toBe(1);
+    expect(await waitForTask(proc.url, apiKey, taskId)).toMatchObject({ state: 'expired', credits: 0 });
+    const wallet = await proc.db.kysely
+      .selectFrom('wallets')
+      .select(['held', 'spent'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    expect(wallet).toEqual({ held: 0, spent: 0 });
+    const margin = await marginReport(proc.env);
+    expect(margin.rows).toEqual([
+      expect.objectContaining({
+        model: TEXT_MODEL,
+        deployment: 'up',
+        tasks: 1,
+        succeeded: 0,
+        upstreamCostUsd: '0.100000',
+        abandonedCostUsd: '0.100000',
+        marginUsd: '-0.100000',
+      }),
+    ]);
   }, 60_000);
 });

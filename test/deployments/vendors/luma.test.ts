@@ -3,7 +3,18 @@ import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
 import { LumaServer, type LumaServerOptions } from '../../support/vendors/luma-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import { deploymentsFile, FRAME, imageTask, serveDeployments, taskRow, textTask } from './harness.js';
+import {
+  createOn,
+  deploymentsFile,
+  FRAME,
+  imageTask,
+  marginReport,
+  serveDeployments,
+  TEXT_MODEL,
+  taskRow,
+  textTask,
+  untilReconciled,
+} from './harness.js';
 
 const KEY = 'luma-operator-key';
 const FLAGGED = 'FLAG-THIS';
@@ -199,5 +210,52 @@ describe("luma profile: Luma's Dream Machine API against a loopback Luma", () =>
       .where('id', '=', taskId)
       .executeTakeFirstOrThrow();
     expect(row).toEqual(pinned);
+  }, 60_000);
+  it("a generation that finishes after its task expired (Luma has no cancel) is reconciled: the client stays expired and uncharged; the generation's end and cost recorded without a download; `report margin` shows the cost as abandoned", async () => {
+    const upstream = await new LumaServer({ latencyMs: 4500, apiKey: KEY }).start();
+    servers.push(upstream);
+    const file = deploymentsFile('luma', {
+      up: { server: upstream, secretEnv: 'LUMA_KEY', upstreamModel: 'ray-2', extra: ', cost: { perSecond: "0.02" }' },
+    });
+    proc = await startMediaforge(
+      'luma-reconcile',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        LUMA_KEY: KEY,
+        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
+        MEDIAFORGE_TASK_DEADLINE_SECONDS: '2',
+        MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
+      },
+      { 'deployments.yaml': file },
+    );
+    const { accountId, apiKey } = await proc.account(1000);
+    const taskId = await createOn(proc.url, apiKey, textTask('finishes too late', { duration_seconds: 5 }));
+    const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
+    expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect([...upstream.jobs.values()].every((j) => !j.deleted)).toBe(true);
+    const row = await untilReconciled(proc.db, taskId);
+    // 5 s at 0.02 USD a second, in millionths of a USD.
+    expect(row).toEqual({ state: 'expired', upstream_final_state: 'succeeded', upstream_cost_micros: 100_000 });
+    expect(upstream.downloads).toBe(0);
+    expect(upstream.submits.length).toBe(1);
+    expect(await waitForTask(proc.url, apiKey, taskId)).toMatchObject({ state: 'expired', credits: 0 });
+    const wallet = await proc.db.kysely
+      .selectFrom('wallets')
+      .select(['held', 'spent'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    expect(wallet).toEqual({ held: 0, spent: 0 });
+    const margin = await marginReport(proc.env);
+    expect(margin.rows).toEqual([
+      expect.objectContaining({
+        model: TEXT_MODEL,
+        deployment: 'up',
+        tasks: 1,
+        succeeded: 0,
+        upstreamCostUsd: '0.100000',
+        abandonedCostUsd: '0.100000',
+        marginUsd: '-0.100000',
+      }),
+    ]);
   }, 60_000);
 });
