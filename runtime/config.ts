@@ -98,6 +98,14 @@ export interface Config {
   /** How often an upstream job is polled when the upstream gives neither progress nor a hint (2 s). */
   upstreamPollMs: number;
   /**
+   * How long after its task ended an upstream job that may still run (the task expired, was
+   * canceled, or its poll gave up) is still polled to learn how it ended and what it cost (24 h;
+   * hours, decimals allowed). Then it is left as `unresolved`.
+   */
+  upstreamReconcileMs: number;
+  /** The pace of those polls (5 minutes): slow, they only learn the job's end. */
+  upstreamReconcilePollMs: number;
+  /**
    * Crash fault points armed (tests only; runtime/faults.ts): point name -> the time it is reached
    * that kills the process. Absent or empty: every point is a no-op.
    */
@@ -111,6 +119,8 @@ export interface Config {
 
 const int = (value: string | undefined, fallback: number) =>
   value === undefined || value === '' ? fallback : Number.parseInt(value, 10);
+const decimal = (value: string | undefined, fallback: number) =>
+  value === undefined || value === '' ? fallback : Number.parseFloat(value);
 
 /**
  * The process's environment, with `set` laid over it (the CLI's flags: --db is MEDIAFORGE_DB, ...;
@@ -183,6 +193,8 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     upstreamResultMaxBytes: int(env.MEDIAFORGE_UPSTREAM_RESULT_MAX_BYTES, 2 * 1000 * 1000 * 1000),
     upstreamResultTimeoutMs: int(env.MEDIAFORGE_UPSTREAM_RESULT_TIMEOUT_SECONDS, 600) * 1000,
     upstreamPollMs: int(env.MEDIAFORGE_UPSTREAM_POLL_MS, 2000),
+    upstreamReconcileMs: Math.round(decimal(env.MEDIAFORGE_UPSTREAM_RECONCILE_HOURS, 24) * 3_600_000),
+    upstreamReconcilePollMs: int(env.MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS, 5 * 60_000),
     faultPoints: parseFaultPoints(env.MEDIAFORGE_FAULT_POINTS),
     environment: env,
     ...overrides,

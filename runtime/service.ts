@@ -22,6 +22,7 @@ import { TaskEvents } from './tasks/task-events.js';
 import { maintenanceWorkHandlers, scheduleMaintenance } from './worker/maintenance.js';
 import { taskWorkHandlers } from './worker/task-work.js';
 import { upstreamCancelHook } from './worker/upstream-cancel.js';
+import { reconcileHook } from './worker/reconcile.js';
 import { webhookResolutionHook, webhookWorkHandlers } from './webhooks/index.js';
 import { OutboundAgents } from './net/kept-agents.js';
 import { Worker, type WorkHandler } from './worker/worker.js';
@@ -44,10 +45,14 @@ export interface ServiceOptions {
 }
 
 /**
- * The resolution hooks of a complete service: an upstream job that may still run is cancelled,
- * then the task's webhook deliveries are written (each in the resolving transaction).
+ * The resolution hooks of a complete service: an upstream job that may still run is cancelled
+ * and reconciled, then the task's webhook deliveries are written (each in the resolving transaction).
  */
-export const defaultResolutionHooks: readonly ResolutionHook[] = [upstreamCancelHook, webhookResolutionHook];
+export const defaultResolutionHooks: readonly ResolutionHook[] = [
+  upstreamCancelHook,
+  reconcileHook,
+  webhookResolutionHook,
+];
 
 export interface Service {
   ctx: Context;

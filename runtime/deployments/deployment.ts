@@ -55,7 +55,13 @@ export type DeploymentStatus =
    * `code` reference_invalid: a reference the deployment could not fetch or measure (the task's
    * error is then the service's reference_invalid with the reason as detail); else generation_failed.
    */
-  | { state: 'failed'; reason: string; code?: 'reference_invalid' };
+  | { state: 'failed'; reason: string; code?: 'reference_invalid' }
+  /**
+   * The provider canceled the job on its own side (the service asks for a cancel only once its task
+   * ended, and then polls it no more as the task's poll). `reason`: the provider's own English text,
+   * if any; the task fails with the service's sentence either way, its hold released.
+   */
+  | { state: 'canceled'; reason?: string };
 
 /**
  * A place that runs generations: the simulator, or an adapter for a real provider (one upstream of

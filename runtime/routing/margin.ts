@@ -15,6 +15,12 @@ export interface MarginRow {
   /** What the operator pays the upstream, as declared in the deployments file (tasks without a declared cost count 0). */
   upstreamCostUsd: string;
   marginUsd: string;
+  /**
+   * What the operator pays for jobs no client was charged for (part of upstreamCostUsd): completed
+   * jobs of tasks that ended otherwise (expired, canceled, failed after the job), learned while
+   * polling or by reconciliation (runtime/worker/reconcile.ts).
+   */
+  abandonedCostUsd: string;
   /** Succeeded tasks whose deployment declared no cost: the margin overstates by what they cost. */
   succeededWithoutCost: number;
 }
@@ -37,6 +43,7 @@ interface Sums {
   succeeded: number;
   revenueCredits: number;
   costMicros: number;
+  abandonedMicros: number;
   succeededWithoutCost: number;
 }
 
@@ -49,6 +56,7 @@ function row(sums: Sums) {
     revenueUsd: microsToUsd(revenueMicros),
     upstreamCostUsd: microsToUsd(sums.costMicros),
     marginUsd: microsToUsd(revenueMicros - sums.costMicros),
+    abandonedCostUsd: microsToUsd(sums.abandonedMicros),
     succeededWithoutCost: sums.succeededWithoutCost,
   };
 }
@@ -67,6 +75,16 @@ export async function marginSums(
       eb.fn.sum<number>(eb.case().when('state', '=', 'succeeded').then(1).else(0).end()).as('succeeded'),
       eb.fn.sum<number>(eb.fn.coalesce('charged_credits', eb.lit(0))).as('revenue'),
       eb.fn.sum<number>(eb.fn.coalesce('upstream_cost_micros', eb.lit(0))).as('cost'),
+      eb.fn
+        .sum<number>(
+          eb
+            .case()
+            .when('state', '!=', 'succeeded')
+            .then(eb.fn.coalesce('upstream_cost_micros', eb.lit(0)))
+            .else(0)
+            .end(),
+        )
+        .as('abandoned'),
       eb.fn
         .sum<number>(
           eb
@@ -93,6 +111,7 @@ export async function marginSums(
       succeeded: Number(r.succeeded),
       revenueCredits: Number(r.revenue),
       costMicros: Number(r.cost),
+      abandonedMicros: Number(r.abandoned),
       succeededWithoutCost: Number(r.uncosted),
     },
   }));
@@ -101,7 +120,14 @@ export async function marginSums(
 /** `mediaforge report margin`: revenue against upstream cost per model and deployment, and in all. */
 export async function marginReport(db: Db['kysely'], since?: number): Promise<MarginReport> {
   const groups = await marginSums(db, since);
-  const total: Sums = { tasks: 0, succeeded: 0, revenueCredits: 0, costMicros: 0, succeededWithoutCost: 0 };
+  const total: Sums = {
+    tasks: 0,
+    succeeded: 0,
+    revenueCredits: 0,
+    costMicros: 0,
+    abandonedMicros: 0,
+    succeededWithoutCost: 0,
+  };
   for (const { sums } of groups) for (const key of Object.keys(total) as (keyof Sums)[]) total[key] += sums[key];
   return {
     since: since === undefined ? null : new Date(since).toISOString(),

@@ -34,7 +34,8 @@ function dbMetric(
  * Per deployment, read from the database so that every process reports the shared truth: tasks in
  * flight and the cap, cool-downs, submits, failures by class, poll latency (a histogram of the
  * totals every worker process adds, upstream_counters); per model and deployment, revenue and what
- * the operator pays the upstream (the margin report's sums, all time).
+ * the operator pays the upstream, and of that what it pays for jobs no client was charged for (the
+ * margin report's sums, all time).
  */
 export function registerUpstreamMetrics(registry: Registry, ctx: Context): void {
   const db = ctx.db.kysely;
@@ -151,6 +152,17 @@ export function registerUpstreamMetrics(registry: Registry, ctx: Context): void 
       (await margin()).map((m) => ({
         labels: { model: m.model, deployment: m.deployment },
         value: m.sums.costMicros / 1_000_000,
+      })),
+  );
+  dbMetric(
+    registry,
+    'mediaforge_upstream_abandoned_cost_usd',
+    'What the operator pays the upstream for completed jobs no client was charged for (tasks that expired, were canceled or failed meanwhile; part of mediaforge_upstream_cost_usd), by model and deployment (USD).',
+    'gauge',
+    async () =>
+      (await margin()).map((m) => ({
+        labels: { model: m.model, deployment: m.deployment },
+        value: m.sums.abandonedMicros / 1_000_000,
       })),
   );
 }

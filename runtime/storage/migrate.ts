@@ -12,6 +12,7 @@ import { upstreams } from './migrations/0009-upstreams.js';
 import { growthIndexes } from './migrations/0010-growth-indexes.js';
 import { clipLengths } from './migrations/0011-clip-lengths.js';
 import { upstreamCallbacks } from './migrations/0012-upstream-callbacks.js';
+import { upstreamReconcile } from './migrations/0013-upstream-reconcile.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -28,6 +29,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0010-growth-indexes': growthIndexes(),
     '0011-clip-lengths': clipLengths(),
     '0012-upstream-callbacks': upstreamCallbacks(db.engine),
+    '0013-upstream-reconcile': upstreamReconcile(),
   };
 }
 

@@ -73,6 +73,8 @@ export interface Database {
     reference_clip_seconds_json: string | null;
     /** When an upstream's callback first woke the task's poll (null: none yet); later callbacks are replays. */
     upstream_callback_at: number | null;
+    /** How an upstream job its task no longer waited for ended, learned by reconciliation (runtime/worker/reconcile.ts); null: not reconciled. */
+    upstream_final_state: string | null;
     retry_of: string | null;
     retention_seconds: number | null;
     created_at: number;

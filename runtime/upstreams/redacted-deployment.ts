@@ -30,6 +30,7 @@ function redactedStream(bytes: BlobSource, redact: Redactor): BlobSource {
 
 function redactedStatus(status: DeploymentStatus, redact: Redactor): DeploymentStatus {
   if (status.state === 'failed') return { ...status, reason: redact(status.reason) };
+  if (status.state === 'canceled' && status.reason !== undefined) return { ...status, reason: redact(status.reason) };
   if (status.state === 'succeeded')
     return {
       ...status,

@@ -196,7 +196,8 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
         };
       }
       case 'canceled':
-        return { state: 'failed', reason: 'The provider canceled the prediction.' };
+        // The service cancels only predictions of tasks that ended (and polls those no more): this cancel is Replicate's or its owner's.
+        return { state: 'canceled', reason: 'The provider canceled the prediction.' };
       case 'aborted':
         return { state: 'failed', reason: 'The provider did not start the prediction before its deadline.' };
       default:

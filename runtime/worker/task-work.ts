@@ -17,12 +17,15 @@ import { taskSignal } from './task-signal.js';
 import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
 import { scheduleWork } from './schedule-work.js';
 import { UPSTREAM_CANCEL_WORK, upstreamCancelWorkHandlers } from './upstream-cancel.js';
+import { reconcileWorkHandlers, scheduleReconcile } from './reconcile.js';
 import type { WorkHandler, WorkItem, WorkOutcome } from './worker.js';
 
 /** A deployment that keeps failing to answer is given up after this many polls in a row; the task fails and the hold is released. */
 const MAX_POLL_FAILURES = 8;
 /** Longest wait before the first poll of a started task (later polls follow the deployment's retryAfterMs, also capped at 30 s). */
 const FIRST_POLL_CAP_MS = 30_000;
+/** A task's reason when its provider canceled the job on its own side (generation_failed: the codes stay as they are). */
+export const PROVIDER_CANCELED = 'The provider canceled the generation.';
 /** Longest wait for the upstream to free what it kept of a stored result (best effort). */
 const RELEASE_TIMEOUT_MS = 10_000;
 
@@ -90,11 +93,12 @@ const runTask: WorkHandler = async (ctx, item) => {
       .where('deployment_handle', 'is', null)
       .where('state', 'in', ['expired', 'canceled', 'failed'])
       .executeTakeFirst();
-    if (Number(kept.numUpdatedRows) === 1 && deployment.cancel) {
-      await scheduleWork(trx, now, { kind: UPSTREAM_CANCEL_WORK, taskId: task.id, dueAt: now });
-      return true;
-    }
-    return false;
+    if (Number(kept.numUpdatedRows) !== 1) return false;
+    // Whether or not it can be stopped, how the job ends is learned later (./reconcile.ts).
+    await scheduleReconcile(trx, now, ctx, task.id);
+    if (!deployment.cancel) return false;
+    await scheduleWork(trx, now, { kind: UPSTREAM_CANCEL_WORK, taskId: task.id, dueAt: now });
+    return true;
   });
   if (cancelAfter) ctx.wakeWorkers();
   ctx.faults.reach('run.running'); // running and its poll item committed; the run item not yet done
@@ -209,6 +213,20 @@ async function pollJob(
     return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)), attempts: 0 };
   }
   ctx.faults.reach('poll.answered'); // the deployment's final answer (succeeded or failed), nothing recorded
+  if (status.state === 'canceled') {
+    // A provider handed the task's deadline (a time limit) stops the job there: the deadline's outcome, not a failure.
+    if (now >= task.deadline_at) {
+      await expireTask(ctx, task.id);
+      return { done: true };
+    }
+    // The service never polls a job it asked to cancel (its task ended first): this cancel is the provider's own.
+    ctx.log.warn(
+      { task: task.id, deployment: deployment.name, reason: status.reason },
+      'the provider canceled the job; the task fails',
+    );
+    await failTask(ctx, task.id, 'generation_failed', PROVIDER_CANCELED);
+    return { done: true };
+  }
   if (status.state === 'failed') {
     await failTask(
       ctx,
@@ -291,4 +309,5 @@ export const taskWorkHandlers: Record<string, WorkHandler> = {
   purge: purgeExpiredContent,
   ...checkWorkHandlers,
   ...upstreamCancelWorkHandlers,
+  ...reconcileWorkHandlers,
 };

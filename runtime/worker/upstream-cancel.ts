@@ -15,10 +15,11 @@ const CANCEL_TIMEOUT_MS = 30_000;
 /**
  * A task that ended while its upstream job may still run (expired at its deadline, canceled, or
  * failed by the service: a poll that kept failing) has that job cancelled where the protocol
- * allows, so nothing runs on for a task nobody will be charged for. The work item is written by
+ * allows, so nothing runs on for a task nobody will be charged for (and reconciled, whether or not
+ * it can be cancelled: ./reconcile.ts). The work item is written by
  * a resolution hook, in the transaction that ends the task: a crash cannot lose it.
  */
-function mayStillRun(task: TaskRow): boolean {
+export function jobMayStillRun(task: Pick<TaskRow, 'state' | 'error_code'>): boolean {
   return (
     task.state === 'expired' ||
     task.state === 'canceled' ||
@@ -28,7 +29,7 @@ function mayStillRun(task: TaskRow): boolean {
 
 /** The resolution hook that writes the `upstream-cancel` work item (one of the service's default hooks: runtime/service.ts). */
 export const upstreamCancelHook: ResolutionHook = async (trx, task, now, ctx) => {
-  if (!task.deployment || !task.deployment_handle || !mayStillRun(task)) return;
+  if (!task.deployment || !task.deployment_handle || !jobMayStillRun(task)) return;
   if (!ctx.deployments.byName(task.deployment)?.cancel) return;
   await scheduleWork(trx, now, { kind: UPSTREAM_CANCEL_WORK, taskId: task.id, dueAt: now });
 };

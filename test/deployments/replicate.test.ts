@@ -36,6 +36,19 @@ const CASES: [string, Case][] = [
     },
   ],
   [
+    "a prediction canceled on Replicate's side, not by the service: the task fails with the service's sentence, hold released, never sent elsewhere (issue 27)",
+    {
+      given: { latencyMs: 5000, canceledElsewhereAfterMs: 1500 },
+      want: {
+        state: 'failed',
+        errorCode: 'generation_failed',
+        errorMessage: 'The provider canceled the generation.',
+        firstSubmits: 1,
+        secondSubmits: 0,
+      },
+    },
+  ],
+  [
     'a 422 validation problem on create: fails with the invalid field, never sent elsewhere',
     {
       given: {

@@ -38,6 +38,14 @@ export interface ReplicateServerOptions {
   outputLifetimeMs?: number;
   /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in a problem's `detail` or a failed prediction's `error`. */
   echoKey?: boolean;
+  /**
+   * Every prediction is canceled on Replicate's side this long after it was created, as its owner
+   * can from replicate.com or another client with the same token (no request of the service's):
+   * it then reads `canceled` like one the service canceled.
+   */
+  canceledElsewhereAfterMs?: number;
+  /** While a prediction runs, GET answers this status value instead of `starting` or `processing` (a value Replicate's documentation does not list). */
+  unknownStatus?: string;
   /** `output` is a list of this many links (a model whose output is a list; a hostile one answering 300) instead of one link. */
   outputLinks?: number;
 }
@@ -171,7 +179,10 @@ export class ReplicateServer {
         status === 'failed'
           ? `Prediction ${p.id} failed: The input or output was flagged as sensitive. Please try again with different inputs. (E005)`
           : null,
-      status,
+      status:
+        (status === 'starting' || status === 'processing') && this.options.unknownStatus !== undefined
+          ? this.options.unknownStatus
+          : status,
       source: 'api',
       data_removed: false,
       created_at: new Date(p.createdAt).toISOString(),
@@ -293,6 +304,9 @@ export class ReplicateServer {
       version: body.version ?? 'hidden',
       input: body.input ?? {},
       createdAt: now,
+      ...(this.options.canceledElsewhereAfterMs !== undefined
+        ? { canceledAt: now + this.options.canceledElsewhereAfterMs }
+        : {}),
       ...(cancelAfter !== undefined ? { deadline: now + durationMs(cancelAfter)! } : {}),
       ...(body.webhook && (body.webhook_events_filter ?? ['start', 'output', 'logs', 'completed']).includes('completed')
         ? { webhook: body.webhook }

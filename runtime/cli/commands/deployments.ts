@@ -88,9 +88,9 @@ export async function reportMargin({ values }: CommandInput): Promise<number> {
     [
       ...report.rows.map(
         (r) =>
-          `${r.model} on ${r.deployment}: ${r.tasks} tasks, revenue ${r.revenueUsd} USD, upstream ${r.upstreamCostUsd} USD, margin ${r.marginUsd} USD`,
+          `${r.model} on ${r.deployment}: ${r.tasks} tasks, revenue ${r.revenueUsd} USD, upstream ${r.upstreamCostUsd} USD (abandoned ${r.abandonedCostUsd} USD), margin ${r.marginUsd} USD`,
       ),
-      `total: ${report.totals.tasks} tasks, revenue ${report.totals.revenueUsd} USD, upstream ${report.totals.upstreamCostUsd} USD, margin ${report.totals.marginUsd} USD`,
+      `total: ${report.totals.tasks} tasks, revenue ${report.totals.revenueUsd} USD, upstream ${report.totals.upstreamCostUsd} USD (abandoned ${report.totals.abandonedCostUsd} USD), margin ${report.totals.marginUsd} USD`,
     ].join('\n'),
   );
   return 0;

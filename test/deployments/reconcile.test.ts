@@ -1,0 +1,193 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
+import { ROOT } from '../support/catalogue.js';
+import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
+import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+
+/**
+ * Issue 27, reconciliation: a task that ended while its upstream job may still run (here: expired
+ * at its deadline on the jobs protocol, which has no cancel) no longer waits for the job, but the
+ * operator may still pay for it. The job is polled slowly until it ends or the horizon passes; the
+ * client's outcome does not change; the job's end and cost are recorded on the task, and the cost
+ * is what `mediaforge report margin` and /metrics call abandoned. Against the loopback jobs
+ * server (test/support/jobs-protocol-server.ts) and real `mediaforge serve` processes.
+ */
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const METRICS_TOKEN = 'reconcile-metrics-token';
+/** The declared cost, 0.02 USD a second, of a 5 s job. */
+const JOB_COST_MICROS = 5 * 20_000;
+
+const deploymentsFile = (upstream: JobsProtocolServer) =>
+  [
+    'upstreams:',
+    `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}", cost: { perSecond: "0.02" } }`,
+    'models:',
+    `  ${MODEL_D}:`,
+    '    - upstream: up',
+  ].join('\n');
+
+type TaskReconciled = { state: string; upstream_final_state: string | null; upstream_cost_micros: number | null };
+
+describe('reconciliation of upstream jobs their tasks no longer wait for (issue 27)', () => {
+  let t: TestService | undefined;
+  let proc: MediaforgeProcess | undefined;
+  const servers: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await t?.close();
+    await proc?.stop();
+    [t, proc] = [undefined, undefined];
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  const rowOf = (db: MediaforgeProcess['db'], taskId: string): Promise<TaskReconciled> =>
+    db.kysely
+      .selectFrom('tasks')
+      .select(['state', 'upstream_final_state', 'upstream_cost_micros'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+
+  const reconcileItems = (db: MediaforgeProcess['db'], taskId: string) =>
+    db.kysely
+      .selectFrom('work_items')
+      .select(['done_at'])
+      .where('task_id', '=', taskId)
+      .where('kind', '=', 'reconcile')
+      .execute();
+
+  async function untilReconciled(db: MediaforgeProcess['db'], taskId: string, timeoutMs = 20_000) {
+    for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(50)) {
+      const row = await rowOf(db, taskId);
+      if (row.upstream_final_state !== null) return row;
+    }
+    throw new Error(`task ${taskId} not reconciled after ${timeoutMs} ms`);
+  }
+
+  async function serve(upstream: JobsProtocolServer, env: Record<string, string> = {}) {
+    proc = await startMediaforge(
+      'reconcile',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
+        MEDIAFORGE_TASK_DEADLINE_SECONDS: '2',
+        MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
+        MEDIAFORGE_METRICS_TOKEN: METRICS_TOKEN,
+        ...env,
+      },
+      { 'deployments.yaml': deploymentsFile(upstream) },
+    );
+    const { accountId, apiKey } = await proc.account(1000);
+    const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(bodyD('finishes too late, Picture 1', { duration_seconds: 5 })),
+    }).then((r) => r.json());
+    return { proc, accountId, apiKey, taskId: created.data.taskId as string };
+  }
+
+  const walletOf = (proc: MediaforgeProcess, accountId: string) =>
+    proc.db.kysely
+      .selectFrom('wallets')
+      .select(['held', 'spent'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+
+  it("a job that finishes after its task expired is reconciled: the client's outcome stays expired and uncharged; the job's end and cost are recorded without a download, and `report margin --json` and /metrics show the cost as abandoned", async () => {
+    const upstream = await new JobsProtocolServer({ latencyMs: 4500 }).start();
+    servers.push(upstream);
+    const { proc, accountId, apiKey, taskId } = await serve(upstream);
+    const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
+    expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(upstream.completed.size).toBe(0); // the job still runs at the provider
+
+    const row = await untilReconciled(proc.db, taskId);
+    expect(row).toEqual({ state: 'expired', upstream_final_state: 'succeeded', upstream_cost_micros: JOB_COST_MICROS });
+    expect(upstream.downloads).toBe(0);
+    expect((await reconcileItems(proc.db, taskId)).map((i) => i.done_at !== null)).toEqual([true]);
+    // The client's record is what it was at the deadline; its hold stays released, nothing spent.
+    const after = await waitForTask(proc.url, apiKey, taskId);
+    expect(after).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(await walletOf(proc, accountId)).toEqual({ held: 0, spent: 0 });
+
+    const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'], {
+      env: { ...process.env, ...proc.env },
+    });
+    const margin = JSON.parse(stdout);
+    expect(margin.rows).toEqual([
+      expect.objectContaining({
+        model: MODEL_D,
+        deployment: 'up',
+        tasks: 1,
+        succeeded: 0,
+        revenueUsd: '0.000000',
+        upstreamCostUsd: '0.100000',
+        abandonedCostUsd: '0.100000',
+        marginUsd: '-0.100000',
+      }),
+    ]);
+    expect(margin.totals.abandonedCostUsd).toBe('0.100000');
+    const metrics = await fetch(`${proc.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain(
+      `mediaforge_upstream_abandoned_cost_usd{model="${MODEL_D}",deployment="up"} 0.1`,
+    );
+  }, 60_000);
+
+  it("SIGKILL of the serve process mid-reconcile (the job's end learned, nothing recorded): the restarted process polls the job again and records its end and cost once", async () => {
+    const upstream = await new JobsProtocolServer({ latencyMs: 4000 }).start();
+    servers.push(upstream);
+    const { proc, taskId } = await serve(upstream, {
+      MEDIAFORGE_FAULT_POINTS: 'reconcile.answered',
+      MEDIAFORGE_LEASE_MS: '1500',
+    });
+    const exit = await proc.server.exited;
+    expect(proc.server.child.signalCode ?? exit).toBe('SIGKILL');
+    expect(upstream.completed.size).toBe(1); // the reconcile poll saw the job succeed, then the process died
+    expect(await rowOf(proc.db, taskId)).toEqual({
+      state: 'expired',
+      upstream_final_state: null,
+      upstream_cost_micros: null,
+    });
+    const pollsAtCrash = upstream.polls;
+
+    delete proc.env.MEDIAFORGE_FAULT_POINTS;
+    await proc.restart();
+    const row = await untilReconciled(proc.db, taskId);
+    expect(row).toEqual({ state: 'expired', upstream_final_state: 'succeeded', upstream_cost_micros: JOB_COST_MICROS });
+    expect(upstream.polls).toBeGreaterThan(pollsAtCrash);
+    expect(upstream.downloads).toBe(0);
+    expect((await reconcileItems(proc.db, taskId)).map((i) => i.done_at !== null)).toEqual([true]);
+  }, 60_000);
+
+  it('a job that never ends is polled slowly until the horizon, then left unresolved and polled no more; it costs nothing', async () => {
+    const upstream = await new JobsProtocolServer({ latencyMs: 600_000 }).start();
+    servers.push(upstream);
+    const plan = parseDeployments('deployments.yaml', deploymentsFile(upstream));
+    t = await startTestService(
+      { upstreamPollMs: 50, taskDeadlineMs: 1000, upstreamReconcilePollMs: 250, upstreamReconcileMs: 2000 },
+      { deploymentsPlan: plan },
+    );
+    const { accountId, apiKey } = await t.account(1000);
+    const created = await createTask(t, apiKey, bodyD('never ends, Picture 1', { duration_seconds: 5 }));
+    const taskId = created.body.data.taskId as string;
+    const task = await waitForTerminal(t, apiKey, taskId, 15_000);
+    expect(task).toMatchObject({ state: 'expired', credits: 0 });
+    const pollsAtExpiry = upstream.polls;
+
+    const row = await untilReconciled(t.service.ctx.db, taskId);
+    expect(row).toEqual({ state: 'expired', upstream_final_state: 'unresolved', upstream_cost_micros: null });
+    // Polled between the deadline and the horizon (every 250 ms for 2 s), then no more.
+    expect(upstream.polls - pollsAtExpiry).toBeGreaterThanOrEqual(3);
+    expect((await reconcileItems(t.service.ctx.db, taskId)).map((i) => i.done_at !== null)).toEqual([true]);
+    const pollsAtHorizon = upstream.polls;
+    await sleep(1000);
+    expect(upstream.polls).toBe(pollsAtHorizon);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+});
