@@ -1,10 +1,11 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkProfile, PROFILE_KEYS, type ProviderProfile } from './profile.js';
 import type { YamlSource } from './read-yaml.js';
 import type { SpecProblem } from './spec-error.js';
 import type { JsonSchema, Model, Scalar } from './types.js';
 
-/** The upstream protocols an adapter exists (or is planned) for; a mapping file is named after one. */
+/** The upstream protocols a coded adapter exists for; a mapping file is named after one, or is a profile (it has `submit`). */
 export const PROVIDER_PROTOCOLS = ['openai-videos', 'jobs', 'fal-queue', 'replicate'] as const;
 export type ProviderProtocol = (typeof PROVIDER_PROTOCOLS)[number];
 
@@ -35,7 +36,10 @@ export interface ProviderModel {
 
 /** spec/providers/<protocol>.yaml, checked against every model of the catalogue. */
 export interface ProviderMapping {
-  protocol: ProviderProtocol;
+  /** A coded protocol, or the name of a profile (its file's name). */
+  protocol: string;
+  /** The whole protocol as data (a file with `submit`): one runtime adapter executes it. */
+  profile?: ProviderProfile;
   file: string;
   summary: string;
   fields: Record<string, ProviderField>;
@@ -54,6 +58,7 @@ export interface ProviderMapping {
 const TOP_KEYS = ['protocol', 'summary', 'fields', 'otherFields', 'set', 'result', 'models'];
 const MODEL_KEYS = ['fields', 'set', 'result', 'serves'];
 const FIELD_KEYS = ['to', 'as', 'values', 'drop', 'unsupported'];
+const PROFILE_NAME = /^[a-z][a-z0-9-]{0,40}$/;
 const TARGET = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 /** A numeric range is enumerated for a `values` check only when it is this small. */
 const MAX_ENUMERATED = 1000;
@@ -98,20 +103,30 @@ function checkProvider(
     return undefined;
   }
   const before = problems.length;
+  const isProfile = data.submit !== undefined;
+  const keys = isProfile ? [...TOP_KEYS, ...PROFILE_KEYS] : TOP_KEYS;
   for (const key of Object.keys(data))
-    if (!TOP_KEYS.includes(key)) problem([key], `unknown key "${key}" (${TOP_KEYS.join(', ')})`);
+    if (!keys.includes(key)) problem([key], `unknown key "${key}" (${keys.join(', ')})`);
   const protocol = data.protocol;
-  if (!(PROVIDER_PROTOCOLS as readonly unknown[]).includes(protocol))
-    problem(['protocol'], `protocol must be one of ${PROVIDER_PROTOCOLS.join(', ')}`);
-  else if (protocol !== base)
+  if (isProfile && (typeof protocol !== 'string' || !PROFILE_NAME.test(protocol)))
+    problem(['protocol'], "protocol must be the profile's name: lower-case letters, digits and -");
+  else if (isProfile && (PROVIDER_PROTOCOLS as readonly unknown[]).includes(protocol))
+    problem(['protocol'], `${String(protocol)} is a coded protocol: a profile needs another name`);
+  else if (!isProfile && !(PROVIDER_PROTOCOLS as readonly unknown[]).includes(protocol))
+    problem(
+      ['protocol'],
+      `protocol must be one of ${PROVIDER_PROTOCOLS.join(', ')} (or the file is a profile: it needs a submit section)`,
+    );
+  if (protocol !== base && typeof protocol === 'string')
     problem(['protocol'], `the file of protocol ${String(protocol)} must be named ${String(protocol)}.yaml`);
   if (typeof data.summary !== 'string' || data.summary.length === 0)
     problem(['summary'], 'summary must say in a sentence what the protocol is');
   const otherFields = data.otherFields ?? 'pass';
   if (otherFields !== 'pass' && otherFields !== 'declared')
     problem(['otherFields'], 'otherFields must be pass or declared');
-  if (data.result !== undefined && (typeof data.result !== 'string' || !TARGET.test(data.result)))
+  if (!isProfile && data.result !== undefined && (typeof data.result !== 'string' || !TARGET.test(data.result)))
     problem(['result'], 'result must be a dot path (video.url)');
+  const profile = isProfile ? checkProfile(data, dictionary, problem) : undefined;
 
   const fields = checkFields(
     data.fields,
@@ -272,13 +287,14 @@ function checkProvider(
   }
   if (problems.length > before) return undefined;
   return {
-    protocol: protocol as ProviderProtocol,
+    protocol: protocol as string,
+    ...(profile ? { profile } : {}),
     file: source.file,
     summary: data.summary as string,
     fields,
     otherFields: otherFields as ProviderMapping['otherFields'],
     set,
-    ...(typeof data.result === 'string' ? { result: data.result } : {}),
+    ...(typeof data.result === 'string' && !isProfile ? { result: data.result } : {}),
     models: own,
     unmapped,
     unsupported,

@@ -8,6 +8,7 @@ import { openapiPlugin } from './openapi/emit.js';
 import { pricesPlugin } from './prices/emit.js';
 import { requestsPlugin } from './requests/emit.js';
 import { providerMappingsPlugin } from './provider-mappings/emit.js';
+import { providerProfilesPlugin } from './provider-profiles/emit.js';
 import { routesPlugin } from './routes/emit.js';
 import { sdkTypesPlugin } from './sdk-types/emit.js';
 import { statesPlugin } from './states/emit.js';
@@ -36,4 +37,5 @@ export const plugins: Plugin[] = [
   uiTextPlugin,
   statesPlugin,
   providerMappingsPlugin,
+  providerProfilesPlugin,
 ];

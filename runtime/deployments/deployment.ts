@@ -63,6 +63,14 @@ export type DeploymentStatus =
    */
   | { state: 'canceled'; reason?: string };
 
+/** What an upstream's probe found (a request that creates nothing: reachable, key accepted, path right). */
+export interface ProbeResult {
+  ok: boolean;
+  /** The answer's HTTP status, when one came. */
+  status?: number;
+  detail: string;
+}
+
 /**
  * A place that runs generations: the simulator, or an adapter for a real provider (one upstream of
  * the operator's deployments file). Start returns a handle that survives restarts (it is stored on
@@ -106,6 +114,8 @@ export interface Deployment {
     headers: Record<string, string | string[] | undefined>;
     body: Buffer;
   }): boolean | Promise<boolean>;
+  /** Asks the upstream something that creates nothing, to learn whether it is reachable and takes the key; absent where the protocol has no such request. */
+  probe?(): Promise<ProbeResult>;
   /** Closes its connections (service shutdown). */
   close?(): void;
 }

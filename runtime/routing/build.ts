@@ -1,9 +1,11 @@
 import { outboundPolicy, type Config } from '../config.js';
 import type { Deployment } from '../deployments/deployment.js';
-import type { DeploymentsPlan, UpstreamKind, UpstreamSpec } from './deployments-file.js';
+import type { DeploymentsPlan, UpstreamSpec } from './deployments-file.js';
+import { providerProfile } from '../../generated/provider-profiles.js';
 import { FalQueueDeployment } from '../upstreams/fal-queue.js';
 import { JobsDeployment } from '../upstreams/jobs.js';
 import { OpenAiVideosDeployment } from '../upstreams/openai-videos.js';
+import { ProfileDeployment } from '../upstreams/profile-upstream.js';
 import { ReplicateDeployment } from '../upstreams/replicate.js';
 import { redactedDeployment } from '../upstreams/redacted-deployment.js';
 import { Deployments, type Route } from './router.js';
@@ -16,13 +18,23 @@ const REQUEST_TIMEOUT_MS = 20_000;
 /** Longest silence while a result downloads. */
 const RESULT_IDLE_MS = 60_000;
 
-/** One constructor per protocol adapter; a kind without one cannot be named in a deployments file. */
-export const ADAPTERS: Partial<Record<Exclude<UpstreamKind, 'simulator'>, (options: UpstreamOptions) => Deployment>> = {
+/** One constructor per coded protocol adapter. */
+const CODED: Record<string, (options: UpstreamOptions) => Deployment> = {
   'openai-videos': (options) => new OpenAiVideosDeployment(options),
   jobs: (options) => new JobsDeployment(options),
   'fal-queue': (options) => new FalQueueDeployment(options),
   replicate: (options) => new ReplicateDeployment(options),
 };
+
+/**
+ * The constructor of a kind's adapter: a coded protocol's, or the one profile adapter with the
+ * profile of that name (generated/provider-profiles.ts); undefined for a kind neither knows.
+ */
+export function adapterOf(kind: string): ((options: UpstreamOptions) => Deployment) | undefined {
+  if (Object.hasOwn(CODED, kind)) return CODED[kind];
+  const profile = providerProfile(kind);
+  return profile ? (options) => new ProfileDeployment(options, profile) : undefined;
+}
 
 /** The embedded simulator with the service's settings, under a name. */
 export function simulatorDeployment(config: Config, now: () => number, name = 'simulator'): SimulatorDeployment {
@@ -38,7 +50,7 @@ export function simulatorDeployment(config: Config, now: () => number, name = 's
 
 function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => number): Deployment {
   if (spec.kind === 'simulator') return simulatorDeployment(config, now, spec.name);
-  const adapter = ADAPTERS[spec.kind];
+  const adapter = adapterOf(spec.kind);
   if (!adapter) throw new Error(`no adapter for kind ${spec.kind} in this version`);
   const policy = outboundPolicy(config);
   // Whatever the upstream echoes of its key is redacted before any part of the service reads it.

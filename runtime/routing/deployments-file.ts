@@ -3,13 +3,20 @@ import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { catalogue } from '../../generated/catalogue.js';
 import { hasProviderMapping, providerMapping } from '../../generated/provider-mappings.js';
 import type { Environment } from '../config.js';
-import { ADAPTERS } from './build.js';
+import { adapterOf } from './build.js';
+import { PROFILE_NAMES } from '../../generated/provider-profiles.js';
 import { REPLICATE_MODEL } from '../upstreams/replicate.js';
 import { DEFAULT_COOLDOWN, type Cooldown, type UpstreamCost } from './router.js';
 
-/** The kinds of upstream a deployments file may name; `simulator` keeps simulating a model. */
+/** The coded kinds of upstream a deployments file may name; `simulator` keeps simulating a model. */
 export const UPSTREAM_KINDS = ['simulator', 'openai-videos', 'jobs', 'fal-queue', 'replicate'] as const;
-export type UpstreamKind = (typeof UPSTREAM_KINDS)[number];
+/** A coded kind, or the name of a provider profile (spec/providers/<name>.yaml with `submit`). */
+export type UpstreamKind = string;
+
+/** Every kind a deployments file may name: the coded ones and the profiles. */
+export function upstreamKinds(): string[] {
+  return [...UPSTREAM_KINDS, ...PROFILE_NAMES];
+}
 
 /** One upstream of the file, checked; `apiKey` read from the variable `secretEnv` names. */
 export interface UpstreamSpec {
@@ -137,11 +144,11 @@ export function parseDeployments(file: string, text: string, env: Environment = 
     for (const key of Object.keys(raw))
       if (!UPSTREAM_KEYS.includes(key)) problem([...here, key], `unknown key "${key}" (${UPSTREAM_KEYS.join(', ')})`);
     const kind = raw.kind as UpstreamKind;
-    if (!(UPSTREAM_KINDS as readonly unknown[]).includes(kind)) {
-      problem([...here, 'kind'], `kind must be one of ${UPSTREAM_KINDS.join(', ')}`);
+    if (!upstreamKinds().includes(kind)) {
+      problem([...here, 'kind'], `kind must be one of ${upstreamKinds().join(', ')}`);
       continue;
     }
-    if (kind !== 'simulator' && !ADAPTERS[kind])
+    if (kind !== 'simulator' && !adapterOf(kind))
       problem([...here, 'kind'], `kind ${kind} has no adapter in this version`);
     else if (kind !== 'simulator' && !hasProviderMapping(kind))
       problem([...here, 'kind'], `kind ${kind} has no field mapping (spec/providers/${kind}.yaml)`);

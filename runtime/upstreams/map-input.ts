@@ -81,3 +81,20 @@ export function valueAt(result: unknown, path: string): unknown {
   }
   return node;
 }
+
+/**
+ * One field's value as the provider takes it (its `values` or `as` of the mapping), for a
+ * profile's `{input.<field>}`: undefined when absent, or when the provider does not take it
+ * (unsupported and at the model's default, or a value with no provider value).
+ */
+export function mapField(mapping: ProviderMapping, field: string, value: unknown): unknown {
+  if (value === undefined) return undefined;
+  const rule = mapping.fields[field];
+  if (!rule) return value;
+  if (rule.unsupported) return undefined;
+  if (rule.values) {
+    const key = String(value);
+    return Object.hasOwn(rule.values, key) ? rule.values[key] : undefined;
+  }
+  return rule.as ? convert(value, rule.as) : value;
+}

@@ -54,7 +54,7 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
       throw redactedError(error, redact);
     }
   };
-  const { cancel, release, verifyCallback, firstPollAfterMs, acceptsInput, close } = inner;
+  const { cancel, release, verifyCallback, firstPollAfterMs, acceptsInput, probe, close } = inner;
   return {
     name: inner.name,
     ...(inner.kind !== undefined ? { kind: inner.kind } : {}),
@@ -69,6 +69,14 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
     ...(cancel ? { cancel: (handle, job) => guarded(() => cancel.call(inner, handle, job)) } : {}),
     ...(release ? { release: (handle, job) => guarded(() => release.call(inner, handle, job)) } : {}),
     ...(verifyCallback ? { verifyCallback: (request) => verifyCallback.call(inner, request) } : {}),
+    ...(probe
+      ? {
+          probe: async () => {
+            const found = await guarded(() => probe.call(inner));
+            return { ...found, detail: redact(found.detail) };
+          },
+        }
+      : {}),
     ...(close ? { close: () => close.call(inner) } : {}),
   };
 }

@@ -33,6 +33,8 @@ export async function startMediaforge(
   name: string,
   env: NodeJS.ProcessEnv,
   files: Record<string, string> = {},
+  /** Another checkout to run (test/support/spec-copy.ts copyCheckout); this one by default. */
+  cwd?: string,
 ): Promise<MediaforgeProcess> {
   const dir = mkdtempSync(join(tmpdir(), `mediaforge-${name}-`));
   for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
@@ -41,7 +43,7 @@ export async function startMediaforge(
   const resolved = Object.fromEntries(
     Object.entries(fullEnv).map(([k, v]) => [k, typeof v === 'string' ? v.replaceAll('$DIR', dir) : v]),
   );
-  let server = await spawnServer(resolved);
+  let server = await spawnServer(resolved, [], cwd);
   const db = await openDb(dbUrl);
   const proc: MediaforgeProcess = {
     dir,
@@ -52,7 +54,7 @@ export async function startMediaforge(
     env: resolved,
     account: (credits) => createAccount(db, { credits, now: Date.now() }),
     async restart() {
-      server = await spawnServer(resolved);
+      server = await spawnServer(resolved, [], cwd);
       proc.server = server;
       proc.url = server.url;
     },

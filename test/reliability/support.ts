@@ -77,10 +77,16 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-export async function spawnServer(env: NodeJS.ProcessEnv, args: string[] = []): Promise<ServerProcess> {
+export async function spawnServer(
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+  /** Another checkout to run (a copy with its own generated/); this one by default. */
+  cwd?: string,
+): Promise<ServerProcess> {
   const { spawn } = await import('node:child_process');
   const child = spawn(process.execPath, ['bin/mediaforge.js', 'serve', '--port', '0', '--migrate', ...args], {
     env: { ...process.env, ...env },
+    ...(cwd ? { cwd } : {}),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -16,6 +16,19 @@ export function copySpec(): { root: string; remove(): void } {
   return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
+/**
+ * A copy of the whole checkout a service can run from (spec/, generator/, runtime/, generated/,
+ * bin/, scripts/; node_modules linked): a maintainer's change to spec/ is generated there and
+ * served by `mediaforge serve` started in it (test/deployments/support.ts startMediaforge's cwd).
+ */
+export function copyCheckout(): { root: string; remove(): void } {
+  const copy = copySpec();
+  for (const dir of ['runtime', 'generated', 'bin', 'scripts', 'docs', 'docs-site', 'client'])
+    cpSync(join(ROOT, dir), join(copy.root, dir), { recursive: true });
+  cpSync(join(ROOT, 'tsconfig.json'), join(copy.root, 'tsconfig.json'));
+  return copy;
+}
+
 /** Runs `generator/cli.ts --check` on a copy of spec/ as a maintainer would: its exit status and standard error. */
 export function runGeneratorCheck(root: string): { status: number; stderr: string } {
   try {

@@ -1,0 +1,189 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generate } from '../../generator/generate.js';
+import { inputD, MODEL_D, PRICE_D } from '../http/helpers.js';
+import { AcmeServer } from '../support/acme-server.js';
+import { copyCheckout } from '../support/spec-copy.js';
+import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+
+/**
+ * A maintainer's path (issue 27): a new provider added as one YAML file, spec/providers/acme.yaml,
+ * then `npm run generate` and a deployments file naming `kind: acme`; no TypeScript written. The
+ * copy of the checkout is served by a real `mediaforge serve` against a loopback Acme server
+ * (test/support/acme-server.ts, written from the issue's example protocol, not from the profile).
+ */
+export const ACME_PROFILE = `# Acme's render API (issue 27's example): a profile written as a maintainer would.
+protocol: acme
+summary: Acme's render API
+auth: bearer
+headers: { X-Acme-Version: "2025-01-01" }
+submit:
+  method: POST
+  path: /v2/renders
+  body:
+    engine: "{upstreamModel}"
+    params: "{input}"
+    text: "{input.prompt}"
+  handle: { id: render.uid }
+poll:
+  method: GET
+  path: /v2/renders/{id}
+  state: render.phase
+  states: { waiting: queued, working: running, done: succeeded, broken: failed, stopped: canceled }
+  reason: render.problem
+  progress: render.percent
+result:
+  urls: render.files[*].href
+cancel: { method: POST, path: "/v2/renders/{id}/stop" }
+probe: { method: GET, path: /v2/renders/probe-0, ok: [404] }
+errors:
+  code: status.code
+  ok: [0]
+  reason: status.message
+  classes: { 42: busy, 7: rejected }
+fields: { prompt: text }
+otherFields: pass
+`;
+
+describe('a new provider is one YAML file (spec/providers/acme.yaml, generate, kind: acme)', () => {
+  let copy: ReturnType<typeof copyCheckout>;
+  let first: AcmeServer;
+  let second: AcmeServer;
+  let service: MediaforgeProcess;
+  let key: string;
+
+  beforeAll(async () => {
+    copy = copyCheckout();
+    writeFileSync(join(copy.root, 'spec/providers/acme.yaml'), ACME_PROFILE);
+    await generate(copy.root);
+    first = await new AcmeServer({ name: 'first' }).start();
+    second = await new AcmeServer({ name: 'second' }).start();
+    const deployments = `upstreams:
+  acme-first: { kind: acme, baseUrl: "${first.url}", secretEnv: ACME_KEY }
+  acme-second: { kind: acme, baseUrl: "${second.url}", secretEnv: ACME_KEY }
+models:
+  ${MODEL_D}:
+    - { upstream: acme-first, upstreamModel: acme-render-2, priority: 1 }
+    - { upstream: acme-second, upstreamModel: acme-render-2 }
+`;
+    service = await startMediaforge(
+      'profile-acme',
+      {
+        ACME_KEY: AcmeServer.key,
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
+      },
+      { 'deployments.yaml': deployments },
+      copy.root,
+    );
+    key = (await service.account(10_000)).apiKey;
+  }, 180_000);
+
+  afterAll(async () => {
+    await service?.stop();
+    await first?.close();
+    await second?.close();
+    copy?.remove();
+  });
+
+  /** What the task's account was charged for it (the task row's charged_credits). */
+  const charged = async (taskId: string) =>
+    (
+      await service.db.kysely
+        .selectFrom('tasks')
+        .select('charged_credits')
+        .where('id', '=', taskId)
+        .executeTakeFirstOrThrow()
+    ).charged_credits;
+
+  const run = async (prompt: string) => {
+    const created = await call(service.url, 'POST', '/api/v1/jobs/createTask', key, {
+      model: MODEL_D,
+      input: inputD(prompt),
+    });
+    expect(created.status).toBe(202);
+    return waitForTask(service.url, key, created.body.data.taskId);
+  };
+
+  it('`mediaforge deployments check` in the copy knows kind acme', () => {
+    const file = join(service.dir, 'deployments.yaml');
+    const out = execFileSync(process.execPath, ['bin/mediaforge.js', 'deployments', 'check', '--deployments', file], {
+      cwd: copy.root,
+      env: { ...process.env, ACME_KEY: AcmeServer.key },
+    }).toString();
+    expect(out).toContain('ok (2 upstreams, 1 models routed)');
+  });
+
+  it('runs a task end to end: the body is filled from the profile, the result stored, charged once', async () => {
+    const task = await run('a lighthouse at dusk');
+    expect(task.state).toBe('succeeded');
+    expect(await charged(task.taskId)).toBe(PRICE_D);
+    const sent = first.submits.at(-1)!;
+    // {upstreamModel}, {input} without the field the body names itself, {input.prompt}.
+    expect(sent).toEqual({
+      engine: 'acme-render-2',
+      params: expect.objectContaining({ reference_image_urls: [expect.any(String)] }),
+      text: 'a lighthouse at dusk',
+    });
+    expect(sent.params).not.toHaveProperty('prompt');
+    expect(second.submits).toHaveLength(0);
+  });
+
+  it('a 200 answer whose body says busy (code 42) fails over to the second deployment', async () => {
+    const before = second.submits.length;
+    const task = await run('busy-at-first: a kite');
+    expect(task.state).toBe('succeeded');
+    expect(second.submits.length).toBe(before + 1);
+  });
+
+  it('a 200 answer whose body says refused (code 7) fails the task with the reason, never elsewhere', async () => {
+    const before = second.submits.length;
+    const task = await run('refuse: a kite');
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed' });
+    expect(await charged(task.taskId)).toBe(0);
+    expect(task.errorMessage).toBe('The prompt is not allowed.');
+    expect(second.submits.length).toBe(before);
+  });
+
+  it('a render that breaks fails the task with the provider reason', async () => {
+    const task = await run('broken: a kite');
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed' });
+    expect(await charged(task.taskId)).toBe(0);
+    expect(task.errorMessage).toBe('The render crashed on frame 12.');
+  });
+
+  it('a render the provider stops on its own fails the task: the provider canceled the generation', async () => {
+    const task = await run('stopped: a kite');
+    expect(task).toMatchObject({ state: 'failed' });
+    expect(await charged(task.taskId)).toBe(0);
+    expect(task.errorMessage).toBe('The provider canceled the generation.');
+  });
+
+  it('a 429 with Retry-After on a poll is waited out, and the task succeeds', async () => {
+    const task = await run('throttle: a kite');
+    expect(task.state).toBe('succeeded');
+    const render = [...first.renders.values()].find((r) => String(r.body.text).startsWith('throttle'))!;
+    expect(render.polls).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a status value the profile does not map is a protocol failure of that poll, logged with the value, polled again', async () => {
+    const created = await call(service.url, 'POST', '/api/v1/jobs/createTask', key, {
+      model: MODEL_D,
+      input: inputD('paused: a kite'),
+    });
+    const taskId = created.body.data.taskId;
+    const deadline = Date.now() + 20_000;
+    let render: ReturnType<AcmeServer['renders']['get']>;
+    for (;;) {
+      render = [...first.renders.values()].find((r) => String(r.body.text).startsWith('paused'));
+      if ((render?.polls ?? 0) >= 4 || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(render!.polls).toBeGreaterThanOrEqual(4);
+    expect(service.server.output()).toContain('unmapped status value \\"paused\\"');
+    const record = await call(service.url, 'GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, key);
+    expect(record.body.data.state).toBe('running');
+  });
+});

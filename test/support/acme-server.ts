@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clip } from '../files/fixtures.js';
+
+/**
+ * A loopback server for "Acme's render API", the example provider of issue 27's profile section
+ * (written from that text, not from any profile): POST /v2/renders with a Bearer key and
+ * `X-Acme-Version: 2025-01-01` answers `{status: {code, message}, render: {uid}}`; GET
+ * /v2/renders/{uid} answers the render's `phase` (waiting, working, done, broken, stopped), its
+ * `percent`, `problem` and `files[].href`; POST /v2/renders/{uid}/stop stops it; GET
+ * /v2/renders/probe-0 is 404 (nothing created, key accepted). Business errors come in 200
+ * answers: `status.code` 0 is success, 42 the engine is busy, 7 the request is refused.
+ *
+ * What a render does is chosen by its prompt, so one server plays every case:
+ * "busy-at-<name>" / "refuse": the submit's 200 answer carries code 42 / 7; "broken": the render fails with
+ * a problem; "stopped": Acme stops it on its own; "paused": a phase no profile maps; "slow": it
+ * works until stopped; "throttle": the first status request is a 429 with Retry-After: 1.
+ */
+export interface AcmeRender {
+  uid: string;
+  body: Record<string, unknown>;
+  polls: number;
+  stopped: boolean;
+}
+
+const KEY = 'acme-key';
+const VERSION = '2025-01-01';
+
+export class AcmeServer {
+  readonly renders = new Map<string, AcmeRender>();
+  readonly submits: Record<string, unknown>[] = [];
+  readonly requests: string[] = [];
+  private server!: Server;
+  url = '';
+
+  static readonly key = KEY;
+
+  /** `name` tells servers apart: a prompt with "busy-at-<name>" is busy at that one only. */
+  constructor(private readonly options: { name?: string } = {}) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error) => {
+        response.statusCode = 500;
+        response.end(String(error));
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+    response.writeHead(status, { 'content-type': 'application/json', ...headers });
+    response.end(JSON.stringify(body));
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const url = new URL(request.url ?? '/', this.url);
+    this.requests.push(`${request.method} ${url.pathname}`);
+    if (request.method === 'GET' && url.pathname.startsWith('/files/')) {
+      response.writeHead(200, { 'content-type': 'video/mp4' });
+      response.end(clip(5));
+      return;
+    }
+    if (request.headers.authorization !== `Bearer ${KEY}` || request.headers['x-acme-version'] !== VERSION)
+      return this.send(response, 401, { status: { code: 401, message: 'missing or wrong key or version' } });
+    if (request.method === 'GET' && url.pathname === '/v2/renders/probe-0')
+      return this.send(response, 404, { status: { code: 404, message: 'no such render' } });
+    if (request.method === 'POST' && url.pathname === '/v2/renders') {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      this.submits.push(body);
+      const text = String(body.text ?? '');
+      if (text.includes(`busy-at-${this.options.name ?? ''}`))
+        return this.send(response, 200, { status: { code: 42, message: 'engine busy' } });
+      if (text.includes('refuse'))
+        return this.send(response, 200, { status: { code: 7, message: 'The prompt is not allowed.' } });
+      const uid = `r-${randomUUID()}`;
+      this.renders.set(uid, { uid, body, polls: 0, stopped: false });
+      return this.send(response, 200, { status: { code: 0 }, render: { uid } });
+    }
+    const match = /^\/v2\/renders\/([^/]+)(\/stop)?$/.exec(url.pathname);
+    const render = match ? this.renders.get(match[1]) : undefined;
+    if (!render) return this.send(response, 404, { status: { code: 404, message: 'no such render' } });
+    if (request.method === 'POST' && match?.[2]) {
+      render.stopped = true;
+      return this.send(response, 200, { status: { code: 0 } });
+    }
+    if (request.method !== 'GET' || match?.[2]) return this.send(response, 405, { status: { code: 405 } });
+    render.polls++;
+    const text = String(render.body.text ?? '');
+    if (text.includes('throttle') && render.polls === 1)
+      return this.send(response, 429, { status: { code: 429, message: 'slow down' } }, { 'retry-after': '1' });
+    const phase = (value: string, extra: Record<string, unknown> = {}) =>
+      this.send(response, 200, { status: { code: 0 }, render: { uid: render.uid, phase: value, ...extra } });
+    if (render.stopped) return phase('stopped');
+    if (render.polls === 1) return phase('waiting');
+    if (text.includes('paused')) return phase('paused');
+    if (text.includes('slow')) return phase('working', { percent: 10 });
+    if (render.polls === 2) return phase('working', { percent: 50 });
+    if (text.includes('broken')) return phase('broken', { problem: 'The render crashed on frame 12.' });
+    if (text.includes('stopped')) return phase('stopped');
+    return phase('done', { percent: 100, files: [{ href: `${this.url}/files/${render.uid}.mp4` }] });
+  }
+}
