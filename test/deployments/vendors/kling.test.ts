@@ -157,6 +157,18 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: task.credits });
   });
 
+  it('a refusal that echoes the Authorization header: the task fails with the message, but neither the token signed with the secret nor the keys appear in it', async () => {
+    const { first, t, apiKey } = await serve({ echoAuthorization: true });
+    const task = await run(t, apiKey, textTask('an echoed fox'));
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed' });
+    const token = String(first.submits[0].headers.authorization).slice('Bearer '.length);
+    expect(token.split('.')).toHaveLength(3);
+    expect(task.errorMessage).toContain('Invalid request parameters');
+    for (const secret of [token, SECRET, `${ACCESS}:${SECRET}`]) expect(task.errorMessage).not.toContain(secret);
+    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${task.taskId}`, { key: apiKey });
+    expect(JSON.stringify(record.body)).not.toContain(token);
+  });
+
   it('a wrong secret key: Kling refuses the signature (401, 1000); the next deployment takes the task', async () => {
     const { first, second, t, apiKey } = await serve({}, { firstSecret: 'a-wrong-secret' });
     const task = await run(t, apiKey, textTask('a fox'));

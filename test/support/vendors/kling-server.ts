@@ -37,6 +37,8 @@ export interface KlingServerOptions extends GenerationClock {
   poll?: (index: number) => SubmitOverride;
   /** Error envelopes answer HTTP 200 (the code in the body is the failure). */
   envelopeIn200?: boolean;
+  /** A careless relay: a submit is refused (1201) with the Authorization header it carried written into the message. */
+  echoAuthorization?: boolean;
   /** How long a video link answers after the task succeeded (default 30 days). */
   outputLifetimeMs?: number;
 }
@@ -151,6 +153,12 @@ export class KlingServer extends VendorServer {
     if (!body) return this.refuse(response, 'invalidParameter', 'Invalid request parameters: body is not JSON');
     const create = () => this.create(String(800_000_000_000_000_000n + BigInt(this.jobs.size)), url.pathname, body);
     if (this.override(this.options.submit?.(this.submits.length - 1), request, response, create)) return;
+    if (this.options.echoAuthorization)
+      return this.refuse(
+        response,
+        'invalidParameter',
+        `Invalid request parameters: ${request.headers.authorization} for ${body.prompt}`,
+      );
     const external = body.external_task_id;
     if (external !== undefined && [...this.jobs.values()].some((j) => j.body.external_task_id === external))
       return this.refuse(response, 'invalidParameter', 'external_task_id already exists');
