@@ -24,6 +24,8 @@ export interface ProviderProfile {
     /** One path, or one per catalogue mode (a mode not named is not served). */
     path: string | Record<string, string>;
     body?: unknown;
+    /** `body` is a map of catalogue mode to that mode's body. */
+    bodyByMode?: true;
     handle: Record<string, string>;
     lookup?: { method: ProfileMethod; path: string; handle: Record<string, string> };
     deadlineSeconds?: { min: number; max: number };
@@ -38,7 +40,8 @@ export interface ProviderProfile {
     progressMax: number;
     capture: Record<string, string>;
   };
-  result: { urls: string; follow?: { method: ProfileMethod; path: string; urls: string } };
+  /** Where the media links are: in the status answer, or (with `follow`) in a second request's answer. */
+  result: { urls: string; follow?: { method: ProfileMethod; path: string } };
   cancel?: { method: ProfileMethod; path: string };
   probe?: { method: ProfileMethod; path: string; ok: number[] };
   errors?: {

@@ -35,6 +35,8 @@ export interface ProviderProfile {
   headers: Record<string, string>;
   submit: ProfileRequest & {
     body?: unknown;
+    /** `body` is a map of catalogue mode to that mode's body (every key of it a mode). */
+    bodyByMode?: true;
     handle: Record<string, string>;
     /** After a submit of unknown outcome (or refused as a duplicate): find the job by what the submit sent. */
     lookup?: { method: Method; path: string; handle: Record<string, string> };
@@ -54,8 +56,8 @@ export interface ProviderProfile {
   };
   result: {
     urls: string;
-    /** A second request that turns the poll's captures into the media link. */
-    follow?: { method: Method; path: string; urls: string };
+    /** A second request that turns the poll's captures into the media link: `urls` is then read from its answer. */
+    follow?: { method: Method; path: string };
   };
   cancel?: { method: Method; path: string };
   probe?: { method: Method; path: string; ok: number[] };
@@ -157,8 +159,8 @@ function method(raw: unknown, fallback: Method, at: (string | number)[], problem
 
 function requestPath(raw: unknown, at: (string | number)[], problem: Problem): string | undefined {
   if (isUnquotedPlaceholder(raw)) return void strings(raw, at, problem, () => {});
-  if (typeof raw !== 'string' || !raw.startsWith('/')) {
-    problem(at, "path must be a path under the upstream's baseUrl, starting with /");
+  if (typeof raw !== 'string' || !(raw.startsWith('/') || raw.startsWith('{submitPath}'))) {
+    problem(at, "path must be a path under the upstream's baseUrl, starting with / (or with {submitPath})");
     return undefined;
   }
   return raw;
@@ -234,6 +236,14 @@ export function checkProfile(
   placeholders(submitRaw.path, ['submit', 'path'], problem, fieldKnown, 'in a submit');
   placeholders(submitRaw.body, ['submit', 'body'], problem, (n) => fieldKnown(n) || n === 'item', 'in a submit');
   checkEach(submitRaw.body, ['submit', 'body'], problem, fieldKnown);
+  const bodyByMode =
+    isMap(submitRaw.body) &&
+    Object.keys(submitRaw.body).length > 0 &&
+    Object.keys(submitRaw.body).every((key) => MODES.includes(key));
+  if (bodyByMode)
+    for (const mode of Object.keys(submitRaw.body as Record<string, unknown>))
+      if (submitPath !== undefined && typeof submitPath !== 'string' && !(mode in submitPath))
+        problem(['submit', 'body', mode], `the submit has no path for mode ${mode}`);
   if (submitRaw.handle === undefined) problem(['submit'], 'submit needs a handle (id: <JSON path of the job id>)');
   const handle = submitRaw.handle === undefined ? {} : pathMap(submitRaw.handle, ['submit', 'handle'], problem);
   const handleKnown = (name: string) =>
@@ -351,9 +361,9 @@ export function checkProfile(
     let follow: NonNullable<ProviderProfile['result']['follow']> | undefined;
     if (resultRaw.follow !== undefined) {
       const raw = resultRaw.follow;
-      if (!isMap(raw)) problem(['result', 'follow'], 'follow must be a map (method, path, urls)');
+      if (!isMap(raw)) problem(['result', 'follow'], 'follow must be a map (method, path)');
       else {
-        onlyKeys(raw, ['method', 'path', 'urls'], ['result', 'follow'], problem);
+        onlyKeys(raw, ['method', 'path'], ['result', 'follow'], problem);
         const path = requestPath(raw.path, ['result', 'follow', 'path'], problem);
         placeholders(
           raw.path,
@@ -362,13 +372,10 @@ export function checkProfile(
           (n) => handleKnown(n) || n in capture,
           "in a follow-up (it knows the handle and the poll's capture)",
         );
-        const links = jsonPath(raw.urls, ['result', 'follow', 'urls'], problem);
-        if (path && links)
-          follow = { method: method(raw.method, 'GET', ['result', 'follow', 'method'], problem), path, urls: links };
+        if (path) follow = { method: method(raw.method, 'GET', ['result', 'follow', 'method'], problem), path };
       }
     }
-    if (urls && follow === undefined && resultRaw.follow !== undefined) result = undefined;
-    else if (urls) result = { urls, ...(follow ? { follow } : {}) };
+    if (urls) result = { urls, ...(follow ? { follow } : {}) };
   }
 
   const simple = (
@@ -453,6 +460,7 @@ export function checkProfile(
       method: method(submitRaw.method, 'POST', ['submit', 'method'], problem),
       path: submitPath,
       ...(submitRaw.body !== undefined ? { body: submitRaw.body } : {}),
+      ...(bodyByMode ? { bodyByMode: true as const } : {}),
       handle,
       ...(lookup ? { lookup } : {}),
       ...(deadlineSeconds ? { deadlineSeconds } : {}),

@@ -178,6 +178,9 @@ function checkProvider(
   for (const model of models) {
     const local = own[model.id];
     if (local?.serves === 'none') continue;
+    // A profile whose submit has a path per mode does not serve the models of the other modes.
+    const paths = profile?.submit.path;
+    if (paths !== undefined && typeof paths !== 'string' && !Object.hasOwn(paths, model.mode)) continue;
     const merged = { ...fields, ...(local?.fields ?? {}) };
     const where = (field: string) =>
       local?.fields[field]

@@ -4,7 +4,7 @@ import { catalogue } from '../../generated/catalogue.js';
 import { hasProviderMapping, providerMapping } from '../../generated/provider-mappings.js';
 import type { Environment } from '../config.js';
 import { adapterOf } from './build.js';
-import { PROFILE_NAMES } from '../../generated/provider-profiles.js';
+import { PROFILE_NAMES, providerProfile } from '../../generated/provider-profiles.js';
 import { REPLICATE_MODEL } from '../upstreams/replicate.js';
 import { DEFAULT_COOLDOWN, type Cooldown, type UpstreamCost } from './router.js';
 
@@ -245,6 +245,12 @@ export function parseDeployments(file: string, text: string, env: Environment = 
           `an upstream of kind ${upstream.kind} cannot run ${id} (spec/providers/${upstream.kind}.yaml says serves: none)`,
         );
       }
+      const paths = providerProfile(upstream.kind)?.submit.path;
+      if (paths !== undefined && typeof paths !== 'string' && !Object.hasOwn(paths, model.info.mode))
+        problem(
+          [...place, 'upstream'],
+          `an upstream of kind ${upstream.kind} cannot run ${id}: spec/providers/${upstream.kind}.yaml has no submit path for mode ${model.info.mode}`,
+        );
       if (
         entry.upstreamModel !== undefined &&
         (typeof entry.upstreamModel !== 'string' || entry.upstreamModel.length === 0)

@@ -67,7 +67,8 @@ function fill(template: unknown, names: Names): Filled {
         if (value !== ABSENT) out.push(value);
       }
     }
-    return out;
+    // A list whose every item carried what was absent is left out, like a member.
+    return out.length === 0 && template.some((item) => hasPlaceholder(item) || isEach(item)) ? ABSENT : out;
   }
   if (isEach(template)) {
     const items = fillEach(template, names);

@@ -48,8 +48,6 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
   readonly idempotentSubmit: boolean;
   /** Set only when the profile has a cancel (absent: the protocol cannot stop a job). */
   readonly cancel?: (handle: string, job: DeploymentJob) => Promise<void>;
-  /** Fields the submit's body names one by one: not repeated in {input}. */
-  private readonly namedFields: string[];
 
   constructor(
     options: UpstreamOptions,
@@ -58,7 +56,6 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     super(options, profile.name, { ...profile.headers, ...staticAuth(profile, options.apiKey) });
     this.kind = profile.name;
     this.idempotentSubmit = profile.submit.lookup !== undefined;
-    this.namedFields = namedInputFields(profile.submit.body);
     if (profile.cancel) this.cancel = (handle, job) => this.cancelJob(handle, job);
   }
 
@@ -86,12 +83,21 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     return headers;
   }
 
-  /** The names of a submit: the job's own and the input's. */
-  private submitNames(job: DeploymentJob): Names {
+  /** The body template of a model's submit: the profile's one, or its mode's. */
+  private bodyOf(model: ModelInfo): unknown {
+    const { body, bodyByMode } = this.profile.submit;
+    if (!bodyByMode) return body;
+    const byMode = body as Record<string, unknown>;
+    return Object.hasOwn(byMode, model.mode) ? byMode[model.mode] : undefined;
+  }
+
+  /** The names of a submit: the job's own and the input's (a field the body names by itself is not repeated in {input}). */
+  private submitNames(job: DeploymentJob, body: unknown): Names {
+    const named = namedInputFields(body);
     const mapping = providerMapping(this.profile.name, job.model.id);
     if (!mapping) throw new UpstreamError('rejected', `${this.kind}: the model ${job.model.id} cannot be sent`);
     const input = job.portableInput ?? job.input;
-    const rest = Object.fromEntries(Object.entries(input).filter(([field]) => !this.namedFields.includes(field)));
+    const rest = Object.fromEntries(Object.entries(input).filter(([field]) => !named.includes(field)));
     const mapped = mapInput(mapping, rest);
     if (!mapped.ok)
       throw new UpstreamError('rejected', `${this.kind}: the input cannot be sent`, {
@@ -186,10 +192,11 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     const submit = this.profile.submit;
     const template = this.submitPathOf(job.model);
     if (!template) throw new UpstreamError('rejected', `${this.kind}: the mode ${job.model.mode} has no submit path`);
-    const names = this.submitNames(job);
+    const bodyTemplate = this.bodyOf(job.model);
+    const names = this.submitNames(job, bodyTemplate);
     const submitPath = fillPath(template, names);
     if (submitPath === undefined) throw new UpstreamError('rejected', `${this.kind}: the submit path cannot be filled`);
-    const body = submit.body === undefined ? undefined : (fillTemplate(submit.body, names) ?? {});
+    const body = bodyTemplate === undefined ? undefined : (fillTemplate(bodyTemplate, names) ?? {});
     const what = `${submit.method} ${submitPath}`;
     let failure: UpstreamError;
     try {
@@ -335,7 +342,6 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
       const error = this.bodyError(answer.json, what);
       if (error) throw error;
       source = answer.json;
-      path = result.follow.urls;
     }
     const links = valuesAt(source, path).filter((v): v is string => typeof v === 'string' && /^https?:\/\//.test(v));
     if (links.length === 0)
@@ -359,10 +365,13 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     const what = `${cancel.method} ${cancel.path}`;
     const answer = await this.call(cancel.method, path, cancel.method === 'POST' ? {} : undefined);
     if (answer.status === 404) return;
-    if (answer.status < 200 || answer.status >= 300)
-      throw this.statusError(what, answer.status, answer.headers, answer.json);
-    const error = this.bodyError(answer.json, what);
-    if (error) throw error;
+    const error =
+      answer.status < 200 || answer.status >= 300
+        ? this.statusError(what, answer.status, answer.headers, answer.json)
+        : this.bodyError(answer.json, what);
+    // Refused (a job past the state the provider cancels in): the provider ignored the cancel, and
+    // the job runs on to its own end; nothing the task has to learn from it.
+    if (error && error.failure !== 'rejected') throw error;
   }
 
   /** The profile's probe: a request that creates nothing (reachable, key accepted, path right). */
