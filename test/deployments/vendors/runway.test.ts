@@ -72,16 +72,32 @@ describe("runway profile: Runway's API against a loopback Runway", () => {
     await t.checkLedger(accountId);
   });
 
-  it('image to video: the model of that mode goes to POST /v1/image_to_video with the frame as promptImage', async () => {
+  it('image to video: the model of that mode goes to POST /v1/image_to_video with the frame as promptImage (first) and the ratio Runway requires', async () => {
     const { first, t, apiKey } = await serve({});
-    const task = await run(t, apiKey, imageTask('the fox turns'));
+    const task = await run(t, apiKey, imageTask('the fox turns', { duration_seconds: 5 }));
     expect(task.state).toBe('succeeded');
     expect(first.submits.map((s) => s.path)).toEqual(['/v1/image_to_video']);
-    expect(first.submits[0].body).toMatchObject({
+    expect(first.submits[0].body).toEqual({
       model: 'gen4_turbo',
       promptText: 'the fox turns',
-      promptImage: FRAME,
+      promptImage: [{ uri: FRAME, position: 'first' }],
+      ratio: '1280:720',
+      duration: 5,
     });
+  });
+
+  it("image to video with a closing frame: promptImage first and last; a gen4 model refuses the last (400), the task fails with Runway's issue, no failover", async () => {
+    const { first, second, t, accountId, apiKey } = await serve({});
+    const last = 'https://example.com/last-frame.png';
+    const task = await run(t, apiKey, imageTask('the fox turns back', { last_image_url: last }));
+    expect(first.submits[0].body.promptImage).toEqual([
+      { uri: FRAME, position: 'first' },
+      { uri: last, position: 'last' },
+    ]);
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed' });
+    expect(task.errorMessage).toContain('Validation of body failed');
+    expect(second.submits).toEqual([]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
   });
 
   it("FAILED: the task fails with Runway's reason, without the task id; the hold released, no failover", async () => {

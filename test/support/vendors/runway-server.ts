@@ -114,6 +114,10 @@ export class RunwayServer extends VendorServer {
       issues.push({ path: ['promptText'], message: 'Required' });
     if (kind === 'image_to_video' && !this.promptImage(body.promptImage))
       issues.push({ path: ['promptImage'], message: 'A HTTPS URL, or a list of { uri, position }' });
+    // gen4_turbo and gen4.5 take a first frame only ("position: 'first'" in the SDK's types); veo3.1 and others first | last.
+    const frames = Array.isArray(body.promptImage) ? (body.promptImage as { position?: string }[]) : [];
+    if (String(body.model).startsWith('gen4') && frames.some((f) => f?.position === 'last'))
+      issues.push({ path: ['promptImage', 'position'], message: "Invalid literal value, expected 'first'" });
     if (issues.length > 0) return this.error(response, 400, 'Validation of body failed', { issues });
     const job = create();
     this.json(response, 200, { id: job.id });
