@@ -9,7 +9,9 @@ import { type GenerationClock, type SubmitOverride, type VendorJob, VendorServer
  * "9s", resolution, loop, keyframes { frame0, frame1: { type: image, url } }, callback_url }
  * answering the Generation; GET /generations/{id}: `state` queued | dreaming | completed | failed,
  * `failure_reason`, `assets.video`; DELETE /generations/{id} removes a generation: Luma has no cancel
- * of a running one, and a removed generation is gone: 404 after). Errors carry { detail }.
+ * of a running one, and a removed generation is gone: 404 after; `callback_url`: "a POST request
+ * with Generation object will be sent to the callback URL when the generation is dreaming,
+ * completed, or failed"). Errors carry { detail }.
  * Luma puts no error in a 2xx body.
  */
 export interface LumaServerOptions extends GenerationClock {
@@ -27,8 +29,37 @@ const MODELS = ['ray-2', 'ray-flash-2', 'ray-1-6'];
 const RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4', '21:9', '9:21'];
 
 export class LumaServer extends VendorServer {
+  /** The callbacks this server POSTed (the generation's state in each) and the status each got. */
+  readonly callbacks: { url: string; state: string; status: number }[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+
   constructor(private readonly options: LumaServerOptions = {}) {
     super(options);
+  }
+
+  override async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    await super.close();
+  }
+
+  /** As Luma does with callback_url: the Generation POSTed when it starts dreaming and when it ends. */
+  private callBack(job: VendorJob, url: string): void {
+    const latency = this.options.latencyMs ?? 300;
+    const queued = this.options.queuedMs ?? latency / 5;
+    for (const at of [queued + 5, latency + 5]) {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        const generation = this.generation(job);
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(generation),
+        })
+          .then((r) => this.callbacks.push({ url, state: generation.state, status: r.status }))
+          .catch(() => this.callbacks.push({ url, state: generation.state, status: 0 }));
+      }, at);
+      this.timers.add(timer);
+    }
   }
 
   get baseUrl(): string {
@@ -83,6 +114,7 @@ export class LumaServer extends VendorServer {
     if (typeof body.prompt !== 'string' && Object.keys(frames).length === 0)
       return this.detail(response, 400, 'Prompt is required');
     const job = create();
+    if (typeof body.callback_url === 'string') this.callBack(job, body.callback_url);
     this.json(response, 201, this.generation(job));
   }
 
