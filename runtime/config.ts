@@ -119,8 +119,11 @@ export interface Config {
 
 const int = (value: string | undefined, fallback: number) =>
   value === undefined || value === '' ? fallback : Number.parseInt(value, 10);
-const decimal = (value: string | undefined, fallback: number) =>
-  value === undefined || value === '' ? fallback : Number.parseFloat(value);
+/** A non-negative decimal; anything else (empty, text, negative) is the default, so that no time limit becomes NaN. */
+const decimal = (value: string | undefined, fallback: number) => {
+  const parsed = Number.parseFloat(value ?? '');
+  return Number.isFinite(parsed) && parsed >= 0 ? parsed : fallback;
+};
 
 /**
  * The process's environment, with `set` laid over it (the CLI's flags: --db is MEDIAFORGE_DB, ...;

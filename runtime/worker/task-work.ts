@@ -213,6 +213,15 @@ async function pollJob(
     return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)), attempts: 0 };
   }
   ctx.faults.reach('poll.answered'); // the deployment's final answer (succeeded or failed), nothing recorded
+  if (status.state === 'failed') {
+    await failTask(
+      ctx,
+      task.id,
+      status.code ?? 'generation_failed',
+      upstreamReason(status.reason, task, task.deployment_handle) || null,
+    );
+    return { done: true };
+  }
   if (status.state === 'canceled') {
     // A provider handed the task's deadline (a time limit) stops the job there: the deadline's outcome, not a failure.
     if (now >= task.deadline_at) {
@@ -225,15 +234,6 @@ async function pollJob(
       'the provider canceled the job; the task fails',
     );
     await failTask(ctx, task.id, 'generation_failed', PROVIDER_CANCELED);
-    return { done: true };
-  }
-  if (status.state === 'failed') {
-    await failTask(
-      ctx,
-      task.id,
-      status.code ?? 'generation_failed',
-      upstreamReason(status.reason, task, task.deployment_handle) || null,
-    );
     return { done: true };
   }
   // The provider completed the job: the operator owes it, whatever becomes of the task from here (N3, N6).

@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { marginReport } from '../../runtime/routing/margin.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
 import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
+import { ReplicateServer } from '../support/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 
@@ -14,8 +16,8 @@ import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './s
  * at its deadline on the jobs protocol, which has no cancel) no longer waits for the job, but the
  * operator may still pay for it. The job is polled slowly until it ends or the horizon passes; the
  * client's outcome does not change; the job's end and cost are recorded on the task, and the cost
- * is what `mediaforge report margin` and /metrics call abandoned. Against the loopback jobs
- * server (test/support/jobs-protocol-server.ts) and real `mediaforge serve` processes.
+ * is what `mediaforge report margin` and /metrics call abandoned. Against the loopback jobs and
+ * Replicate servers (test/support) and real `mediaforge serve` processes.
  */
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -163,6 +165,58 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
     expect(upstream.downloads).toBe(0);
     expect((await reconcileItems(proc.db, taskId)).map((i) => i.done_at !== null)).toEqual([true]);
   }, 60_000);
+
+  it('a cancel the provider ignored (Replicate answers it, the prediction runs on and completes): reconciled as succeeded, its cost abandoned, nothing downloaded', async () => {
+    const replicate = await new ReplicateServer({ latencyMs: 3000, cancelIgnored: true }).start();
+    servers.push(replicate);
+    const plan = parseDeployments(
+      'deployments.yaml',
+      [
+        'upstreams:',
+        `  r8: { kind: replicate, baseUrl: "${replicate.baseUrl}", cost: { perSecond: "0.02" } }`,
+        'models:',
+        `  ${MODEL_D}:`,
+        '    - { upstream: r8, upstreamModel: vendor-d/family-d-r2v }',
+      ].join('\n'),
+    );
+    t = await startTestService(
+      { upstreamPollMs: 50, taskDeadlineMs: 1500, upstreamReconcilePollMs: 250 },
+      { deploymentsPlan: plan },
+    );
+    const { accountId, apiKey } = await t.account(1000);
+    const created = await createTask(t, apiKey, bodyD('cannot be stopped, Picture 1', { duration_seconds: 5 }));
+    const taskId = created.body.data.taskId as string;
+    expect(await waitForTerminal(t, apiKey, taskId, 15_000)).toMatchObject({ state: 'expired', credits: 0 });
+    const row = await untilReconciled(t.service.ctx.db, taskId);
+    expect(replicate.cancels).toEqual([...replicate.predictions.keys()]);
+    expect(row).toEqual({ state: 'expired', upstream_final_state: 'succeeded', upstream_cost_micros: JOB_COST_MICROS });
+    expect(replicate.downloads).toBe(0);
+    const margin = await marginReport(t.service.ctx.db.kysely);
+    expect(margin.totals).toMatchObject({ revenueUsd: '0.000000', abandonedCostUsd: '0.100000' });
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
+  it('a poll that gave up (the upstream lost the job: 404): the task fails, the job is reconciled once as lost, at no cost', async () => {
+    const upstream = await new JobsProtocolServer({ latencyMs: 1000, forgetTasks: true }).start();
+    servers.push(upstream);
+    t = await startTestService(
+      { upstreamPollMs: 50, upstreamReconcilePollMs: 100 },
+      { deploymentsPlan: parseDeployments('deployments.yaml', deploymentsFile(upstream)) },
+    );
+    const { apiKey } = await t.account(1000);
+    const created = await createTask(t, apiKey, bodyD('lost, Picture 1', { duration_seconds: 5 }));
+    const taskId = created.body.data.taskId as string;
+    expect(await waitForTerminal(t, apiKey, taskId, 15_000)).toMatchObject({
+      state: 'failed',
+      errorCode: 'internal_error',
+    });
+    const pollsAtEnd = upstream.polls;
+    const row = await untilReconciled(t.service.ctx.db, taskId);
+    expect(row).toEqual({ state: 'failed', upstream_final_state: 'lost', upstream_cost_micros: null });
+    expect(upstream.polls).toBe(pollsAtEnd + 1);
+    expect((await reconcileItems(t.service.ctx.db, taskId)).map((i) => i.done_at !== null)).toEqual([true]);
+  });
 
   it('a job that never ends is polled slowly until the horizon, then left unresolved and polled no more; it costs nothing', async () => {
     const upstream = await new JobsProtocolServer({ latencyMs: 600_000 }).start();

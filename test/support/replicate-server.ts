@@ -44,6 +44,8 @@ export interface ReplicateServerOptions {
    * it then reads `canceled` like one the service canceled.
    */
   canceledElsewhereAfterMs?: number;
+  /** A cancel is answered 200 with the prediction as it stands, which runs on to its end (a provider that could not stop it). */
+  cancelIgnored?: boolean;
   /** While a prediction runs, GET answers this status value instead of `starting` or `processing` (a value Replicate's documentation does not list). */
   unknownStatus?: string;
   /** `output` is a list of this many links (a model whose output is a list; a hostile one answering 300) instead of one link. */
@@ -233,7 +235,7 @@ export class ReplicateServer {
       return this.problem(response, 404, 'Not found', 'Not found.');
     if (one[2] && request.method === 'POST') {
       if (['starting', 'processing'].includes(this.status(p))) {
-        p.canceledAt = Date.now();
+        if (!this.options.cancelIgnored) p.canceledAt = Date.now();
         this.cancels.push(p.id);
       }
       return this.json(response, 200, this.object(p));
