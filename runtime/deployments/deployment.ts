@@ -63,14 +63,6 @@ export type DeploymentStatus =
    */
   | { state: 'canceled'; reason?: string };
 
-/** What an upstream's probe found (a request that creates nothing: reachable, key accepted, path right). */
-export interface ProbeResult {
-  ok: boolean;
-  /** The answer's HTTP status, when one came. */
-  status?: number;
-  detail: string;
-}
-
 /**
  * A place that runs generations: the simulator, or an adapter for a real provider (one upstream of
  * the operator's deployments file). Start returns a handle that survives restarts (it is stored on
@@ -118,4 +110,12 @@ export interface Deployment {
   probe?(): Promise<ProbeResult>;
   /** Closes its connections (service shutdown). */
   close?(): void;
+}
+
+/** What an upstream's probe found (a request that creates nothing: reachable, key accepted, path right). */
+export interface ProbeResult {
+  ok: boolean;
+  /** The answer's HTTP status, when one came. */
+  status?: number;
+  detail: string;
 }

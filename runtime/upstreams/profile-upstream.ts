@@ -310,8 +310,10 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
       }
       case 'failed':
         return { state: 'failed', reason: reason() || 'The provider reported the generation failed.' };
-      case 'canceled':
-        return { state: 'canceled', reason: 'The provider canceled the generation.' };
+      case 'canceled': {
+        const text = reason();
+        return text ? { state: 'canceled', reason: text } : { state: 'canceled' };
+      }
       case 'succeeded':
         return this.succeeded(answer.json, ref, job);
     }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from '../../generator/generate.js';
 import { inputD, MODEL_D, PRICE_D } from '../http/helpers.js';
+import { ACME_PROFILE } from '../support/acme-profile.js';
 import { AcmeServer } from '../support/acme-server.js';
 import { copyCheckout } from '../support/spec-copy.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
@@ -14,38 +15,6 @@ import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './su
  * copy of the checkout is served by a real `mediaforge serve` against a loopback Acme server
  * (test/support/acme-server.ts, written from the issue's example protocol, not from the profile).
  */
-export const ACME_PROFILE = `# Acme's render API (issue 27's example): a profile written as a maintainer would.
-protocol: acme
-summary: Acme's render API
-auth: bearer
-headers: { X-Acme-Version: "2025-01-01" }
-submit:
-  method: POST
-  path: /v2/renders
-  body:
-    engine: "{upstreamModel}"
-    params: "{input}"
-    text: "{input.prompt}"
-  handle: { id: render.uid }
-poll:
-  method: GET
-  path: /v2/renders/{id}
-  state: render.phase
-  states: { waiting: queued, working: running, done: succeeded, broken: failed, stopped: canceled }
-  reason: render.problem
-  progress: render.percent
-result:
-  urls: render.files[*].href
-cancel: { method: POST, path: "/v2/renders/{id}/stop" }
-probe: { method: GET, path: /v2/renders/probe-0, ok: [404] }
-errors:
-  code: status.code
-  ok: [0]
-  reason: status.message
-  classes: { 42: busy, 7: rejected }
-fields: { prompt: text }
-otherFields: pass
-`;
 
 describe('a new provider is one YAML file (spec/providers/acme.yaml, generate, kind: acme)', () => {
   let copy: ReturnType<typeof copyCheckout>;
