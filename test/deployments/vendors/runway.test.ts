@@ -126,6 +126,19 @@ describe("runway profile: Runway's API against a loopback Runway", () => {
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
   });
 
+  it('a 200 answer without an id (Runway publishes no error in a 2xx body; a relay might): never read as a job; the task fails with its hold released, nothing polled', async () => {
+    const { first, second, t, accountId, apiKey } = await serve({
+      submit: () => ({ status: 200, body: { error: 'Service overloaded' } }),
+    });
+    const task = await run(t, apiKey, textTask('a fox'));
+    expect(task.state).toBe('failed');
+    expect(first.polls).toBe(0);
+    expect((await taskRow(t, task.taskId)).deployment_handle).toBeNull();
+    expect(second.submits).toEqual([]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
   it('429 with Retry-After on the submit: fails over to the second deployment, once', async () => {
     const { first, second, t, apiKey } = await serve({
       submit: () => ({ status: 429, body: { error: 'You have exceeded the rate limit.' }, retryAfter: '30' }),
