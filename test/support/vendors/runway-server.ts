@@ -12,8 +12,11 @@ import { type GenerationClock, type SubmitOverride, type VendorJob, VendorServer
  * within 24-48 hours", FAILED with `failure` and an optional machine-readable `failureCode`,
  * CANCELLED; DELETE /v1/tasks/{id} cancels a pending, throttled or running task, 204, and "aborted
  * and deleted tasks will not be able to be fetched again": 404 after), src/core/error.ts (errors
- * by status; the body { error } and, for a refused body, { error, issues }).
- * Runway puts no error in a 2xx body: a refusal is a 4xx, overload a 429 or 5xx.
+ * by HTTP status, the body's text shown as it is), failure codes as
+ * https://docs.dev.runwayml.com/errors/task-failures/ lists them (SAFETY.INPUT.TEXT, ...).
+ * The error body { error } (and { error, issues } for a refused body) is this server's reading of
+ * Runway's API answers; the SDK does not type it. Runway puts no error in a 2xx body: a refusal is
+ * a 4xx, overload a 429 or 5xx.
  */
 export interface RunwayServerOptions extends GenerationClock {
   /** The key a request must carry as Bearer (default: any). */
