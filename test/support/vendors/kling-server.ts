@@ -22,7 +22,8 @@ import { type GenerationClock, type SubmitOverride, type VendorJob, VendorServer
  * - every answer is the { code, message, request_id, data } envelope; the service codes of the
  *   error table: 1100-1103 account (429/403), 1200-1203 request (400/404), 1300-1304 policy
  *   (400/429: 1301 content security, 1302 rate limit, 1303 concurrency), 5000-5002 server
- *   (500/503/504). Kling has no cancel.
+ *   (500/503/504); the messages of 1000-1102 are the table's, the others paraphrased. Kling has
+ *   no cancel.
  * `envelopeIn200` answers those envelopes with HTTP 200, as Kling's gateways and relays in front of
  * it do: the body's `code` is then the only sign of the failure.
  */

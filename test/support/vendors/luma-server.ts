@@ -11,7 +11,8 @@ import { type GenerationClock, type SubmitOverride, type VendorJob, VendorServer
  * `failure_reason`, `assets.video`; DELETE /generations/{id} removes a generation: Luma has no cancel
  * of a running one, and a removed generation is gone: 404 after; `callback_url`: "a POST request
  * with Generation object will be sent to the callback URL when the generation is dreaming,
- * completed, or failed"). Errors carry { detail }.
+ * completed, or failed"). Errors carry { detail } (this server's reading of Luma's answers: the
+ * SDK does not type error bodies).
  * Luma puts no error in a 2xx body.
  */
 export interface LumaServerOptions extends GenerationClock {
