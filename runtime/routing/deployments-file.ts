@@ -176,6 +176,11 @@ export function parseDeployments(file: string, text: string, env: Environment = 
             [...here, 'secretEnv'],
             `the environment variable ${raw.secretEnv} (the key of upstream ${name}) is not set`,
           );
+        else if (providerProfile(kind)?.auth.scheme === 'jwt-hs256' && !/^[^:]+:.+$/.test(env[raw.secretEnv] ?? ''))
+          problem(
+            [...here, 'secretEnv'],
+            `the environment variable ${raw.secretEnv} (the key of upstream ${name}) must hold ACCESS_KEY:SECRET_KEY: kind ${kind} signs a JWT with them`,
+          );
         else Object.assign(spec, { secretEnv: raw.secretEnv, apiKey: env[raw.secretEnv] });
       }
       if (raw.callbacks !== undefined && typeof raw.callbacks !== 'boolean')

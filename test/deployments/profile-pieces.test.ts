@@ -101,6 +101,21 @@ models:
     expect(studio.requests).toContain(`GET /v1/studio/text/${task.taskId}`);
   });
 
+  it('a jwt-hs256 upstream whose secret is not ACCESS_KEY:SECRET_KEY is refused by the deployments check, at secretEnv, without the value', async () => {
+    const { parseDeployments } = await import(join(copy.root, 'runtime/routing/deployments-file.ts'));
+    let message = '';
+    try {
+      parseDeployments('deployments.yaml', deployments, { STUDIO_KEY: 'a-key-without-colon' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    const col = deployments.split('\n')[1].indexOf('secretEnv') + 1;
+    expect(message).toBe(
+      `deployments.yaml:2:${col}: the environment variable STUDIO_KEY (the key of upstream studio) must hold ACCESS_KEY:SECRET_KEY: kind acme-studio signs a JWT with them`,
+    );
+    expect(message).not.toContain('a-key-without-colon');
+  });
+
   it('the probe: a request that creates nothing, signed like the others; a wrong secret is refused as the provider refuses it', async () => {
     const { parseDeployments } = await import(join(copy.root, 'runtime/routing/deployments-file.ts'));
     const { buildDeployments } = await import(join(copy.root, 'runtime/routing/build.ts'));
