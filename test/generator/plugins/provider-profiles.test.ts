@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCatalogue } from '../../../generator/load/catalogue.js';
@@ -24,10 +24,12 @@ describe('plugin provider-profiles', () => {
 
   it('emits each profile under its name, with defaults filled in; the coded protocols are not profiles', async () => {
     const { providerProfile, PROFILE_NAMES } = await import(join(copy.root, 'provider-profiles.ts'));
-    // Every spec/providers file with a submit section (the shipped vendor profiles too), never a coded protocol.
-    const codedProtocols = ['openai-videos', 'jobs', 'fal-queue', 'replicate'];
+    // Every profile file of the copy (the shipped vendors' too), and none of the coded protocols.
+    const files = readdirSync(join(copy.root, 'spec/providers')).filter((f) => f.endsWith('.yaml'));
+    const profiles = files.filter((f) => /^submit:/m.test(readFileSync(join(copy.root, 'spec/providers', f), 'utf8')));
+    expect([...PROFILE_NAMES].sort()).toEqual(profiles.map((f) => f.replace(/\.yaml$/, '')).sort());
     expect(PROFILE_NAMES).toEqual(expect.arrayContaining(['acme', 'acme-studio']));
-    expect(PROFILE_NAMES.filter((name: string) => codedProtocols.includes(name))).toEqual([]);
+    for (const coded of ['openai-videos', 'jobs', 'fal-queue', 'replicate']) expect(PROFILE_NAMES).not.toContain(coded);
     expect(providerProfile('replicate')).toBeUndefined();
     expect(providerProfile('acme')).toEqual({
       name: 'acme',
