@@ -1,0 +1,314 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTask } from '../../http/helpers.js';
+import { type TestService, waitForTerminal } from '../../support/service.js';
+import { KlingServer, type KlingServerOptions, klingToken } from '../../support/vendors/kling-server.js';
+import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
+import {
+  createOn,
+  deploymentsFile,
+  FRAME,
+  imageTask,
+  marginReport,
+  serveDeployments,
+  TEXT_MODEL,
+  taskRow,
+  textTask,
+  untilReconciled,
+} from './harness.js';
+
+const ACCESS = 'AK-operator';
+const SECRET = 'SK-operator-secret';
+const FLAGGED = 'FLAG-THIS';
+
+describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, external_task_id)", () => {
+  let t: TestService | undefined;
+  let proc: MediaforgeProcess | undefined;
+  const servers: KlingServer[] = [];
+  afterEach(async () => {
+    await t?.close();
+    await proc?.stop();
+    [t, proc] = [undefined, undefined];
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  async function serve(
+    given: KlingServerOptions,
+    settings: { deadlineMs?: number; pollMs?: number; secondGiven?: KlingServerOptions; firstSecret?: string } = {},
+  ) {
+    const keys = { accessKey: ACCESS, secretKey: SECRET };
+    const first = await new KlingServer({ latencyMs: 300, ...keys, ...given }).start();
+    const second = await new KlingServer({ latencyMs: 300, ...keys, ...settings.secondGiven }).start();
+    servers.push(first, second);
+    const file = deploymentsFile('kling', {
+      first: { server: first, secretEnv: 'KLING_FIRST', upstreamModel: 'kling-v2-1' },
+      second: { server: second, secretEnv: 'KLING_KEYS', upstreamModel: 'kling-v2-1' },
+    });
+    t = await serveDeployments(
+      file,
+      { KLING_FIRST: `${ACCESS}:${settings.firstSecret ?? SECRET}`, KLING_KEYS: `${ACCESS}:${SECRET}` },
+      settings,
+    );
+    const account = await t.account(1000);
+    return { first, second, t, ...account };
+  }
+
+  async function run(t: TestService, apiKey: string, body: unknown) {
+    const created = await createTask(t, apiKey, body);
+    expect(created.status).toBe(202);
+    return waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+  }
+
+  it('the loopback Kling refuses as Kling does: no token 1001, a wrong signature 1000, an expired token 1004, a token not yet valid 1003', async () => {
+    const kling = await new KlingServer({ accessKey: ACCESS, secretKey: SECRET }).start();
+    servers.push(kling);
+    const ask = async (authorization?: string) => {
+      const r = await fetch(`${kling.url}/v1/videos/text2video/1`, {
+        headers: authorization ? { authorization } : {},
+      });
+      return [r.status, (await r.json()).code];
+    };
+    const now = Math.floor(Date.now() / 1000);
+    expect(await ask()).toEqual([401, 1001]);
+    expect(await ask(`Bearer ${klingToken(ACCESS, 'not-the-secret')}`)).toEqual([401, 1000]);
+    expect(await ask(`Bearer ${klingToken(ACCESS, SECRET, { exp: now - 10 })}`)).toEqual([401, 1004]);
+    expect(await ask(`Bearer ${klingToken(ACCESS, SECRET, { nbf: now + 600 })}`)).toEqual([401, 1003]);
+    expect(await ask(`Bearer ${klingToken(ACCESS, SECRET)}`)).toEqual([404, 1203]);
+  });
+
+  it('text to video: a fresh HS256 JWT (iss, exp = now + 1800, nbf = now - 5), POST /v1/videos/text2video with external_task_id = the task id; submitted, processing, succeed; the video downloaded', async () => {
+    const { first, second, t, accountId, apiKey } = await serve({ latencyMs: 600, queuedMs: 300 });
+    const task = await run(t, apiKey, textTask('a fox in the snow', { duration_seconds: 5 }));
+    expect(task.state).toBe('succeeded');
+    const [submit] = first.submits;
+    expect(submit.path).toBe('/v1/videos/text2video');
+    expect(submit.body).toEqual({
+      model_name: 'kling-v2-1',
+      prompt: 'a fox in the snow',
+      aspect_ratio: '16:9',
+      duration: '5',
+      external_task_id: task.taskId,
+    });
+    const [claims] = first.tokens;
+    expect(claims.iss).toBe(ACCESS);
+    expect(Number(claims.exp) - Number(claims.nbf)).toBe(1805);
+    // The operator's secret never travels: only the token signed with it.
+    expect(submit.headers.authorization).not.toContain(SECRET);
+    expect(second.submits).toEqual([]);
+    const [id] = [...first.jobs.keys()];
+    expect((await taskRow(t, task.taskId)).deployment_handle).toContain(id);
+    expect(first.polls).toBeGreaterThan(1);
+    expect(first.downloads).toBe(1);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: task.credits });
+    await t.checkLedger(accountId);
+  });
+
+  it('image to video: POST /v1/videos/image2video with the frame as image, polled under image2video', async () => {
+    const { first, t, apiKey } = await serve({});
+    const task = await run(t, apiKey, imageTask('the fox turns'));
+    expect(task.state).toBe('succeeded');
+    expect(first.submits.map((s) => s.path)).toEqual(['/v1/videos/image2video']);
+    expect(first.submits[0].body).toMatchObject({ image: FRAME, prompt: 'the fox turns' });
+  });
+
+  it("failed: the task fails with Kling's task_status_msg, without the task id; hold released, no failover", async () => {
+    const { first, second, t, accountId, apiKey } = await serve({ failWhenPromptContains: FLAGGED });
+    const task = await run(t, apiKey, textTask(`a fox ${FLAGGED}`));
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed' });
+    expect(task.errorMessage).toContain('Failure to pass the risk control system');
+    expect(task.errorMessage).not.toContain([...first.jobs.keys()][0]);
+    expect([first.submits.length, second.submits.length]).toEqual([1, 0]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
+  it('a busy answer inside HTTP 200 (code 1303, concurrency): never read as a job; fails over to the second deployment', async () => {
+    const kling = new KlingServer({ envelopeIn200: true });
+    const { first, second, t, apiKey } = await serve({
+      envelopeIn200: true,
+      submit: () => kling.envelope('concurrency'),
+    });
+    const task = await run(t, apiKey, textTask('a fox'));
+    expect(task.state).toBe('succeeded');
+    expect([first.submits.length, second.submits.length]).toEqual([1, 1]);
+    expect(first.jobs.size).toBe(0);
+    expect((await taskRow(t, task.taskId)).deployment).toBe('second');
+  });
+
+  it("a rejection inside HTTP 200 (code 1301, content security): the task fails with Kling's message, no failover", async () => {
+    const kling = new KlingServer({ envelopeIn200: true });
+    const { first, second, t, accountId, apiKey } = await serve({ submit: () => kling.envelope('contentSecurity') });
+    const task = await run(t, apiKey, textTask('a fox'));
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed' });
+    expect(task.errorMessage).toContain('content security policy');
+    expect([first.submits.length, second.submits.length]).toEqual([1, 0]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
+  it("an error inside HTTP 200 at a poll (code 5000): never read as the task's state; polled again, the task succeeds", async () => {
+    const kling = new KlingServer({ envelopeIn200: true });
+    const { first, t, accountId, apiKey } = await serve({
+      poll: (i) => (i < 2 ? kling.envelope('internal') : undefined),
+    });
+    const task = await run(t, apiKey, textTask('a fox polled through errors'));
+    expect(task.state).toBe('succeeded');
+    expect(first.pollAnswers).toBeGreaterThan(2);
+    expect(first.jobs.size).toBe(1);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: task.credits });
+  });
+
+  it('a refusal that echoes the Authorization header: the task fails with the message, but neither the token signed with the secret nor the keys appear in it', async () => {
+    const { first, t, apiKey } = await serve({ echoAuthorization: true });
+    const task = await run(t, apiKey, textTask('an echoed fox'));
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed' });
+    const token = String(first.submits[0].headers.authorization).slice('Bearer '.length);
+    expect(token.split('.')).toHaveLength(3);
+    expect(task.errorMessage).toContain('Invalid request parameters');
+    for (const secret of [token, SECRET, `${ACCESS}:${SECRET}`]) expect(task.errorMessage).not.toContain(secret);
+    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${task.taskId}`, { key: apiKey });
+    expect(JSON.stringify(record.body)).not.toContain(token);
+  });
+
+  it('a wrong secret key: Kling refuses the signature (401, 1000); the next deployment takes the task', async () => {
+    const { first, second, t, apiKey } = await serve({}, { firstSecret: 'a-wrong-secret' });
+    const task = await run(t, apiKey, textTask('a fox'));
+    expect(task.state).toBe('succeeded');
+    expect([first.submits.length, second.submits.length]).toEqual([1, 1]);
+    expect(first.tokens).toEqual([]);
+  });
+
+  it('429 (1302) with Retry-After when every deployment refuses: submitted again, not before Retry-After', async () => {
+    const kling = new KlingServer({});
+    const { first, second, t, apiKey } = await serve(
+      { submit: (i) => (i === 0 ? { ...kling.envelope('rateLimit'), retryAfter: '1' } : undefined) },
+      { secondGiven: { submit: () => kling.envelope('internal') } },
+    );
+    const task = await run(t, apiKey, textTask('a patient fox'));
+    expect(task.state).toBe('succeeded');
+    expect([first.submits.length, second.submits.length]).toEqual([2, 1]);
+    expect(first.submitTimes[1] - first.submitTimes[0]).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('the connection dropped after Kling created the task: the job is found by external_task_id, not submitted twice', async () => {
+    const { first, second, t, accountId, apiKey } = await serve({
+      submit: (i) => (i === 0 ? 'reset-after-create' : undefined),
+    });
+    const task = await run(t, apiKey, textTask('an ambiguous fox'));
+    expect(task.state).toBe('succeeded');
+    expect(first.jobs.size).toBe(1);
+    const [job] = [...first.jobs.values()];
+    expect(job.body.external_task_id).toBe(task.taskId);
+    expect(second.submits).toEqual([]);
+    expect((await taskRow(t, task.taskId)).deployment_handle).toContain(job.id);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: task.credits });
+  });
+
+  it('at the deadline (Kling has no cancel): the task expires with its hold released; the Kling task is left running', async () => {
+    const { first, t, accountId, apiKey } = await serve({ latencyMs: 60_000 }, { deadlineMs: 1500 });
+    const task = await run(t, apiKey, textTask('a long one'));
+    expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(first.jobs.size).toBe(1);
+    expect(first.cancels).toEqual([]);
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+  });
+
+  it('SIGKILL of the service mid-poll: the restarted service resumes the Kling task on the same deployment, created once', async () => {
+    const kling = await new KlingServer({ latencyMs: 4000, accessKey: ACCESS, secretKey: SECRET }).start();
+    servers.push(kling);
+    const file = deploymentsFile('kling', {
+      kl: { server: kling, secretEnv: 'KLING_KEYS', upstreamModel: 'kling-v2-1' },
+    });
+    proc = await startMediaforge(
+      'kling',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        KLING_KEYS: `${ACCESS}:${SECRET}`,
+        MEDIAFORGE_UPSTREAM_POLL_MS: '200',
+        MEDIAFORGE_LEASE_MS: '1500',
+      },
+      { 'deployments.yaml': file },
+    );
+    const { apiKey } = await proc.account(1000);
+    const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(textTask('restart')),
+    }).then((r) => r.json());
+    const taskId = created.data.taskId as string;
+    await waitForTask(proc.url, apiKey, taskId, (r) => r.state === 'running');
+    await new Promise((r) => setTimeout(r, 1000)); // polled at least once against the running task
+    const pinned = await proc.db.kysely
+      .selectFrom('tasks')
+      .select(['deployment', 'deployment_handle'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+    expect(pinned.deployment_handle).not.toBeNull();
+    await crash(proc);
+    const pollsBefore = kling.polls;
+    await proc.restart();
+    const task = await waitForTask(proc.url, apiKey, taskId);
+    expect(task.state).toBe('succeeded');
+    expect(kling.submits.length).toBe(1);
+    expect(kling.polls).toBeGreaterThan(pollsBefore);
+    expect(kling.downloads).toBe(1);
+    const row = await proc.db.kysely
+      .selectFrom('tasks')
+      .select(['deployment', 'deployment_handle'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual(pinned);
+  }, 60_000);
+  it("a task that finishes after its task expired (Kling has no cancel) is reconciled: the client stays expired and uncharged; the task's end and cost recorded without a download; `report margin` shows the cost as abandoned", async () => {
+    const upstream = await new KlingServer({ latencyMs: 4500, accessKey: ACCESS, secretKey: SECRET }).start();
+    servers.push(upstream);
+    const file = deploymentsFile('kling', {
+      up: {
+        server: upstream,
+        secretEnv: 'KLING_KEYS',
+        upstreamModel: 'kling-v2-1',
+        extra: ', cost: { perSecond: "0.02" }',
+      },
+    });
+    proc = await startMediaforge(
+      'kling-reconcile',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        KLING_KEYS: `${ACCESS}:${SECRET}`,
+        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
+        MEDIAFORGE_TASK_DEADLINE_SECONDS: '2',
+        MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
+      },
+      { 'deployments.yaml': file },
+    );
+    const { accountId, apiKey } = await proc.account(1000);
+    const taskId = await createOn(proc.url, apiKey, textTask('finishes too late', { duration_seconds: 5 }));
+    const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
+    expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(upstream.cancels).toEqual([]);
+    const row = await untilReconciled(proc.db, taskId);
+    // 5 s at 0.02 USD a second, in millionths of a USD.
+    expect(row).toEqual({ state: 'expired', upstream_final_state: 'succeeded', upstream_cost_micros: 100_000 });
+    expect(upstream.downloads).toBe(0);
+    expect(upstream.submits.length).toBe(1);
+    expect(await waitForTask(proc.url, apiKey, taskId)).toMatchObject({ state: 'expired', credits: 0 });
+    const wallet = await proc.db.kysely
+      .selectFrom('wallets')
+      .select(['held', 'spent'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    expect(wallet).toEqual({ held: 0, spent: 0 });
+    const margin = await marginReport(proc.env);
+    expect(margin.rows).toEqual([
+      expect.objectContaining({
+        model: TEXT_MODEL,
+        deployment: 'up',
+        tasks: 1,
+        succeeded: 0,
+        upstreamCostUsd: '0.100000',
+        abandonedCostUsd: '0.100000',
+        marginUsd: '-0.100000',
+      }),
+    ]);
+  }, 60_000);
+});
