@@ -13,9 +13,10 @@
  *   The task lane is raised as an operator would for that many long jobs: MEDIAFORGE_WORKER_CONCURRENCY
  *   and MEDIAFORGE_WORKER_ACCOUNT_CAP (the tasks come from 8 accounts).
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDb } from '../runtime/storage/dialect.js';
+import { summarize } from './profile.js';
 import { RunwayServer } from '../test/support/vendors/runway-server.js';
 import {
   cpuMs,
@@ -31,6 +32,16 @@ import {
   type BenchOutput,
   type RunMode,
 } from './support.js';
+
+/** ms the service's main thread ran and waited for a core (Linux /proc/<pid>/schedstat, ns): how much the shared machine held it back. */
+function schedMs(pid: number): { ran: number; waited: number } {
+  try {
+    const [ran, waited] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { ran: ran / 1e6, waited: waited / 1e6 };
+  } catch {
+    return { ran: NaN, waited: NaN };
+  }
+}
 
 const MODEL = 'vendor_b/family_c-2.6/text-to-video';
 const KEY = 'key_runway_bench';
@@ -121,18 +132,31 @@ async function overhead(mode: RunMode): Promise<{ median: number | null; note: s
   }
 }
 
-async function pollRate(mode: RunMode): Promise<{ rate: number | null; note: string }> {
+/** Diagnosis only (never in the figures): node --cpu-prof into a directory, or bench/sqlstats.ts's statement times into a file. */
+interface Diagnosis {
+  profileDir?: string;
+  sqlStatsFile?: string;
+}
+
+async function pollRate(mode: RunMode, diagnosis: Diagnosis = {}): Promise<{ rate: number | null; note: string }> {
   const jobs = mode.quick ? 300 : 2000;
   const windowMs = mode.quick ? 5000 : 15_000;
   const accounts = 8;
   const concurrency = 256;
   const accountCap = 64;
   // An hour of generation, running from the start: every status answer is RUNNING with progress.
+  const { profileDir } = diagnosis;
+  let window: { fromMs: number; toMs: number } | undefined;
   const runway = await new RunwayServer({ latencyMs: 3_600_000, queuedMs: 0, apiKey: KEY }).start();
   const dir = newServiceDir();
   const dbUrl = sqliteUrl(dir);
   const keys = await createAccounts(dbUrl, accounts);
+  const spawnedAt = Date.now();
   const service = await startService({
+    nodeArgs: [
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      ...(diagnosis.sqlStatsFile ? ['--import', 'tsx', '--import', './bench/sqlstats.ts'] : []),
+    ],
     dir,
     dbUrl,
     removeDir: true,
@@ -143,6 +167,7 @@ async function pollRate(mode: RunMode): Promise<{ rate: number | null; note: str
       MEDIAFORGE_UPSTREAM_POLL_MS: '1000',
       MEDIAFORGE_WORKER_CONCURRENCY: String(concurrency),
       MEDIAFORGE_WORKER_ACCOUNT_CAP: String(accountCap),
+      ...(diagnosis.sqlStatsFile ? { MEDIAFORGE_SQLSTATS_FILE: diagnosis.sqlStatsFile } : {}),
     },
   });
   try {
@@ -166,25 +191,38 @@ async function pollRate(mode: RunMode): Promise<{ rate: number | null; note: str
     await sleep(2000);
     const polls0 = runway.polls;
     const cpu0 = cpuMs(service.pid) ?? 0;
+    const sched0 = schedMs(service.pid);
     const t0 = Date.now();
     await sleep(windowMs);
     const polls = runway.polls - polls0;
     const seconds = (Date.now() - t0) / 1000;
     const cpu = ((cpuMs(service.pid) ?? 0) - cpu0) / (seconds * 1000);
+    const sched1 = schedMs(service.pid);
     const rate = round(polls / seconds, 0);
+    window = { fromMs: t0 - spawnedAt, toMs: t0 - spawnedAt + windowMs };
+    const cpuPerPoll = ((cpuMs(service.pid) ?? 0) - cpu0) / Math.max(1, polls);
     return {
       rate: allSubmitted ? rate : null,
-      note: `profiles: ${jobs} tasks from ${accounts} accounts (created in ${createdSeconds.toFixed(1)} s, ${refused} refused) whose Runway jobs never end in the run, MEDIAFORGE_UPSTREAM_POLL_MS=1000, MEDIAFORGE_WORKER_CONCURRENCY=${concurrency}, MEDIAFORGE_WORKER_ACCOUNT_CAP=${accountCap}: ${runway.jobs.size} jobs at the server after ${submittedSeconds.toFixed(1)} s; then, 2 s later, ${polls} status requests in ${seconds.toFixed(1)} s = ${rate}/s (ceiling ${jobs}/s), service CPU ${(cpu * 100).toFixed(0)} % of a core${allSubmitted ? '' : '; FAILED (figure null): not every job reached the server'}`,
+      note: `profiles: ${jobs} tasks from ${accounts} accounts (created in ${createdSeconds.toFixed(1)} s, ${refused} refused) whose Runway jobs never end in the run, MEDIAFORGE_UPSTREAM_POLL_MS=1000, MEDIAFORGE_WORKER_CONCURRENCY=${concurrency}, MEDIAFORGE_WORKER_ACCOUNT_CAP=${accountCap}: ${runway.jobs.size} jobs at the server after ${submittedSeconds.toFixed(1)} s; then, 2 s later, ${polls} status requests in ${seconds.toFixed(1)} s = ${rate}/s (ceiling ${jobs}/s), service CPU ${(cpu * 100).toFixed(0)} % of a core (${cpuPerPoll.toFixed(2)} ms a poll; its main thread ran ${((sched1.ran - sched0.ran) / 1000).toFixed(1)} s and waited for a core ${((sched1.waited - sched0.waited) / 1000).toFixed(1)} s of the window)${allSubmitted ? '' : '; FAILED (figure null): not every job reached the server'}`,
     };
   } finally {
     await service.stop();
     await runway.close();
+    if (profileDir) {
+      const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+      if (file) console.log(summarize(join(profileDir, file), 30, window));
+    }
+    if (diagnosis.sqlStatsFile)
+      console.log(`server: ${runway.polls} polls in all; SQL statement times in ${diagnosis.sqlStatsFile}`);
   }
 }
 
-export async function benchProfiles(mode: RunMode): Promise<BenchOutput> {
-  const over = await overhead(mode);
-  const polls = await pollRate(mode);
+/** `--cpu-prof=DIR` or `--sqlstats=FILE`: only the poll figure, its service under a diagnosis (see Diagnosis). */
+export async function benchProfiles(mode: RunMode, diagnosis: Diagnosis = {}): Promise<BenchOutput> {
+  const diagnosing = diagnosis.profileDir !== undefined || diagnosis.sqlStatsFile !== undefined;
+  const over = diagnosing ? undefined : await overhead(mode);
+  const polls = await pollRate(mode, diagnosis);
+  if (!over) return { figures: { profilePollsPerSec: polls.rate }, notes: [polls.note] };
   return {
     figures: { profileOverheadMs: over.median, profilePollsPerSec: polls.rate },
     notes: [over.note, polls.note],
@@ -192,7 +230,11 @@ export async function benchProfiles(mode: RunMode): Promise<BenchOutput> {
 }
 
 if (isMain(import.meta.url)) {
-  const out = await benchProfiles({ quick: process.argv.includes('--quick') });
+  const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const out = await benchProfiles(
+    { quick: process.argv.includes('--quick') },
+    { profileDir: option('cpu-prof'), sqlStatsFile: option('sqlstats') },
+  );
   for (const note of out.notes) console.log(`- ${note}`);
   console.log(JSON.stringify(out.figures));
 }
