@@ -136,6 +136,8 @@ async function overhead(mode: RunMode): Promise<{ median: number | null; note: s
 interface Diagnosis {
   profileDir?: string;
   sqlStatsFile?: string;
+  /** A preload for the service (`--preload=bench/lane-gather-preload.ts`): a proposed change measured from outside. */
+  preload?: string;
 }
 
 async function pollRate(mode: RunMode, diagnosis: Diagnosis = {}): Promise<{ rate: number | null; note: string }> {
@@ -155,7 +157,9 @@ async function pollRate(mode: RunMode, diagnosis: Diagnosis = {}): Promise<{ rat
   const service = await startService({
     nodeArgs: [
       ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-      ...(diagnosis.sqlStatsFile ? ['--import', 'tsx', '--import', './bench/sqlstats.ts'] : []),
+      ...(diagnosis.sqlStatsFile || diagnosis.preload ? ['--import', 'tsx'] : []),
+      ...(diagnosis.sqlStatsFile ? ['--import', './bench/sqlstats.ts'] : []),
+      ...(diagnosis.preload ? ['--import', `./${diagnosis.preload}`] : []),
     ],
     dir,
     dbUrl,
@@ -217,9 +221,9 @@ async function pollRate(mode: RunMode, diagnosis: Diagnosis = {}): Promise<{ rat
   }
 }
 
-/** `--cpu-prof=DIR` or `--sqlstats=FILE`: only the poll figure, its service under a diagnosis (see Diagnosis). */
+/** `--cpu-prof=DIR`, `--sqlstats=FILE` or `--preload=FILE`: only the poll figure, its service under a diagnosis (see Diagnosis). */
 export async function benchProfiles(mode: RunMode, diagnosis: Diagnosis = {}): Promise<BenchOutput> {
-  const diagnosing = diagnosis.profileDir !== undefined || diagnosis.sqlStatsFile !== undefined;
+  const diagnosing = Object.values(diagnosis).some((value) => value !== undefined);
   const over = diagnosing ? undefined : await overhead(mode);
   const polls = await pollRate(mode, diagnosis);
   if (!over) return { figures: { profilePollsPerSec: polls.rate }, notes: [polls.note] };
@@ -233,7 +237,7 @@ if (isMain(import.meta.url)) {
   const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const out = await benchProfiles(
     { quick: process.argv.includes('--quick') },
-    { profileDir: option('cpu-prof'), sqlStatsFile: option('sqlstats') },
+    { profileDir: option('cpu-prof'), sqlStatsFile: option('sqlstats'), preload: option('preload') },
   );
   for (const note of out.notes) console.log(`- ${note}`);
   console.log(JSON.stringify(out.figures));
