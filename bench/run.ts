@@ -15,6 +15,7 @@ import { benchLedger } from './ledger.js';
 import { benchMemory } from './memory.js';
 import { benchReferenceCheck } from './reference-check.js';
 import { benchPostgres } from './postgres.js';
+import { benchProfiles } from './profiles.js';
 import { benchSignIns } from './signins.js';
 import { benchSimulator } from './simulator.js';
 import { benchUpstream } from './upstream.js';
@@ -25,7 +26,7 @@ import { benchWebhooks } from './webhooks.js';
 
 type Target = { op: '>=' | '<=' | '<' | '='; value: number } | undefined;
 
-/** Every figure of issues 11 and 19 with its target (issue 19's goals); others the modules report appear after these. */
+/** Every figure of issues 11, 19 and 27 with its target (issue 19's goals); others the modules report appear after these. */
 const FIGURES: [name: string, target: Target, unit: string][] = [
   ['bareRps', undefined, 'req/s'],
   ['quoteVsBare', { op: '>=', value: 0.4 }, 'ratio'],
@@ -68,6 +69,8 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['upstreamResultRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['upstreamOverheadMs', { op: '<', value: 300 }, 'ms'],
   ['slowResultDownloads', { op: '=', value: 1 }, 'fetches'],
+  ['profileOverheadMs', { op: '<', value: 300 }, 'ms'],
+  ['profilePollsPerSec', { op: '>=', value: 1500 }, 'polls/s'],
   ['cliHelpMs', { op: '<', value: 300 }, 'ms'],
 ];
 
@@ -127,6 +130,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['memory', benchMemory],
   ['reference-check', benchReferenceCheck],
   ['upstream', benchUpstream],
+  ['profiles', benchProfiles],
   ['generate', benchGenerate],
   ['simulator', benchSimulator],
   ['cli', benchCli],
