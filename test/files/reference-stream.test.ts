@@ -27,7 +27,11 @@ describe('references are probed from the stream, not read whole (N4)', () => {
   let t: TestService;
   let files: Server;
   let base = '';
-  /** Bytes sent per path (the reader closing the connection stops the sending). */
+  /**
+   * Bytes sent per path (the reader closing the connection stops the sending). What is sent runs
+   * ahead of what the reader took by the loopback socket buffers (several MiB once autotuned; 5.2 MB
+   * seen for a 1 MiB head on a loaded machine), so "closed long before the end" is under half.
+   */
   const sent = new Map<string, number>();
   const routes: Record<string, Route> = {
     '/large.png': { chunks: () => largePng(LARGE), bytes: LARGE, declared: true },
@@ -99,14 +103,14 @@ describe('references are probed from the stream, not read whole (N4)', () => {
   it('a 19.9 MB picture with its length declared: read as far as its header, the connection closed long before the end', async () => {
     const done = await run('reference_image_urls', '/large.png');
     expect(done).toMatchObject({ state: 'succeeded', settled: true });
-    expect(sent.get('/large.png')).toBeLessThan(LARGE / 4);
+    expect(sent.get('/large.png')).toBeLessThan(LARGE / 2);
   });
 
   it('an MP4 whose movie header would take more than the probe keeps: refused as unreadable, without reading it', async () => {
     const done = await run('reference_video_urls', '/huge-moov.mp4');
     expect(done).toMatchObject({ state: 'failed', errorCode: 'reference_invalid', credits: 0 });
     expect(done.errorMessage).toContain('input.reference_video_urls[0]');
-    expect(sent.get('/huge-moov.mp4')).toBeLessThan(LARGE / 4);
+    expect(sent.get('/huge-moov.mp4')).toBeLessThan(LARGE / 2);
   });
 
   it.each([
