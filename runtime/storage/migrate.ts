@@ -1,5 +1,5 @@
 import { Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
-import type { Db } from './dialect.js';
+import type { Db, Engine } from './dialect.js';
 import { initial } from './migrations/0001-initial.js';
 import { webhooks } from './migrations/0002-webhooks.js';
 import { blobs } from './migrations/0003-blobs.js';
@@ -50,49 +50,35 @@ async function migrator(db: Db): Promise<Migrator> {
 }
 
 /**
- * Kysely looks for its migration tables by reading the whole PostgreSQL catalog, every schema of
- * the database; a schema dropped or altered by someone else at that moment fails the read ("schema
- * ... does not exist", code 3F000; a relation gone, 42P01; a column gone, 42703, seen in CI while
- * another suite's schema was dropped). Nothing was migrated yet, so read again (at most 3 times:
- * a failure of our own migration, which rolls back, fails the same way each time and is thrown).
+ * Failures after which a migration is asked again, per engine: how many attempts, which codes.
+ * - PostgreSQL: Kysely looks for its migration tables by reading the whole catalog, every schema
+ *   of the database; a schema dropped or altered by someone else at that moment fails the read
+ *   ("schema ... does not exist", code 3F000; a relation gone, 42P01; a column gone, 42703, seen in
+ *   CI while another suite's schema was dropped). Nothing was migrated yet, so read again (at most
+ *   3 times: a failure of our own migration, which rolls back, fails the same way each time).
+ * - SQLite: another process migrating the same file holds its write lock for as long as its
+ *   migrations run (dialect.ts: they run in one IMMEDIATE transaction); a wait longer than
+ *   busy_timeout (5 s: an index built on a grown table) is SQLITE_BUSY, and the lock is asked for
+ *   again, for up to 2 minutes.
  */
-const CATALOG_CHURN = new Set(['3F000', '42P01', '42703']);
+const ASK_AGAIN: Record<Engine, { attempts: number; codes: ReadonlySet<string> }> = {
+  postgres: { attempts: 3, codes: new Set(['3F000', '42P01', '42703']) },
+  sqlite: { attempts: 24, codes: new Set(['SQLITE_BUSY']) },
+};
 
-async function withCatalogRetry<T>(db: Db, run: () => Promise<T>): Promise<T> {
+async function askingAgain<T>(db: Db, run: () => Promise<T>): Promise<T> {
+  const { attempts, codes } = ASK_AGAIN[db.engine];
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (db.engine !== 'postgres' || attempt >= 3 || !CATALOG_CHURN.has(code ?? '')) throw error;
-    }
-  }
-}
-
-/**
- * Another process migrating the same SQLite file holds its write lock for as long as its migrations
- * run (dialect.ts: they run in one IMMEDIATE transaction); a wait longer than busy_timeout (5 s: an
- * index built on a grown table) is SQLITE_BUSY, and the lock is asked for again, for up to 2 minutes.
- */
-const SQLITE_LOCK_ATTEMPTS = 24;
-
-async function withLockWait<T>(db: Db, run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (db.engine !== 'sqlite' || attempt >= SQLITE_LOCK_ATTEMPTS || code !== 'SQLITE_BUSY') throw error;
+      if (attempt >= attempts || !codes.has((error as { code?: string }).code ?? '')) throw error;
     }
   }
 }
 
 export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
-  return withLockWait(db, () => migrateOnce(db));
-}
-
-async function migrateOnce(db: Db): Promise<{ applied: string[] }> {
-  return withCatalogRetry(db, async () => {
+  return askingAgain(db, async () => {
     const result: MigrationResultSet = await (await migrator(db)).migrateToLatest();
     if (result.error) throw result.error;
     return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
@@ -101,6 +87,6 @@ async function migrateOnce(db: Db): Promise<{ applied: string[] }> {
 
 /** Names of migrations not yet applied: serve refuses to start while any remain. */
 export async function pendingMigrations(db: Db): Promise<string[]> {
-  const all = await withCatalogRetry(db, async () => (await migrator(db)).getMigrations());
+  const all = await askingAgain(db, async () => (await migrator(db)).getMigrations());
   return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
