@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import type { DeploymentJob } from '../deployments/deployment.js';
+import { OPEN_STATES } from '../tasks/states.js';
 import { upstreamCostMicros } from './store-outputs.js';
 
 /**
@@ -34,7 +35,7 @@ export async function recordJobCost(
     .updateTable('tasks')
     .set({ upstream_cost_micros: micros })
     .where('id', '=', taskId)
-    .$if(when === 'while-running', (q) => q.where('state', 'in', ['queued', 'running']))
+    .$if(when === 'while-running', (q) => q.where('state', 'in', [...OPEN_STATES]))
     .$if(when === 'unless-succeeded', (q) => q.where('state', '!=', 'succeeded'))
     .execute();
 }

@@ -8,7 +8,7 @@ import { taskById } from '../tasks/task-rows.js';
 import type { Executor } from '../storage/executor.js';
 import { completedJobCost } from './job-cost.js';
 import { scheduleWork } from './schedule-work.js';
-import { DEPLOYMENT_CALL_TIMEOUT_MS, jobOf, timeBoxed } from './task-job.js';
+import { DEPLOYMENT_CALL_TIMEOUT_MS, jobOf, releaseResult, timeBoxed } from './task-job.js';
 import { jobMayStillRun } from './upstream-cancel.js';
 import type { WorkHandler, WorkOutcome } from './worker.js';
 
@@ -98,15 +98,14 @@ const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   }
   const route = ctx.deployments.routeOf(job.model, deployment.name);
   await recordEnd(ctx, task, 'succeeded', completedJobCost(route?.cost, status.outputSeconds, job));
-  // Never fetched: the upstream may let go of the result now (best effort, as after a stored one).
-  if (deployment.release)
-    await timeBoxed(deployment.release(task.deployment_handle, job), DEPLOYMENT_CALL_TIMEOUT_MS, 'release').catch(
-      (error: unknown) =>
-        ctx.log.warn(
-          { err: error, task: task.id, deployment: deployment.name },
-          'the upstream did not release the result',
-        ),
-    );
+  // Never fetched: the upstream may let go of the result now, as after a stored one.
+  await releaseResult(
+    ctx,
+    deployment,
+    { id: task.id, deployment_handle: task.deployment_handle },
+    job,
+    DEPLOYMENT_CALL_TIMEOUT_MS,
+  );
   return { done: true };
 };
 

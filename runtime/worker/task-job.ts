@@ -1,6 +1,6 @@
 import { catalogue } from '../../generated/catalogue.js';
 import type { Context } from '../context.js';
-import type { DeploymentJob } from '../deployments/deployment.js';
+import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
 import { scrubReason } from '../tasks/resolve-task.js';
 import { sourceTaskId, succeededClipSeconds } from '../tasks/source-clip.js';
 import type { TaskRow } from '../tasks/task-record.js';
@@ -42,4 +42,21 @@ export async function jobOf(ctx: Context, task: TaskRow): Promise<DeploymentJob>
  */
 export function upstreamReason(reason: string, task: Pick<TaskRow, 'model'>, handle?: string | null): string {
   return scrubReason(reason, { modelId: task.model, handle });
+}
+
+/**
+ * Tells the upstream it may let go of a finished job's result (its bytes are stored, or never
+ * wanted): best effort, time-boxed, a failure only logged (the upstream's own retention covers it).
+ */
+export async function releaseResult(
+  ctx: Context,
+  deployment: Deployment,
+  task: Pick<TaskRow, 'id'> & { deployment_handle: string },
+  job: DeploymentJob,
+  timeoutMs: number,
+): Promise<void> {
+  if (!deployment.release) return;
+  await timeBoxed(deployment.release(task.deployment_handle, job), timeoutMs, 'release').catch((error: unknown) =>
+    ctx.log.warn({ err: error, task: task.id, deployment: deployment.name }, 'the upstream did not release the result'),
+  );
 }

@@ -14,7 +14,7 @@ import { outputsToStore } from './output-limit.js';
 import { storeOutputs, upstreamCostMicros } from './store-outputs.js';
 import { submitTask } from './submit.js';
 import { taskSignal } from './task-signal.js';
-import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
+import { jobOf, releaseResult, timeBoxed, upstreamReason } from './task-job.js';
 import { scheduleWork } from './schedule-work.js';
 import { UPSTREAM_CANCEL_WORK, upstreamCancelWorkHandlers } from './upstream-cancel.js';
 import { reconcileWorkHandlers, scheduleReconcile } from './reconcile.js';
@@ -277,16 +277,8 @@ async function pollJob(
     for (const output of outputs) await ctx.blobs.delete(output.key);
     await recordJobCost(ctx, task.id, cost, 'unless-succeeded'); // the measured length, on the task that ended meanwhile
   }
-  // The bytes are ours now: the upstream may let go of them (best effort; its own retention covers a failure).
-  if (deployment.release) {
-    await timeBoxed(deployment.release(task.deployment_handle, job), RELEASE_TIMEOUT_MS, 'release').catch(
-      (error: unknown) =>
-        ctx.log.warn(
-          { err: error, task: task.id, deployment: deployment.name },
-          'the upstream did not release the result',
-        ),
-    );
-  }
+  // The bytes are ours now: the upstream may let go of them.
+  await releaseResult(ctx, deployment, task, job, RELEASE_TIMEOUT_MS);
   return { done: true };
 }
 
