@@ -44,16 +44,8 @@ export async function serveDeployments(
   );
 }
 
-/** The task's row: where it went and its upstream handle. */
-export function taskRow(t: TestService, taskId: string) {
-  return t.service.ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
-}
-
-/** Waits until `check` holds or the time is up (the caller's expectation then says what failed). */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  for (const until = Date.now() + timeoutMs; !(await check()) && Date.now() < until; )
-    await new Promise((r) => setTimeout(r, 25));
-}
+// The task's row and the bounded wait are the other vendor harness's (one definition each).
+export { eventually, taskRow } from './harness.js';
 
 /** The task's reconciliation once recorded (its upstream job's end and cost), or what there is when the time is up. */
 export async function reconciled(proc: MediaforgeProcess, taskId: string, timeoutMs = 20_000) {
