@@ -2,7 +2,8 @@
  * A real Chromium (test/support/system-browser.ts) plays a finished task's video from its signed
  * link in a `<video>` element and seeks to the middle. The page and the link are served through a
  * loopback proxy of the test's own, which records every media answer: the player asks for ranges
- * and gets 206s (Chromium, like Safari, relies on them to seek without downloading again).
+ * and gets 206s (Chromium, like Safari, relies on them to seek without downloading again: with the
+ * media links of before, which ignored Range, the same seek left the video at 0 s).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -112,12 +113,22 @@ describe('a finished video plays and seeks in a browser through its signed link'
         await seeked;
         if (el.readyState < 2) await once('loadeddata');
         await el.play();
-        return { duration: el.duration, middle, at: el.currentTime, readyState: el.readyState, error: el.error?.code };
+        // Chromium treats a source whose server does not answer ranges as a stream: seekable to 0 only.
+        const seekableEnd = el.seekable.length ? el.seekable.end(el.seekable.length - 1) : 0;
+        return {
+          duration: el.duration,
+          middle,
+          at: el.currentTime,
+          readyState: el.readyState,
+          seekableEnd,
+          error: el.error?.code,
+        };
       });
       expect(played.error).toBeUndefined();
       expect(played.duration).toBe(5);
       expect(played.at).toBeGreaterThanOrEqual(played.middle);
       expect(played.readyState).toBeGreaterThanOrEqual(2);
+      expect(played.seekableEnd).toBe(5);
     } finally {
       await page.close();
     }
