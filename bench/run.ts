@@ -12,6 +12,7 @@ import { benchGrowth } from './growth.js';
 import { benchHostile } from './hostile.js';
 import { benchHttp } from './http.js';
 import { benchLedger } from './ledger.js';
+import { benchMediaRanges } from './media-ranges.js';
 import { benchMemory } from './memory.js';
 import { benchReferenceCheck } from './reference-check.js';
 import { benchPostgres } from './postgres.js';
@@ -26,7 +27,7 @@ import { benchWebhooks } from './webhooks.js';
 
 type Target = { op: '>=' | '<=' | '<' | '='; value: number } | undefined;
 
-/** Every figure of issues 11, 19 and 27 with its target (issue 19's goals); others the modules report appear after these. */
+/** Every figure of issues 11, 19, 27 and 29 with its target (issue 19's goals); others the modules report appear after these. */
 const FIGURES: [name: string, target: Target, unit: string][] = [
   ['bareRps', undefined, 'req/s'],
   ['quoteVsBare', { op: '>=', value: 0.4 }, 'ratio'],
@@ -72,6 +73,7 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['profileOverheadMs', { op: '<', value: 300 }, 'ms'],
   ['profilePollsPerSec', { op: '>=', value: 1500 }, 'polls/s'],
   ['cliHelpMs', { op: '<', value: 300 }, 'ms'],
+  ['mediaRangeP99Ms', { op: '<', value: 50 }, 'ms'],
 ];
 
 function verdict(value: number | null, target: Target): string {
@@ -130,6 +132,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['memory', benchMemory],
   ['reference-check', benchReferenceCheck],
   ['upstream', benchUpstream],
+  ['media-ranges', benchMediaRanges],
   ['profiles', benchProfiles],
   ['generate', benchGenerate],
   ['simulator', benchSimulator],
