@@ -1,5 +1,4 @@
 import { Ajv } from 'ajv';
-import standaloneModule from 'ajv/dist/standalone/index.js';
 import {
   IndentationText,
   NewLineKind,
@@ -12,14 +11,8 @@ import {
 import { operations, type Operation, type ParameterIn } from '../../load/operations.js';
 import type { JsonSchema } from '../../load/types.js';
 import type { Plugin } from '../../plugin.js';
+import { ajvStandaloneModule } from '../../print/ajv-standalone.js';
 import { requestVectors } from './vectors.js';
-
-type StandaloneCode = (ajv: Ajv, refs: Record<string, string>) => string;
-// ajv ships CommonJS: depending on the loader the default import is the function or the module object.
-const standaloneCode: StandaloneCode =
-  typeof standaloneModule === 'function'
-    ? (standaloneModule as StandaloneCode)
-    : (standaloneModule as unknown as { default: StandaloneCode }).default;
 
 /** The parts of a request that are checked, with the suffix of their validator's export name. */
 const PARTS: { in: ParameterIn; key: 'query' | 'path' | 'headers'; suffix: string }[] = [
@@ -157,13 +150,8 @@ function requestFiles(
       exportsMap[`${op.operationId}Body`] = `${op.operationId}Body`;
     }
   }
-  const code = standaloneCode(ajv, exportsMap);
-  // ajv's ESM output still calls require() for its runtime helpers and formats (ajv issue #2209).
-  const prelude = code.includes('require(')
-    ? "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
-    : '';
   return [
-    { path: `${dir}/validators.js`, contents: `${prelude}${code}\n`, inputs },
+    { path: `${dir}/validators.js`, contents: ajvStandaloneModule(ajv, exportsMap), inputs },
     { path: `${dir}/validators.d.ts`, contents: declarations(Object.keys(exportsMap)), inputs },
     { path: `${dir}/index.ts`, contents: table(ops, new Set(Object.keys(exportsMap)), bodies, errorsModule), inputs },
   ];
