@@ -2,7 +2,7 @@
  * npm run build: compiles what production runs into dist/, so that `npm start` and the `mediaforge`
  * command run plain JavaScript and a production install needs none of the build tools:
  *
- * - runtime/, generated/ and the docs server: each TypeScript module transpiled by esbuild to one
+ * - runtime/, generated/, catalogue-core/ and the docs server: each TypeScript module transpiled by esbuild to one
  *   JavaScript module at the same relative path (dist/runtime/cli/main.js, ...), so relative imports
  *   and each command's lazy imports stay as written; generated/'s JavaScript validators and every
  *   other file under runtime/ (media the simulator serves) are copied as they are;
@@ -63,7 +63,7 @@ const client = new Promise<void>((resolve, reject) => {
   );
 });
 
-const files = ['runtime', 'generated', 'docs-site']
+const files = ['runtime', 'generated', 'catalogue-core', 'docs-site']
   .flatMap(filesUnder)
   .filter((path) => !NOT_SERVER.some((re) => re.test(path)));
 const modules = files.filter((path) => path.endsWith('.ts'));

@@ -15,13 +15,21 @@ export interface ParameterRule {
   readonly error: ErrorName;
 }
 
+/** How a body property's problems are reported where the contract says (`x-issue`). */
+export interface BodyIssue {
+  readonly rule: string;
+  /** A validation message of spec/errors.yaml. */
+  readonly key: string;
+  readonly params: Readonly<Record<string, string>>;
+}
+
 export interface RequestRules {
   readonly parameters: readonly ParameterRule[];
   readonly path?: RequestValidator;
   readonly query?: RequestValidator;
   readonly headers?: RequestValidator;
-  /** A JSON body checked against the contract (a body naming a model is checked by its generated validator instead). */
-  readonly body?: { readonly validate: RequestValidator; readonly required: boolean; readonly error: ErrorName };
+  /** A JSON body checked against the contract (of a body naming a model, its envelope: `input` is the model's validator's to check); `issues`: the contract's `x-issue` by the property's schema path; `order`: an envelope's fields, the order its problems are listed in. */
+  readonly body?: { readonly validate: RequestValidator; readonly required: boolean; readonly error: ErrorName; readonly issues?: Readonly<Record<string, BodyIssue>>; readonly order?: readonly string[] };
 }
 
 /** Each operation's request rules, read by the HTTP layer before its handler runs. */
@@ -104,7 +112,14 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
     createTask: {
       parameters: [{ name: 'wait', in: 'query', integer: false, error: 'invalid_parameter' }, { name: 'Idempotency-Key', in: 'header', integer: false, error: 'invalid_idempotency_key' }, { name: 'X-Service-Retention', in: 'header', integer: true, error: 'invalid_parameter' }],
       query: validators.createTaskQuery,
-      headers: validators.createTaskHeaders
+      headers: validators.createTaskHeaders,
+      body: {
+        validate: validators.createTaskBody,
+        required: true,
+        error: 'invalid_input',
+        issues: {'#/properties/model':{'rule':'type','key':'type','params':{'type':'string'}},'#/properties/expectedCredits':{'rule':'type','key':'quote_expected','params':{}},'#/properties/expectedCost':{'rule':'pattern','key':'quote_expected','params':{}}},
+        order: ['model','input','callBackUrl','quoteId','expectedCredits','expectedCost']
+      }
     },
     purgeTask: {
       parameters: [],
@@ -115,7 +130,14 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
       }
     },
     quoteTask: {
-      parameters: []
+      parameters: [],
+      body: {
+        validate: validators.quoteTaskBody,
+        required: true,
+        error: 'invalid_input',
+        issues: {'#/properties/model':{'rule':'type','key':'type','params':{'type':'string'}},'#/properties/expectedCredits':{'rule':'type','key':'quote_expected','params':{}},'#/properties/expectedCost':{'rule':'pattern','key':'quote_expected','params':{}}},
+        order: ['model','input','callBackUrl','quoteId','expectedCredits','expectedCost']
+      }
     },
     getTaskRecord: {
       parameters: [{ name: 'taskId', in: 'query', integer: false, error: 'invalid_parameter' }],

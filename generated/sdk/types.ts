@@ -760,9 +760,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_fast_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_fast_image_to_video"];
             /**
@@ -777,9 +777,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_fast_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_fast_reference_to_video"];
             /**
@@ -794,9 +794,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_fast_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_fast_text_to_video"];
             /**
@@ -811,9 +811,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_fast_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_fast_video_extend"];
             /**
@@ -828,9 +828,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_image_to_video"];
             /**
@@ -845,9 +845,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_mini_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_mini_image_to_video"];
             /**
@@ -862,9 +862,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_mini_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_mini_reference_to_video"];
             /**
@@ -879,9 +879,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_mini_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_mini_text_to_video"];
             /**
@@ -896,9 +896,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_mini_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_mini_video_extend"];
             /**
@@ -913,9 +913,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_reference_to_video"];
             /**
@@ -930,9 +930,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_text_to_video"];
             /**
@@ -947,9 +947,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_0_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_0_video_extend"];
             /**
@@ -964,9 +964,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_5_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_5_image_to_video"];
             /**
@@ -981,9 +981,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_5_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_5_reference_to_video"];
             /**
@@ -998,9 +998,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_5_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_5_text_to_video"];
             /**
@@ -1015,9 +1015,9 @@ export interface components {
         CreateTaskRequest_vendor_a_family_a_2_5_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_a_family_a_2_5_video_extend"];
             /**
@@ -1032,9 +1032,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_b_1_1_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_b_1_1_image_to_video"];
             /**
@@ -1049,9 +1049,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_b_1_1_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_b_1_1_reference_to_video"];
             /**
@@ -1066,9 +1066,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_b_1_1_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_b_1_1_text_to_video"];
             /**
@@ -1083,9 +1083,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_2_6_flash_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_2_6_flash_image_to_video"];
             /**
@@ -1100,9 +1100,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_2_6_flash_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_2_6_flash_reference_to_video"];
             /**
@@ -1117,9 +1117,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_2_6_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_2_6_image_to_video"];
             /**
@@ -1134,9 +1134,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_2_6_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_2_6_reference_to_video"];
             /**
@@ -1151,9 +1151,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_2_6_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_2_6_text_to_video"];
             /**
@@ -1168,9 +1168,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_image_to_video"];
             /**
@@ -1185,9 +1185,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_prime_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_prime_image_to_video"];
             /**
@@ -1202,9 +1202,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_prime_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_prime_reference_to_video"];
             /**
@@ -1219,9 +1219,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_prime_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_prime_text_to_video"];
             /**
@@ -1236,9 +1236,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_prime_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_prime_video_extend"];
             /**
@@ -1253,9 +1253,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_pro_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_image_to_video"];
             /**
@@ -1270,9 +1270,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_prime_image_to_video"];
             /**
@@ -1287,9 +1287,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_prime_reference_to_video"];
             /**
@@ -1304,9 +1304,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_prime_text_to_video"];
             /**
@@ -1321,9 +1321,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_pro_prime_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_prime_video_extend"];
             /**
@@ -1338,9 +1338,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_pro_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_reference_to_video"];
             /**
@@ -1355,9 +1355,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_pro_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_text_to_video"];
             /**
@@ -1372,9 +1372,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_pro_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_pro_video_extend"];
             /**
@@ -1389,9 +1389,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_reference_to_video"];
             /**
@@ -1406,9 +1406,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_text_to_video"];
             /**
@@ -1423,9 +1423,9 @@ export interface components {
         CreateTaskRequest_vendor_b_family_c_3_0_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_b_family_c_3_0_video_extend"];
             /**
@@ -1440,9 +1440,9 @@ export interface components {
         CreateTaskRequest_vendor_c_4_0_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_c_4_0_image_to_video"];
             /**
@@ -1457,9 +1457,9 @@ export interface components {
         CreateTaskRequest_vendor_c_4_0_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_c_4_0_reference_to_video"];
             /**
@@ -1474,9 +1474,9 @@ export interface components {
         CreateTaskRequest_vendor_c_4_0_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_c_4_0_text_to_video"];
             /**
@@ -1491,9 +1491,9 @@ export interface components {
         CreateTaskRequest_vendor_c_o3_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_c_o3_image_to_video"];
             /**
@@ -1508,9 +1508,9 @@ export interface components {
         CreateTaskRequest_vendor_c_o3_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_c_o3_reference_to_video"];
             /**
@@ -1525,9 +1525,9 @@ export interface components {
         CreateTaskRequest_vendor_c_o3_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_c_o3_text_to_video"];
             /**
@@ -1542,9 +1542,9 @@ export interface components {
         CreateTaskRequest_vendor_c_o3_video_edit: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_c_o3_video_edit"];
             /**
@@ -1559,9 +1559,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_image_to_video"];
             /**
@@ -1576,9 +1576,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_lora_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_lora_image_to_video"];
             /**
@@ -1593,9 +1593,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_lora_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_lora_reference_to_video"];
             /**
@@ -1610,9 +1610,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_lora_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_lora_text_to_video"];
             /**
@@ -1627,9 +1627,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_lora_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_lora_video_extend"];
             /**
@@ -1644,9 +1644,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_reference_to_video"];
             /**
@@ -1661,9 +1661,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_text_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_text_to_video"];
             /**
@@ -1678,9 +1678,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_variant_lora_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_variant_lora_image_to_video"];
             /**
@@ -1695,9 +1695,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_variant_lora_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_variant_lora_reference_to_video"];
             /**
@@ -1712,9 +1712,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_variant_lora_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_variant_lora_video_extend"];
             /**
@@ -1729,9 +1729,9 @@ export interface components {
         CreateTaskRequest_vendor_d_family_d_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_d_family_d_video_extend"];
             /**
@@ -1746,9 +1746,9 @@ export interface components {
         CreateTaskRequest_vendor_e_q4_preview_image_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_e_q4_preview_image_to_video"];
             /**
@@ -1763,9 +1763,9 @@ export interface components {
         CreateTaskRequest_vendor_e_q4_preview_reference_to_video: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_e_q4_preview_reference_to_video"];
             /**
@@ -1780,9 +1780,9 @@ export interface components {
         CreateTaskRequest_vendor_e_q4_preview_video_extend: {
             /** @description Public HTTPS URL for the terminal-state callback: port 443 or no port, no username or password, resolving only to public addresses (checked at creation and again at connection time). An invalid URL returns 400 with `msg` 'Invalid callback URL' (40002). */
             callBackUrl?: string;
-            /** @description The quote's `estimatedCost`, USD decimal string. */
+            /** @description The quote's `estimatedCost`, USD decimal string: whole dollars (no leading zero) with at most two decimals, e.g. `1.25`, `0.5` or `3`. */
             expectedCost?: string;
-            /** @description The quote's `estimatedCredits`. */
+            /** @description The quote's `estimatedCredits`, a safe integer. */
             expectedCredits?: number;
             input: components["schemas"]["Input_vendor_e_q4_preview_video_extend"];
             /**

@@ -29,13 +29,107 @@ export interface Shared {
 
 export { mergeModel } from './merge.js';
 
-/** Expands one callable model: follows `extends`, resolves the shared material and checks that it all fits. */
+/** Reports a problem at a path of the model, in the first file of its chain that writes the path. */
+type At = (path: (string | number)[], message: string) => void;
+
+/**
+ * Expands one callable model: follows `extends`, resolves the shared material and checks that it
+ * all fits, one YAML section at a time (extends, fields, the mode's contract, markers, outputSizes
+ * and output, rules, pricing), then builds the model.
+ */
 export function expandModel(
   id: string,
   sources: Map<string, YamlSource>,
   shared: Shared,
   problems: SpecProblem[],
 ): Model | undefined {
+  const chain = extendsChain(id, sources, problems);
+  if (!chain) return undefined;
+  let merged: Record<string, unknown> = {};
+  for (const source of [...chain].reverse()) merged = mergeModel(merged, source.data as Record<string, unknown>);
+  const raw = { ...merged, id, rules: ruleList(merged.rules) } as RawModel;
+  // Report a problem at the first file in the chain (own file first) that writes the path.
+  const at: At = (path, message) => {
+    const owner = chain.find((s) => hasPath(s.data, path)) ?? chain[0];
+    problems.push(owner.problem(path, message));
+  };
+  const before = problems.length;
+
+  for (const key of ['title', 'summary', 'markers'] as const) {
+    if (!raw[key]) at([], `a callable model needs "${key}" (write it here or in the model it extends)`);
+  }
+  if (!raw.fields || Object.keys(raw.fields).length === 0) at([], 'a callable model needs "fields"');
+  if (!raw.pricing?.rates?.length) at([], 'a callable model needs "pricing.rates"');
+  if (problems.length > before) return undefined;
+
+  const [vendor, familyVersion, mode] = id.split('/');
+  const patternMessages: Record<string, string> = {};
+  const fields = expandFields(raw, shared, patternMessages, at);
+  const byName = new Map(fields.map((f) => [f.name, f]));
+  const modeSpec = shared.modes[mode];
+  const absentFields = (modeSpec?.fields?.absent ?? []).map((name) => ({
+    name,
+    required: false,
+    schema: fieldSchema(name, shared.fields[name], {}, shared.formats, {}),
+    reference: shared.fields[name].reference as string | undefined,
+  }));
+  checkModeContract(mode, modeSpec, byName, raw.pricing?.sourceClip, at);
+  checkSourceClip(raw.pricing?.sourceClip, byName, at);
+
+  const markers = shared.markers[raw.markers!];
+  if (!markers) at(['markers'], `unknown marker style "${raw.markers}": it is not in spec/shared/markers.yaml`);
+  const outputSizes = expandOutputSizes(raw, shared, fields, at);
+  const output = expandOutput(
+    raw.output,
+    byName,
+    outputSizes?.table,
+    shared.outputSizes.standard ?? {},
+    shared.output,
+    at,
+  );
+
+  const rules = raw.rules ?? [];
+  checkRules(rules, chain, byName, at, problems);
+
+  const pricing = expandPricing(raw, byName, shared.pricingOptions, at);
+  const clips = raw.pricing?.referenceClips;
+  if (clips && byName.get(clips.field)?.reference !== 'video') {
+    at(['pricing', 'referenceClips', 'field'], `referenceClips.field must name a reference video field of this model`);
+  }
+  if (problems.length > before || !pricing || !markers || !output) return undefined;
+
+  return {
+    id,
+    vendor,
+    family: familyVersion,
+    mode,
+    modeDescription: modeSpec!.description,
+    sources: chain.map((s) => s.file),
+    title: raw.title!,
+    summary: raw.summary!,
+    markers: { name: raw.markers!, ...markers },
+    outputSizes,
+    fields,
+    absentFields,
+    inputSchema: inputSchemaOf(fields),
+    patternMessages,
+    references: raw.references ?? {},
+    rules,
+    pricing: { ...pricing, referenceClips: clips, sourceClip: raw.pricing?.sourceClip },
+    ...(raw.deprecated ? { deprecated: raw.deprecated } : {}),
+    output,
+    notes: [...(raw.notes ?? []), ...(modeSpec!.notes ?? [])],
+    decisions: [...(raw.decisions ?? []), ...(modeSpec!.decisions ?? [])],
+    assumptions: [
+      ...(raw.assumptions ?? []),
+      ...(modeSpec!.assumptions ?? []),
+      ...(output.frameRatePublished ? [] : [frameRateAssumption(shared.output)]),
+    ],
+  };
+}
+
+/** `extends`: the model's file, then each file it extends, in order; undefined on an unknown name or a cycle. */
+function extendsChain(id: string, sources: Map<string, YamlSource>, problems: SpecProblem[]): YamlSource[] | undefined {
   const chain: YamlSource[] = [];
   for (let at: string | undefined = id; at !== undefined; ) {
     const source = sources.get(at);
@@ -53,25 +147,11 @@ export function expandModel(
     chain.push(source);
     at = (source.data as RawModel).extends;
   }
-  let merged: Record<string, unknown> = {};
-  for (const source of [...chain].reverse()) merged = mergeModel(merged, source.data as Record<string, unknown>);
-  const raw = { ...merged, id, rules: ruleList(merged.rules) } as RawModel;
-  // Report a problem at the first file in the chain (own file first) that writes the path.
-  const at = (path: (string | number)[], message: string) => {
-    const owner = chain.find((s) => hasPath(s.data, path)) ?? chain[0];
-    problems.push(owner.problem(path, message));
-  };
-  const before = problems.length;
+  return chain;
+}
 
-  for (const key of ['title', 'summary', 'markers'] as const) {
-    if (!raw[key]) at([], `a callable model needs "${key}" (write it here or in the model it extends)`);
-  }
-  if (!raw.fields || Object.keys(raw.fields).length === 0) at([], 'a callable model needs "fields"');
-  if (!raw.pricing?.rates?.length) at([], 'a callable model needs "pricing.rates"');
-  if (problems.length > before) return undefined;
-
-  const [vendor, familyVersion, mode] = id.split('/');
-  const patternMessages: Record<string, string> = {};
+/** `fields`: each a field of the dictionary with the model's override, as a JSON Schema; its default and range checked. */
+function expandFields(raw: RawModel, shared: Shared, patternMessages: Record<string, string>, at: At): ModelField[] {
   const fields: ModelField[] = [];
   for (const [name, override] of Object.entries(raw.fields ?? {})) {
     const dictionary = shared.fields[name];
@@ -94,36 +174,29 @@ export function expandModel(
       auto: o.auto,
     });
   }
-  const byName = new Map(fields.map((f) => [f.name, f]));
-  const modeSpec = shared.modes[mode];
-  const absentFields = (modeSpec?.fields?.absent ?? []).map((name) => ({
-    name,
-    required: false,
-    schema: fieldSchema(name, shared.fields[name], {}, shared.formats, {}),
-    reference: shared.fields[name].reference as string | undefined,
-  }));
-  checkModeContract(mode, modeSpec, byName, raw.pricing?.sourceClip, at);
-  checkSourceClip(raw.pricing?.sourceClip, byName, at);
+  return fields;
+}
 
-  const markers = shared.markers[raw.markers!];
-  if (!markers) at(['markers'], `unknown marker style "${raw.markers}": it is not in spec/shared/markers.yaml`);
-  let outputSizes: Model['outputSizes'];
-  if (raw.outputSizes !== undefined) {
-    const table = shared.outputSizes[raw.outputSizes];
-    if (!table) at(['outputSizes'], `unknown output-size table "${raw.outputSizes}"`);
-    else outputSizes = { name: raw.outputSizes, table };
-  } else outputSizes = standardSizes(shared.outputSizes.standard, fields);
-  const output = expandOutput(
-    raw.output,
-    byName,
-    outputSizes?.table,
-    shared.outputSizes.standard ?? {},
-    shared.output,
-    at,
-  );
+/** `outputSizes`: a named table of spec/shared/output-sizes.yaml, else the standard one for the model's fields. */
+function expandOutputSizes(raw: RawModel, shared: Shared, fields: ModelField[], at: At): Model['outputSizes'] {
+  if (raw.outputSizes === undefined) return standardSizes(shared.outputSizes.standard, fields);
+  const table = shared.outputSizes[raw.outputSizes];
+  if (!table) {
+    at(['outputSizes'], `unknown output-size table "${raw.outputSizes}"`);
+    return undefined;
+  }
+  return { name: raw.outputSizes, table };
+}
 
-  const rules = raw.rules ?? [];
-  rules.forEach((rule) => checkRule(rule, byName, (path, m) => at([...rulePath(chain, rule.id), ...path], m)));
+/** `rules`: each names fields and values the model has, and no file of the chain uses a rule id twice. */
+function checkRules(
+  rules: Rule[],
+  chain: YamlSource[],
+  byName: Map<string, ModelField>,
+  at: At,
+  problems: SpecProblem[],
+): void {
+  for (const rule of rules) checkRule(rule, byName, (path, m) => at([...rulePath(chain, rule.id), ...path], m));
   for (const source of chain) {
     const own = (source.data as RawModel).rules;
     if (!Array.isArray(own)) continue;
@@ -133,48 +206,16 @@ export function expandModel(
       ids.add(rule.id);
     });
   }
+}
 
-  const pricing = expandPricing(raw, byName, shared.pricingOptions, at);
-  const clips = raw.pricing?.referenceClips;
-  if (clips && byName.get(clips.field)?.reference !== 'video') {
-    at(['pricing', 'referenceClips', 'field'], `referenceClips.field must name a reference video field of this model`);
-  }
-  if (problems.length > before || !pricing || !markers || !output) return undefined;
-
+/** The model's input as one JSON Schema: its fields, nothing else. */
+function inputSchemaOf(fields: ModelField[]): JsonSchema {
   const required = fields.filter((f) => f.required).map((f) => f.name);
-  const inputSchema: JsonSchema = {
+  return {
     type: 'object',
     additionalProperties: false,
     ...(required.length ? { required } : {}),
     properties: Object.fromEntries(fields.map((f) => [f.name, f.schema])),
-  };
-  return {
-    id,
-    vendor,
-    family: familyVersion,
-    mode,
-    modeDescription: modeSpec!.description,
-    sources: chain.map((s) => s.file),
-    title: raw.title!,
-    summary: raw.summary!,
-    markers: { name: raw.markers!, ...markers },
-    outputSizes,
-    fields,
-    absentFields,
-    inputSchema,
-    patternMessages,
-    references: raw.references ?? {},
-    rules,
-    pricing: { ...pricing, referenceClips: clips, sourceClip: raw.pricing?.sourceClip },
-    ...(raw.deprecated ? { deprecated: raw.deprecated } : {}),
-    output,
-    notes: [...(raw.notes ?? []), ...(modeSpec!.notes ?? [])],
-    decisions: [...(raw.decisions ?? []), ...(modeSpec!.decisions ?? [])],
-    assumptions: [
-      ...(raw.assumptions ?? []),
-      ...(modeSpec!.assumptions ?? []),
-      ...(output.frameRatePublished ? [] : [frameRateAssumption(shared.output)]),
-    ],
   };
 }
 
@@ -247,7 +288,7 @@ function checkRule(
   switch (rule.kind) {
     case 'atLeastOne':
     case 'maxTotalItems':
-      rule.fields.forEach((f, i) => need(f, ['fields', i]));
+      for (const [i, f] of rule.fields.entries()) need(f, ['fields', i]);
       break;
     case 'valueWhen': {
       need(rule.field, ['field']);

@@ -89,6 +89,14 @@ function isMap(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+type Problem = (path: (string | number)[], message: string) => void;
+
+/**
+ * One spec/providers file, section by section: the top keys (checkHeader), the profile's own
+ * sections (profile.ts), `fields` and `set`, `models` (checkModelSections); then every model of the
+ * catalogue against the merged mapping (checkCoverage) and every mapped value against the models
+ * that accept it (checkMappedValues). Undefined when the file has a problem.
+ */
 function checkProvider(
   source: YamlSource,
   base: string,
@@ -96,7 +104,7 @@ function checkProvider(
   dictionary: Record<string, JsonSchema>,
   problems: SpecProblem[],
 ): ProviderMapping | undefined {
-  const problem = (path: (string | number)[], message: string) => problems.push(source.problem(path, message));
+  const problem: Problem = (path, message) => problems.push(source.problem(path, message));
   const data = source.data;
   if (!isMap(data)) {
     problem([], 'a provider mapping is a map (protocol, fields, otherFields, ...)');
@@ -104,6 +112,52 @@ function checkProvider(
   }
   const before = problems.length;
   const isProfile = data.submit !== undefined;
+  const { protocol, otherFields } = checkHeader(data, base, isProfile, problem);
+  const profile = isProfile ? checkProfile(data, dictionary, problem) : undefined;
+  const fields = checkFields(
+    data.fields,
+    ['fields'],
+    (name) => (dictionary[name] ? undefined : `unknown field "${name}": it is not in spec/shared/fields.yaml`),
+    problem,
+  );
+  const set = checkSet(data.set, ['set'], problem);
+  const byId = new Map(models.map((m) => [m.id, m]));
+  const own = checkModelSections(data.models, byId, problem);
+  if (problems.length > before) return undefined;
+
+  const shared = { fields, set, otherFields, own, profile };
+  const unmapped: Record<string, Record<string, Scalar[]>> = {};
+  const unsupported: Record<string, Record<string, { default?: unknown }>> = {};
+  for (const model of models) {
+    const coverage = checkCoverage(model, shared, problem);
+    if (!coverage) continue;
+    if (Object.keys(coverage.unsupported).length) unsupported[model.id] = coverage.unsupported;
+    if (coverage.unmapped) unmapped[model.id] = coverage.unmapped;
+  }
+  checkMappedValues(fields, own, models, byId, problem);
+  if (problems.length > before) return undefined;
+  return {
+    protocol: protocol as string,
+    ...(profile ? { profile } : {}),
+    file: source.file,
+    summary: data.summary as string,
+    fields,
+    otherFields,
+    set,
+    ...(typeof data.result === 'string' && !isProfile ? { result: data.result } : {}),
+    models: own,
+    unmapped,
+    unsupported,
+  };
+}
+
+/** The top keys: which are allowed, `protocol` (a coded one, or a profile's own name, matching the file), `summary`, `otherFields`, `result`. */
+function checkHeader(
+  data: Record<string, unknown>,
+  base: string,
+  isProfile: boolean,
+  problem: Problem,
+): { protocol: unknown; otherFields: ProviderMapping['otherFields'] } {
   const keys = isProfile ? [...TOP_KEYS, ...PROFILE_KEYS] : TOP_KEYS;
   for (const key of Object.keys(data))
     if (!keys.includes(key)) problem([key], `unknown key "${key}" (${keys.join(', ')})`);
@@ -126,147 +180,164 @@ function checkProvider(
     problem(['otherFields'], 'otherFields must be pass or declared');
   if (!isProfile && data.result !== undefined && (typeof data.result !== 'string' || !TARGET.test(data.result)))
     problem(['result'], 'result must be a dot path (video.url)');
-  const profile = isProfile ? checkProfile(data, dictionary, problem) : undefined;
+  return { protocol, otherFields: otherFields as ProviderMapping['otherFields'] };
+}
 
-  const fields = checkFields(
-    data.fields,
-    ['fields'],
-    (name) => (dictionary[name] ? undefined : `unknown field "${name}": it is not in spec/shared/fields.yaml`),
-    problem,
-  );
-  const set = checkSet(data.set, ['set'], problem);
-  const byId = new Map(models.map((m) => [m.id, m]));
+/** The `models` section: each a callable model of the catalogue, with its own fields, set, result and serves. */
+function checkModelSections(raw: unknown, byId: Map<string, Model>, problem: Problem): Record<string, ProviderModel> {
   const own: Record<string, ProviderModel> = {};
-  if (data.models !== undefined && !isMap(data.models))
-    problem(['models'], 'models must be a map of model id to its mapping');
-  for (const [id, raw] of Object.entries(isMap(data.models) ? data.models : {})) {
+  if (raw !== undefined && !isMap(raw)) problem(['models'], 'models must be a map of model id to its mapping');
+  for (const [id, section] of Object.entries(isMap(raw) ? raw : {})) {
     const at = ['models', id];
     const model = byId.get(id);
     if (!model) {
       problem(at, `unknown model "${id}": not a callable model of spec/models`);
       continue;
     }
-    if (!isMap(raw)) {
+    if (!isMap(section)) {
       problem(at, 'a model mapping is a map (fields, set, result, serves)');
       continue;
     }
-    for (const key of Object.keys(raw))
+    for (const key of Object.keys(section))
       if (!MODEL_KEYS.includes(key)) problem([...at, key], `unknown key "${key}" (${MODEL_KEYS.join(', ')})`);
-    const serves = raw.serves ?? 'all';
+    const serves = section.serves ?? 'all';
     if (serves !== 'all' && serves !== 'subset' && serves !== 'none')
       problem([...at, 'serves'], 'serves must be all, subset or none');
-    if (raw.result !== undefined && (typeof raw.result !== 'string' || !TARGET.test(raw.result)))
+    if (section.result !== undefined && (typeof section.result !== 'string' || !TARGET.test(section.result)))
       problem([...at, 'result'], 'result must be a dot path (video.url)');
     const names = new Set(model.fields.map((f) => f.name));
     own[id] = {
       fields: checkFields(
-        raw.fields,
+        section.fields,
         [...at, 'fields'],
         (name) => (names.has(name) ? undefined : `model ${id} has no field "${name}"`),
         problem,
       ),
-      set: checkSet(raw.set, [...at, 'set'], problem),
-      ...(typeof raw.result === 'string' ? { result: raw.result } : {}),
+      set: checkSet(section.set, [...at, 'set'], problem),
+      ...(typeof section.result === 'string' ? { result: section.result } : {}),
       serves: serves as ProviderModel['serves'],
     };
   }
-  if (problems.length > before) return undefined;
+  return own;
+}
 
-  // Every model against the merged mapping: what it sends, and whether every value it accepts maps.
-  const unmapped: Record<string, Record<string, Scalar[]>> = {};
-  const unsupported: Record<string, Record<string, { default?: unknown }>> = {};
-  for (const model of models) {
-    const local = own[model.id];
-    if (local?.serves === 'none') continue;
-    // A profile whose submit has a path per mode does not serve the models of the other modes.
-    const paths = profile?.submit.path;
-    if (paths !== undefined && typeof paths !== 'string' && !Object.hasOwn(paths, model.mode)) continue;
-    const merged = { ...fields, ...(local?.fields ?? {}) };
-    const where = (field: string) =>
-      local?.fields[field]
-        ? ['models', model.id, 'fields', field]
-        : fields[field]
-          ? ['fields', field]
-          : local
-            ? ['models', model.id]
-            : ['otherFields'];
-    const targets = new Map<string, string>();
-    const missing: Record<string, Scalar[]> = {};
-    for (const field of model.fields) {
-      const mapping = merged[field.name];
-      if (!mapping) {
-        if (otherFields === 'declared')
-          problem(
-            where(field.name),
-            `model ${model.id} has field "${field.name}", which this mapping does not name (otherFields: declared): map it or drop it`,
-          );
-        else claim(targets, field.name, field.name, model.id, where(field.name), problem);
-        continue;
-      }
-      if (mapping.drop) {
-        if (field.required)
-          problem(where(field.name), `field "${field.name}" is required on model ${model.id}: it cannot be dropped`);
-        continue;
-      }
-      if (mapping.unsupported) {
-        // Declared, so the model is served in part without saying so again; a field every request carries cannot be.
-        if (field.required)
-          problem(
-            where(field.name),
-            `field "${field.name}" is required on model ${model.id}: a protocol without it cannot run the model (serves: none)`,
-          );
-        const schema = (model.inputSchema.properties as Record<string, JsonSchema>)[field.name];
-        (unsupported[model.id] ??= {})[field.name] = schema && 'default' in schema ? { default: schema.default } : {};
-        continue;
-      }
-      claim(targets, mapping.to ?? field.name, field.name, model.id, where(field.name), problem);
-      const schema = (model.inputSchema.properties as Record<string, JsonSchema>)[field.name];
-      if (mapping.as) {
-        const kind = scalarKind(schema);
-        const fits =
-          mapping.as === 'string'
-            ? kind !== undefined
-            : mapping.as === 'boolean'
-              ? kind === 'boolean'
-              : kind === 'number' || kind === 'integer';
-        if (!fits && !mapping.values)
-          problem(
-            [...where(field.name), 'as'],
-            `field "${field.name}" of model ${model.id} (${kind ?? 'not a single value'}) cannot be sent as ${mapping.as}`,
-          );
-      }
-      if (mapping.values) {
-        const accepted = acceptedValues(schema);
-        if (accepted === undefined) {
-          problem(
-            [...where(field.name), 'values'],
-            `field "${field.name}" of model ${model.id} takes too many values to map one by one`,
-          );
-          continue;
-        }
-        const lost = accepted.filter((value) => !(String(value) in mapping.values!));
-        if (lost.length) missing[field.name] = lost;
-      }
-    }
-    for (const key of Object.keys({ ...set, ...(local?.set ?? {}) })) {
-      if (targets.has(key))
+/** The checked sections a model is held against. */
+interface MappingSections {
+  fields: Record<string, ProviderField>;
+  set: Record<string, unknown>;
+  otherFields: ProviderMapping['otherFields'];
+  own: Record<string, ProviderModel>;
+  profile: ProviderProfile | undefined;
+}
+
+/**
+ * One model against the merged mapping: what each of its fields is sent as (no two under one name,
+ * none both set and sent, a required one neither dropped nor unsupported, each conversion possible)
+ * and whether every value it accepts maps. Undefined for a model the file does not serve.
+ */
+function checkCoverage(
+  model: Model,
+  { fields, set, otherFields, own, profile }: MappingSections,
+  problem: Problem,
+): { unmapped?: Record<string, Scalar[]>; unsupported: Record<string, { default?: unknown }> } | undefined {
+  const local = own[model.id];
+  if (local?.serves === 'none') return undefined;
+  // A profile whose submit has a path per mode does not serve the models of the other modes.
+  const paths = profile?.submit.path;
+  if (paths !== undefined && typeof paths !== 'string' && !Object.hasOwn(paths, model.mode)) return undefined;
+  const merged = { ...fields, ...(local?.fields ?? {}) };
+  const where = (field: string) =>
+    local?.fields[field]
+      ? ['models', model.id, 'fields', field]
+      : fields[field]
+        ? ['fields', field]
+        : local
+          ? ['models', model.id]
+          : ['otherFields'];
+  const targets = new Map<string, string>();
+  const missing: Record<string, Scalar[]> = {};
+  const unsupported: Record<string, { default?: unknown }> = {};
+  for (const field of model.fields) {
+    const mapping = merged[field.name];
+    if (!mapping) {
+      if (otherFields === 'declared')
         problem(
-          local?.set[key] !== undefined ? ['models', model.id, 'set', key] : ['set', key],
-          `"${key}" is both set and the name of field "${targets.get(key)}" on model ${model.id}`,
+          where(field.name),
+          `model ${model.id} has field "${field.name}", which this mapping does not name (otherFields: declared): map it or drop it`,
+        );
+      else claim(targets, field.name, field.name, model.id, where(field.name), problem);
+      continue;
+    }
+    if (mapping.drop) {
+      if (field.required)
+        problem(where(field.name), `field "${field.name}" is required on model ${model.id}: it cannot be dropped`);
+      continue;
+    }
+    if (mapping.unsupported) {
+      // Declared, so the model is served in part without saying so again; a field every request carries cannot be.
+      if (field.required)
+        problem(
+          where(field.name),
+          `field "${field.name}" is required on model ${model.id}: a protocol without it cannot run the model (serves: none)`,
+        );
+      const schema = (model.inputSchema.properties as Record<string, JsonSchema>)[field.name];
+      unsupported[field.name] = schema && 'default' in schema ? { default: schema.default } : {};
+      continue;
+    }
+    claim(targets, mapping.to ?? field.name, field.name, model.id, where(field.name), problem);
+    const schema = (model.inputSchema.properties as Record<string, JsonSchema>)[field.name];
+    if (mapping.as) {
+      const kind = scalarKind(schema);
+      const fits =
+        mapping.as === 'string'
+          ? kind !== undefined
+          : mapping.as === 'boolean'
+            ? kind === 'boolean'
+            : kind === 'number' || kind === 'integer';
+      if (!fits && !mapping.values)
+        problem(
+          [...where(field.name), 'as'],
+          `field "${field.name}" of model ${model.id} (${kind ?? 'not a single value'}) cannot be sent as ${mapping.as}`,
         );
     }
-    if (Object.keys(missing).length === 0) continue;
-    const serves = local?.serves ?? 'all';
-    if (serves === 'subset') unmapped[model.id] = missing;
-    else {
-      const [field, values] = Object.entries(missing)[0];
-      problem(
-        [...where(field), 'values'],
-        `model ${model.id} accepts ${field} ${values.map((v) => JSON.stringify(v)).join(', ')}, which this mapping has no value for: map them, or mark the model serves: subset`,
-      );
+    if (mapping.values) {
+      const accepted = acceptedValues(schema);
+      if (accepted === undefined) {
+        problem(
+          [...where(field.name), 'values'],
+          `field "${field.name}" of model ${model.id} takes too many values to map one by one`,
+        );
+        continue;
+      }
+      const lost = accepted.filter((value) => !(String(value) in mapping.values!));
+      if (lost.length) missing[field.name] = lost;
     }
   }
-  // A value mapped that no model accepts is a typo waiting to happen.
+  for (const key of Object.keys({ ...set, ...(local?.set ?? {}) })) {
+    if (targets.has(key))
+      problem(
+        local?.set[key] !== undefined ? ['models', model.id, 'set', key] : ['set', key],
+        `"${key}" is both set and the name of field "${targets.get(key)}" on model ${model.id}`,
+      );
+  }
+  if (Object.keys(missing).length === 0) return { unsupported };
+  if ((local?.serves ?? 'all') === 'subset') return { unmapped: missing, unsupported };
+  const [field, values] = Object.entries(missing)[0];
+  problem(
+    [...where(field), 'values'],
+    `model ${model.id} accepts ${field} ${values.map((v) => JSON.stringify(v)).join(', ')}, which this mapping has no value for: map them, or mark the model serves: subset`,
+  );
+  return { unsupported };
+}
+
+/** A value mapped that no model accepts is a typo waiting to happen: in the shared fields, and in each model's own. */
+function checkMappedValues(
+  fields: Record<string, ProviderField>,
+  own: Record<string, ProviderModel>,
+  models: Model[],
+  byId: Map<string, Model>,
+  problem: Problem,
+): void {
   for (const [field, mapping] of Object.entries(fields)) {
     if (!mapping.values) continue;
     const everywhere = new Set(
@@ -288,20 +359,6 @@ function checkProvider(
           problem(['models', id, 'fields', field, 'values', key], `model ${id} does not accept ${field} "${key}"`);
     }
   }
-  if (problems.length > before) return undefined;
-  return {
-    protocol: protocol as string,
-    ...(profile ? { profile } : {}),
-    file: source.file,
-    summary: data.summary as string,
-    fields,
-    otherFields: otherFields as ProviderMapping['otherFields'],
-    set,
-    ...(typeof data.result === 'string' && !isProfile ? { result: data.result } : {}),
-    models: own,
-    unmapped,
-    unsupported,
-  };
 }
 
 /** Two fields sent under one name would overwrite each other. */

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ParameterRule, RequestRules } from '../../generated/requests/index.js';
+import type { BodyIssue, ParameterRule, RequestRules } from '../../generated/requests/index.js';
 import type { RequestValidator } from '../../generated/requests/validators.js';
 import { mapAjvErrors, type FieldIssue } from '../../generated/support.js';
 import { ApiError, invalidInput } from '../errors.js';
@@ -43,9 +43,9 @@ export function readRequestInput(rules: RequestRules, request: FastifyRequest): 
   );
   const body = request.body;
   if (rules.body && (body !== undefined || rules.body.required)) {
-    const { validate, error } = rules.body;
+    const { validate, error, issues: overrides, order } = rules.body;
     if (!validate(body)) {
-      const issues = bodyIssues(validate);
+      const issues = bodyIssues(validate, overrides ?? {}, order);
       if (error === 'invalid_input') throw invalidInput(issues);
       throw new ApiError(error, { param: issues[0].path });
     }
@@ -89,17 +89,35 @@ function check(
 /**
  * ajv's problems as field issues named from the body's top (`taskId`; `body` for the body itself):
  * unknown fields first, then one problem per field (an empty name is too short, not also unmatched).
+ * A property the contract gives an `x-issue` (`overrides`, by schema path) answers with its rule and message;
+ * `order`, where given, lists the other problems field by field.
  */
-function bodyIssues(validate: RequestValidator): FieldIssue[] {
-  const issues = mapAjvErrors(validate.errors ?? [], {}, {}).map((issue) => {
+function bodyIssues(
+  validate: RequestValidator,
+  overrides: Readonly<Record<string, BodyIssue>>,
+  order?: readonly string[],
+): FieldIssue[] {
+  // One error at a time, so that each issue keeps its error's schema path (duplicates go below).
+  const issues = (validate.errors ?? []).flatMap((error) =>
+    mapAjvErrors([error], {}, {}).map((issue) => ({ issue, override: overrideOf(error.schemaPath, overrides) })),
+  );
+  const named = issues.map(({ issue, override }) => {
     const path = issue.path === 'input' ? 'body' : issue.path.replace(/^input\./, '');
-    return { ...issue, path, message: { ...issue.message, params: { ...issue.message.params, field: path } } };
+    const rule = override?.rule ?? issue.rule;
+    const key = override?.key ?? issue.message.key;
+    return { path, rule, message: { key, params: { ...issue.message.params, ...override?.params, field: path } } };
   });
-  const ordered = [
-    ...issues.filter((i) => i.rule === 'unknown_field'),
-    ...issues.filter((i) => i.rule !== 'unknown_field'),
-  ];
+  const known = named.filter((i) => i.rule !== 'unknown_field');
+  // Where the rules give the fields' order, a missing field is listed in its place, not before the others.
+  if (order) known.sort((a, b) => order.indexOf(a.path.split(/[.[]/)[0]) - order.indexOf(b.path.split(/[.[]/)[0]));
+  const ordered = [...named.filter((i) => i.rule === 'unknown_field'), ...known];
   return ordered.filter((issue, index) => ordered.findIndex((other) => other.path === issue.path) === index);
+}
+
+/** The x-issue of the property an ajv schema path is under (`#/properties/model/minLength`), if any. */
+function overrideOf(schemaPath: string, overrides: Readonly<Record<string, BodyIssue>>): BodyIssue | undefined {
+  for (const [at, override] of Object.entries(overrides)) if (schemaPath.startsWith(`${at}/`)) return override;
+  return undefined;
 }
 
 function decodePointer(segment: string): string {

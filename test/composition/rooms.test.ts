@@ -105,3 +105,73 @@ describe('the rooms of the provider side (issue 26, step 3)', () => {
     ]);
   });
 });
+
+/** The top folder of a checkout path (`catalogue-core`, `generated`, `runtime`, ...). */
+const topOf = (path: string) => path.split('/')[0];
+
+/** Every .ts and .js file under a top folder, relative to the root. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (statSync(join(ROOT, path)).isDirectory()) return sourceFiles(path);
+    return /\.(?:ts|js)$/.test(name) ? [path] : [];
+  });
+}
+
+/** The top folders a file's relative imports reach, other than its own. */
+function importedTops(file: string, text: string): string[] {
+  const tops = new Set<string>();
+  for (const [, spec] of text.matchAll(IMPORT)) {
+    const top = topOf(posix.normalize(posix.join(posix.dirname(file), spec)));
+    if (top !== topOf(file)) tops.add(top);
+  }
+  return [...tops].sort();
+}
+
+/** `file -> folder` for every import of a top folder's files that is not among `allowed`. */
+function strayTopImports(dir: string, allowed: readonly string[]): string[] {
+  return sourceFiles(dir).flatMap((file) =>
+    importedTops(file, readFileSync(join(ROOT, file), 'utf8'))
+      .filter((target) => !allowed.includes(target))
+      .map((target) => `${file} -> ${target}`),
+  );
+}
+
+/**
+ * One direction (docs/architecture.md): spec -> generator -> generated -> runtime. catalogue-core/,
+ * the hand-written rules, prices and money every generated module uses, sits below generated/: it
+ * is imported by generated/ (through generated/support.ts) and runtime/, and imports nothing of theirs.
+ */
+describe('the one-way rule (issue 26, step 4)', () => {
+  it.each([
+    [
+      'generated/ to catalogue-core/',
+      { file: 'generated/support.ts', text: "export * from '../catalogue-core/money.js';", want: ['catalogue-core'] },
+    ],
+    ['its own folder', { file: 'catalogue-core/price.ts', text: "import { ceilDiv } from './money.js';", want: [] }],
+    [
+      'runtime/ reaching up',
+      { file: 'catalogue-core/price.ts', text: "import { x } from '../runtime/errors.js';", want: ['runtime'] },
+    ],
+  ])('importedTops reads %s', (_name, { file, text, want }) => {
+    expect(importedTops(file, text)).toEqual(want);
+  });
+
+  it('catalogue-core/ imports nothing of generated/, runtime/ or generator/', () => {
+    expect(strayTopImports('catalogue-core', [])).toEqual([]);
+  });
+
+  it('generated/ imports only catalogue-core/ of what is hand-written', () => {
+    expect(strayTopImports('generated', ['catalogue-core'])).toEqual([]);
+  });
+
+  it('runtime/ imports no generator code: only generated/, catalogue-core/ and the docs site it serves', () => {
+    expect(strayTopImports('runtime', ['generated', 'catalogue-core', 'docs-site'])).toEqual([]);
+  });
+
+  it('generated/support.ts is only the re-exports of catalogue-core/: the library is not copied', () => {
+    const text = readFileSync(join(ROOT, 'generated/support.ts'), 'utf8');
+    expect(text).not.toMatch(/\bfunction\b|\binterface\b|\bconst\b/);
+    expect(importedTops('generated/support.ts', text)).toEqual(['catalogue-core']);
+  });
+});

@@ -30,6 +30,10 @@ const HANDLER =
 /** A request part handed to a handler untyped: the shape of the console's old sessionRoute and authRoute. */
 const UNTYPED_INPUT = /\b(?:body|query|params)\??\s*:\s*Record<string,\s*(?:unknown|string)>/;
 
+/** A hand-written check of the createTask envelope: a list of its fields, a typeof on a body field, a field issue built there. */
+const ENVELOPE_CHECK =
+  /BODY_FIELDS|typeof\s+\w+\.(?:model|input|callBackUrl|quoteId|expectedCredits|expectedCost)\b|fieldIssue\(/g;
+
 describe('one HTTP edge (issue 26, step 1)', () => {
   it('no handler receives Record<string, unknown>: the parts come typed from the contract (ApiRequest<Op>)', () => {
     expect([
@@ -46,7 +50,16 @@ describe('one HTTP edge (issue 26, step 1)', () => {
     expect(offenders('runtime', POSITIONAL_API_ERROR)).toEqual([]);
   });
 
+  it('prepare-request.ts no longer checks the envelope: the contract does (generated/requests/)', () => {
+    const text = readFileSync(join(ROOT, 'runtime/tasks/prepare-request.ts'), 'utf8');
+    expect(text.match(ENVELOPE_CHECK) ?? []).toEqual([]);
+  });
+
   it('the patterns catch what they are meant to (the checks are not vacuous)', () => {
+    expect("const BODY_FIELDS = new Set(['model']);").toMatch(ENVELOPE_CHECK);
+    expect("if (typeof b.model !== 'string')").toMatch(ENVELOPE_CHECK);
+    expect("issues.push(fieldIssue('quoteId', 'type', 'type'));").toMatch(ENVELOPE_CHECK);
+    expect('const model = catalogue.get(body.model);').not.toMatch(ENVELOPE_CHECK);
     expect(UNTYPED_INPUT.test('  body: Record<string, unknown>;')).toBe(true);
     expect(UNTYPED_INPUT.test('  params: Record<string, string>;')).toBe(true);
     expect(UNTYPED_INPUT.test('type AuthRun = (body: Record<string, unknown>, request: FastifyRequest)')).toBe(true);

@@ -24,6 +24,7 @@ const COPIED = [
   'scripts',
   'runtime',
   'generated',
+  'catalogue-core',
   'docs-site',
   'docs',
   'client',

@@ -6,24 +6,26 @@ import { loadCatalogue } from '../../generator/load/catalogue.js';
 import { SpecError } from '../../generator/load/spec-error.js';
 import { ROOT } from './catalogue.js';
 
-/** A temporary copy of spec/ (plus node_modules, linked) where a test may add or break files. */
+/** A temporary copy of spec/ and generator/ (with catalogue-core/; node_modules linked) where a test may add or break files. */
 export function copySpec(): { root: string; remove(): void } {
   const root = mkdtempSync(join(tmpdir(), 'mediaforge-spec-'));
   cpSync(join(ROOT, 'spec'), join(root, 'spec'), { recursive: true });
   cpSync(join(ROOT, 'generator'), join(root, 'generator'), { recursive: true });
+  // The generator prices and renders with the catalogue's library (its docs and model info).
+  cpSync(join(ROOT, 'catalogue-core'), join(root, 'catalogue-core'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(root, 'package.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
   return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
 /**
- * A copy of the whole checkout a service can run from (spec/, generator/, runtime/, generated/,
+ * A copy of the whole checkout a service can run from (spec/, generator/, runtime/, generated/, catalogue-core/,
  * bin/, scripts/; node_modules linked): a maintainer's change to spec/ is generated there and
  * served by `mediaforge serve` started in it (test/deployments/support.ts startMediaforge's cwd).
  */
 export function copyCheckout(): { root: string; remove(): void } {
   const copy = copySpec();
-  for (const dir of ['runtime', 'generated', 'bin', 'scripts', 'docs', 'docs-site', 'client'])
+  for (const dir of ['runtime', 'generated', 'catalogue-core', 'bin', 'scripts', 'docs', 'docs-site', 'client'])
     cpSync(join(ROOT, dir), join(copy.root, dir), { recursive: true });
   cpSync(join(ROOT, 'tsconfig.json'), join(copy.root, 'tsconfig.json'));
   return copy;

@@ -1,5 +1,5 @@
 import type { Model } from '../../load/types.js';
-import { chargeCredits } from '../support/template.js';
+import { chargeCredits } from '../../../catalogue-core/money.js';
 
 /** The public description of a model: what GET /models returns and what the docs show. */
 export function modelInfo(model: Model) {

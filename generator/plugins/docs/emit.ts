@@ -16,7 +16,7 @@ import { modelInfo } from '../catalogue/model-info.js';
 import { SOURCE_VIDEO_FORMAT } from '../../load/modes.js';
 import { billingConfig } from '../prices/emit.js';
 import { outputView } from './output-view.js';
-import { chargeCredits, creditsToUsd } from '../support/template.js';
+import { chargeCredits, creditsToUsd } from '../../../catalogue-core/money.js';
 
 type Messages = Record<string, Record<string, string>>;
 

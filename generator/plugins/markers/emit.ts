@@ -1,7 +1,7 @@
 import type { MarkerStyle } from '../../load/types.js';
 import { allModelInputs, type Plugin } from '../../plugin.js';
 import { printModule } from '../../print/module.js';
-import type { MarkerPatternCode } from '../support/template.js';
+import type { MarkerPatternCode } from '../../../catalogue-core/markers.js';
 import type { MarkerStyleCode } from './template.js';
 
 /** A spec pattern as the checker runs it: a global RegExp (case-insensitive where the style says). */

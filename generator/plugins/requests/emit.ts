@@ -1,5 +1,4 @@
 import { Ajv } from 'ajv';
-import standaloneModule from 'ajv/dist/standalone/index.js';
 import {
   IndentationText,
   NewLineKind,
@@ -12,14 +11,8 @@ import {
 import { operations, type Operation, type ParameterIn } from '../../load/operations.js';
 import type { JsonSchema } from '../../load/types.js';
 import type { Plugin } from '../../plugin.js';
+import { ajvStandaloneModule } from '../../print/ajv-standalone.js';
 import { requestVectors } from './vectors.js';
-
-type StandaloneCode = (ajv: Ajv, refs: Record<string, string>) => string;
-// ajv ships CommonJS: depending on the loader the default import is the function or the module object.
-const standaloneCode: StandaloneCode =
-  typeof standaloneModule === 'function'
-    ? (standaloneModule as StandaloneCode)
-    : (standaloneModule as unknown as { default: StandaloneCode }).default;
 
 /** The parts of a request that are checked, with the suffix of their validator's export name. */
 const PARTS: { in: ParameterIn; key: 'query' | 'path' | 'headers'; suffix: string }[] = [
@@ -51,11 +44,12 @@ export function partSchema(op: Operation, where: ParameterIn): JsonSchema | unde
 export const requestsPlugin: Plugin = {
   name: 'requests',
   dependsOn: ['openapi', 'routes'],
-  emit: ({ emitted }) => {
+  emit: ({ emitted, catalogue }) => {
     const doc = JSON.parse(emitted.get('openapi.json')!.contents) as JsonSchema;
     const consoleDoc = JSON.parse(emitted.get('console/openapi.json')!.contents) as JsonSchema;
+    const envelopes = envelopeSchemas(catalogue.openapiBase);
     return [
-      ...requestFiles(operations(doc), 'requests', '../errors.js', ['generated/openapi.json']),
+      ...requestFiles(operations(doc), 'requests', '../errors.js', ['generated/openapi.json'], envelopes),
       {
         path: 'requests/vectors.json',
         contents: `${JSON.stringify({ cases: requestVectors(operations(doc)) }, null, 2)}\n`,
@@ -69,8 +63,60 @@ export const requestsPlugin: Plugin = {
   },
 };
 
+/**
+ * The envelope of each JSON body that names a model (createTask, quoteTask): its schema in the base
+ * contract, where `input` is an opaque object (ModelInput). The published document replaces it by a
+ * oneOf on `model`; the envelope is what is checked before the handler, the model's validator
+ * checks `input` after it.
+ */
+export function envelopeSchemas(base: JsonSchema): Map<string, JsonSchema> {
+  const out = new Map<string, JsonSchema>();
+  for (const op of operations(base))
+    if (op.bodyKind === 'json' && op.body?.schema && !('discriminator' in op.body.schema))
+      out.set(op.operationId, op.body.schema);
+  return out;
+}
+
+/** The JSON schema a body is checked against before its handler, if any. */
+function checkedBody(op: Operation, envelopes: Map<string, JsonSchema>): JsonSchema | undefined {
+  if (!op.body?.schema) return undefined;
+  if (op.body.checkedBy === 'contract') return op.body.schema;
+  if (op.body.checkedBy === 'catalogue' && op.bodyKind === 'json') return envelopes.get(op.operationId);
+  return undefined;
+}
+
+/** How a body problem is reported where the contract says otherwise (`x-issue`), by the property's schema path. */
+export interface IssueOverride {
+  rule: string;
+  key: string;
+  params: Record<string, string>;
+}
+
+/**
+ * The `x-issue` extensions of a body schema's properties (nested ones too), by ajv schema path
+ * (`#/properties/model`): every problem ajv reports under that path answers with the rule and
+ * message key given (`expectedCredits: -1` is `quote_expected`, not `minimum`).
+ */
+export function issueOverrides(schema: JsonSchema, at = '#'): Record<string, IssueOverride> {
+  const out: Record<string, IssueOverride> = {};
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  for (const [name, property] of Object.entries(properties)) {
+    const path = `${at}/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const issue = property['x-issue'] as { rule: string; message: string; params?: Record<string, string> } | undefined;
+    if (issue) out[path] = { rule: issue.rule, key: issue.message, params: issue.params ?? {} };
+    Object.assign(out, issueOverrides(property, path));
+  }
+  return out;
+}
+
 /** The validators, their declarations and the rules table of one document's operations, under `dir`. */
-function requestFiles(ops: Operation[], dir: string, errorsModule: string, inputs: string[]) {
+function requestFiles(
+  ops: Operation[],
+  dir: string,
+  errorsModule: string,
+  inputs: string[],
+  envelopes = new Map<string, JsonSchema>(),
+) {
   // Defaults fill absent parameters (limit 20); every problem is listed (a body's 40001 names each).
   const ajv = new Ajv({
     allErrors: true,
@@ -86,7 +132,10 @@ function requestFiles(ops: Operation[], dir: string, errorsModule: string, input
   ajv.addFormat('date', true);
   // The console's components carry the marker that keeps them out of the public document.
   ajv.addKeyword('x-internal');
+  // How a property's problems are reported (read into the rules table below, not by ajv).
+  ajv.addKeyword('x-issue');
   const exportsMap: Record<string, string> = {};
+  const bodies = new Map<string, JsonSchema>();
   for (const op of ops) {
     for (const part of PARTS) {
       const schema = partSchema(op, part.in);
@@ -94,20 +143,17 @@ function requestFiles(ops: Operation[], dir: string, errorsModule: string, input
       ajv.addSchema(schema, `${op.operationId}${part.suffix}`);
       exportsMap[`${op.operationId}${part.suffix}`] = `${op.operationId}${part.suffix}`;
     }
-    if (op.body?.checkedBy === 'contract' && op.body.schema) {
-      ajv.addSchema(op.body.schema, `${op.operationId}Body`);
+    const body = checkedBody(op, envelopes);
+    if (body) {
+      ajv.addSchema(body, `${op.operationId}Body`);
+      bodies.set(op.operationId, body);
       exportsMap[`${op.operationId}Body`] = `${op.operationId}Body`;
     }
   }
-  const code = standaloneCode(ajv, exportsMap);
-  // ajv's ESM output still calls require() for its runtime helpers and formats (ajv issue #2209).
-  const prelude = code.includes('require(')
-    ? "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
-    : '';
   return [
-    { path: `${dir}/validators.js`, contents: `${prelude}${code}\n`, inputs },
+    { path: `${dir}/validators.js`, contents: ajvStandaloneModule(ajv, exportsMap), inputs },
     { path: `${dir}/validators.d.ts`, contents: declarations(Object.keys(exportsMap)), inputs },
-    { path: `${dir}/index.ts`, contents: table(ops, new Set(Object.keys(exportsMap)), errorsModule), inputs },
+    { path: `${dir}/index.ts`, contents: table(ops, new Set(Object.keys(exportsMap)), bodies, errorsModule), inputs },
   ];
 }
 
@@ -156,7 +202,7 @@ function declarations(names: string[]): string {
 
 const literal = (value: unknown) => JSON.stringify(value).replace(/"/g, "'");
 
-function table(ops: Operation[], compiled: Set<string>, errorsModule: string): string {
+function table(ops: Operation[], compiled: Set<string>, bodies: Map<string, JsonSchema>, errorsModule: string): string {
   const file = newFile('index.ts');
   file.addImportDeclaration({ isTypeOnly: true, namedImports: ['ErrorName'], moduleSpecifier: errorsModule });
   file.addImportDeclaration({ isTypeOnly: true, namedImports: ['OperationId'], moduleSpecifier: '../routes.js' });
@@ -185,6 +231,16 @@ function table(ops: Operation[], compiled: Set<string>, errorsModule: string): s
   });
   file.addInterface({
     isExported: true,
+    name: 'BodyIssue',
+    docs: ["How a body property's problems are reported where the contract says (`x-issue`)."],
+    properties: [
+      { name: 'rule', type: 'string', isReadonly: true },
+      { name: 'key', type: 'string', isReadonly: true, docs: ['A validation message of spec/errors.yaml.'] },
+      { name: 'params', type: 'Readonly<Record<string, string>>', isReadonly: true },
+    ],
+  });
+  file.addInterface({
+    isExported: true,
     name: 'RequestRules',
     properties: [
       { name: 'parameters', type: 'readonly ParameterRule[]', isReadonly: true },
@@ -193,11 +249,11 @@ function table(ops: Operation[], compiled: Set<string>, errorsModule: string): s
       { name: 'headers', type: 'RequestValidator', isReadonly: true, hasQuestionToken: true },
       {
         name: 'body',
-        type: '{ readonly validate: RequestValidator; readonly required: boolean; readonly error: ErrorName }',
+        type: '{ readonly validate: RequestValidator; readonly required: boolean; readonly error: ErrorName; readonly issues?: Readonly<Record<string, BodyIssue>>; readonly order?: readonly string[] }',
         isReadonly: true,
         hasQuestionToken: true,
         docs: [
-          'A JSON body checked against the contract (a body naming a model is checked by its generated validator instead).',
+          "A JSON body checked against the contract (of a body naming a model, its envelope: `input` is the model's validator's to check); `issues`: the contract's `x-issue` by the property's schema path; `order`: an envelope's fields, the order its problems are listed in.",
         ],
       },
     ],
@@ -214,10 +270,16 @@ function table(ops: Operation[], compiled: Set<string>, errorsModule: string): s
       if (compiled.has(`${op.operationId}${part.suffix}`))
         fields[part.key] = `validators.${op.operationId}${part.suffix}`;
     if (compiled.has(`${op.operationId}Body`)) {
+      const issues = issueOverrides(bodies.get(op.operationId)!);
       fields.body = Writers.object({
         validate: `validators.${op.operationId}Body`,
         required: String(op.body!.required),
         error: literal(op.body!.error),
+        ...(Object.keys(issues).length ? { issues: literal(issues) } : {}),
+        // An envelope lists its problems field by field, as the model's validator lists input's.
+        ...(op.body!.checkedBy === 'catalogue'
+          ? { order: literal(Object.keys(bodies.get(op.operationId)!.properties ?? {})) }
+          : {}),
       });
     }
     entries[op.operationId] = Writers.object(fields);

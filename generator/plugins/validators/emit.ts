@@ -1,25 +1,16 @@
 import { Ajv } from 'ajv';
-import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { Model } from '../../load/types.js';
 import { modelIdent, validatorModulePath } from '../../naming.js';
 import type { GeneratedFile, Plugin } from '../../plugin.js';
+import { ajvStandaloneModule } from '../../print/ajv-standalone.js';
 import { Identifier } from '../../print/literal.js';
 import { printModule } from '../../print/module.js';
-import type { AutoRange } from '../support/template.js';
+import type { AutoRange } from '../../../catalogue-core/ajv-errors.js';
 import { patternKeyword, stringLengthKeywords } from './string-keywords.js';
-
-/** ajv's standaloneCode with named exports: `{ name: schema key }` -> `export const name = <its function>`. */
-type StandaloneCode = (ajv: Ajv, exports: Record<string, string>) => string;
-// ajv ships CommonJS: depending on the loader the default import is the function or the module object.
-const standaloneCode: StandaloneCode =
-  typeof standaloneModule === 'function'
-    ? (standaloneModule as StandaloneCode)
-    : (standaloneModule as unknown as { default: StandaloneCode }).default;
 
 /**
  * ajv's standalone code for the model's input schema, exporting its function as `schemaValidate`
- * (the name given in standaloneCode's options). ajv prints this JavaScript itself; its ESM output
- * still calls require() for its runtime helpers (ajv issue #2209), so a require is made first.
+ * (print/ajv-standalone.ts: ajv prints it, with a require made first where its ESM output needs one).
  */
 function schemaModule(model: Model): string {
   // A fresh instance per model keeps each file's identifiers independent of the others (adding a
@@ -41,11 +32,11 @@ function schemaModule(model: Model): string {
   ajv.addKeyword(stringLengthKeywords);
   ajv.addKeyword(patternKeyword);
   ajv.addSchema(model.inputSchema, 'input');
-  const code = standaloneCode(ajv, { schemaValidate: 'input' });
-  const prelude = code.includes('require(')
-    ? "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
-    : '';
-  return `${prelude}// JSON Schema of ${model.id}, compiled by ajv at generation time.\n${code}\n`;
+  return ajvStandaloneModule(
+    ajv,
+    { schemaValidate: 'input' },
+    `// JSON Schema of ${model.id}, compiled by ajv at generation time.\n`,
+  );
 }
 
 function autoRanges(model: Model): Record<string, AutoRange> {
