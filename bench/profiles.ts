@@ -138,7 +138,7 @@ async function overhead(mode: RunMode): Promise<{ median: number | null; note: s
 interface Diagnosis {
   profileDir?: string;
   sqlStatsFile?: string;
-  /** A preload for the service (`--preload=bench/lane-gather-preload.ts`): a proposed change measured from outside. */
+  /** A preload for the service (`--preload=bench/no-request-log-preload.ts`): a proposed change measured from outside. */
   preload?: string;
 }
 
