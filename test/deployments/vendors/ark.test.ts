@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
-import { ArkServer, type ArkServerOptions, arkError } from '../../support/vendors/ark-server.js';
-import type { Special } from '../../support/vendors/job-timeline.js';
+import { ArkServer, type ArkServerOptions, arkError } from '../../../support/upstreams/vendors/ark-server.js';
+import type { Special } from '../../../support/upstreams/vendors/job-timeline.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   deploymentsFile,
@@ -16,7 +16,7 @@ import {
 
 /**
  * The ark profile (spec/providers/ark.yaml) against a loopback Ark
- * (test/support/vendors/ark-server.ts): family_a 2.0's reference-to-video and image-to-video
+ * (support/upstreams/vendors/ark-server.ts): family_a 2.0's reference-to-video and image-to-video
  * (content[] of typed items) on Seedance.
  */
 const REFERENCE = 'vendor_a/family_a-2.0/reference-to-video';

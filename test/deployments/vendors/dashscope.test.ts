@@ -5,8 +5,8 @@ import {
   DashscopeServer,
   type DashscopeServerOptions,
   dashscopeError,
-} from '../../support/vendors/dashscope-server.js';
-import type { Special } from '../../support/vendors/job-timeline.js';
+} from '../../../support/upstreams/vendors/dashscope-server.js';
+import type { Special } from '../../../support/upstreams/vendors/job-timeline.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   deploymentsFile,
@@ -20,7 +20,7 @@ import {
 
 /**
  * The dashscope profile (spec/providers/dashscope.yaml) against a loopback DashScope
- * (test/support/vendors/dashscope-server.ts): family_c-2.6's text-to-video and image-to-video
+ * (support/upstreams/vendors/dashscope-server.ts): family_c-2.6's text-to-video and image-to-video
  * (720p, 16:9, a shot type, a negative prompt) on Wan.
  */
 const TEXT = 'vendor_b/family_c-2.6/text-to-video';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
-import { KlingServer, type KlingServerOptions, klingToken } from '../../support/vendors/kling-server.js';
+import { KlingServer, type KlingServerOptions, klingToken } from '../../../support/upstreams/vendors/kling-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   createOn,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
-import { LumaServer, type LumaServerOptions } from '../../support/vendors/luma-server.js';
+import { LumaServer, type LumaServerOptions } from '../../../support/upstreams/vendors/luma-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   createOn,

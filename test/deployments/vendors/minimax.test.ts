@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
-import type { Special } from '../../support/vendors/job-timeline.js';
-import { MinimaxServer, type MinimaxServerOptions, minimaxRefusal } from '../../support/vendors/minimax-server.js';
+import type { Special } from '../../../support/upstreams/vendors/job-timeline.js';
+import { MinimaxServer, type MinimaxServerOptions, minimaxRefusal } from '../../../support/upstreams/vendors/minimax-server.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
@@ -16,7 +16,7 @@ import {
 
 /**
  * The minimax profile (spec/providers/minimax.yaml) against a loopback MiniMax
- * (test/support/vendors/minimax-server.ts): family_d's text-to-video and image-to-video (768p,
+ * (support/upstreams/vendors/minimax-server.ts): family_d's text-to-video and image-to-video (768p,
  * which MiniMax calls 768P) on MiniMax-Hailuo-02, which makes 6 or 10 s.
  */
 const TEXT = 'vendor_d/family_d/text-to-video';

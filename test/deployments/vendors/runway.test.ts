@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
-import { RunwayServer, type RunwayServerOptions } from '../../support/vendors/runway-server.js';
+import { RunwayServer, type RunwayServerOptions } from '../../../support/upstreams/vendors/runway-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import { deploymentsFile, eventually, FRAME, imageTask, serveDeployments, taskRow, textTask } from './harness.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../../files/fixtures.js';
+import { clip } from '../../media/fixtures.js';
 
 /**
  * What the vendor servers of this folder share, and nothing of any vendor's protocol: a loopback

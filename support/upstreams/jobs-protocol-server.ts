@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { clip, png } from '../files/fixtures.js';
+import { clip, png } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
 import { DownloadLog } from './slow-results.js';
 
@@ -47,7 +47,7 @@ export interface JobsServerOptions {
   /**
    * The result's bytes (default: a real clip as long as the job's duration_seconds, 5 s when it
    * has none), made anew for each download; `download` counts the server's downloads from 1.
-   * Streams (test/support/slow-results.ts: drip, endless) are logged in `results`.
+   * Streams (support/upstreams/slow-results.ts: drip, endless) are logged in `results`.
    */
   result?: (job: { prompt: string; seconds: number }, download: number) => AsyncIterable<Buffer> | Buffer;
   /** A succeeded task also lists its last frame (a PNG link, image/png) after the video. */

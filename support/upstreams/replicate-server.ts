@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../files/fixtures.js';
+import { clip } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
 
 /**

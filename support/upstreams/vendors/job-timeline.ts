@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../../files/fixtures.js';
+import { clip } from '../../media/fixtures.js';
 
 /**
- * What the loopback vendor servers of test/support/vendors/ (minimax, dashscope, ark) share, and
+ * What the loopback vendor servers of support/upstreams/vendors/ (minimax, dashscope, ark) share, and
  * nothing of any vendor's protocol: a job's life as a timeline (queued, then running, then ended)
  * measured from its creation, a loopback HTTP listener, and the expiring file links the vendors
  * hand out. Each server speaks its vendor's paths, envelopes and status names over this.
