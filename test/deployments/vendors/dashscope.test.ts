@@ -6,7 +6,7 @@ import {
   type DashscopeServerOptions,
   dashscopeError,
 } from '../../../support/upstreams/vendors/dashscope-server.js';
-import type { Special } from '../../../support/upstreams/vendors/job-timeline.js';
+import type { Special } from '../../../support/upstreams/loopback-upstream.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   deploymentsFile,
@@ -16,7 +16,7 @@ import {
   serveDeployments,
   taskRow,
   walletOf,
-} from './two-deployments.js';
+} from './harness.js';
 
 /**
  * The dashscope profile (spec/providers/dashscope.yaml) against a loopback DashScope
@@ -356,7 +356,7 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
     const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
     expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
     // 5 s at 0.02 USD a second.
-    expect(await reconciled(proc, taskId)).toEqual({
+    expect(await reconciled(proc.db, taskId)).toEqual({
       state: 'expired',
       upstream_final_state: 'succeeded',
       upstream_cost_micros: 100_000,
