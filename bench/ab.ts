@@ -1,8 +1,8 @@
 /**
  * Diagnosis only: one endpoint's rate on two service processes side by side, the second started
- * with a preload (a proposed runtime change applied from outside, e.g. bench/stmt-cache-preload.ts),
+ * with a preload (a proposed runtime change applied from outside, e.g. bench/no-request-log-preload.ts),
  * in alternating runs A B B A A B after a warm-up of each.
- *   tsx bench/ab.ts --preload=./bench/stmt-cache-preload.ts [--endpoint=createTask|quote|recordInfo] [--seconds=5]
+ *   tsx bench/ab.ts --preload=./bench/no-request-log-preload.ts [--endpoint=createTask|quote|recordInfo] [--seconds=5]
  */
 import {
   cannon,
@@ -79,7 +79,7 @@ if (isMain(import.meta.url)) {
   const preload = option('preload');
   if (!preload)
     throw new Error(
-      'usage: tsx bench/ab.ts --preload=./bench/stmt-cache-preload.ts [--endpoint=createTask] [--seconds=5]',
+      'usage: tsx bench/ab.ts --preload=./bench/no-request-log-preload.ts [--endpoint=createTask] [--seconds=5]',
     );
   const endpoint = (option('endpoint') ?? 'createTask') as 'createTask' | 'quote' | 'recordInfo';
   const r = await ab(preload, endpoint, Number(option('seconds') ?? 5));

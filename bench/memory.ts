@@ -14,13 +14,13 @@ import {
   isMain,
   newServiceDir,
   round,
-  rssMb,
   settle,
   sqliteUrl,
   startService,
   type BenchOutput,
   type RunMode,
 } from './support.js';
+import { rssMb } from '../support/process-memory.js';
 
 const MB = 1000 * 1000;
 const FILE_BYTES = 300 * MB;

@@ -1,7 +1,7 @@
 /**
  * Provider profiles (issue 27): a real `mediaforge serve --migrate` on SQLite whose deployments
  * file routes one model to `kind: runway` (spec/providers/runway.yaml, executed by the one profile
- * adapter) at a loopback Runway server (test/support/vendors/runway-server.ts, in this process).
+ * adapter) at a loopback Runway server (support/upstreams/vendors/runway-server.ts, in this process).
  * - profileOverheadMs: per task, its time end to end (created -> finished, the service's database)
  *   minus the server's own generation time for the job (its latencyMs: 1,500 ms from submit to
  *   SUCCEEDED); the median over 20 tasks (8 with --quick), 4 at a time. The adapter polls at
@@ -19,7 +19,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDb } from '../runtime/storage/dialect.js';
 import { summarize } from './profile.js';
-import { RunwayServer } from '../test/support/vendors/runway-server.js';
+import { RunwayServer } from '../support/upstreams/vendors/runway-server.js';
 import {
   cpuMs,
   createAccounts,
@@ -138,7 +138,7 @@ async function overhead(mode: RunMode): Promise<{ median: number | null; note: s
 interface Diagnosis {
   profileDir?: string;
   sqlStatsFile?: string;
-  /** A preload for the service (`--preload=bench/lane-gather-preload.ts`): a proposed change measured from outside. */
+  /** A preload for the service (`--preload=bench/no-request-log-preload.ts`): a proposed change measured from outside. */
   preload?: string;
 }
 

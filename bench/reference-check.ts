@@ -10,20 +10,20 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../test/files/fixtures.js';
-import { largePng, movieHeaderLast } from '../test/files/streams.js';
+import { clip } from '../support/media/fixtures.js';
+import { largePng, movieHeaderLast } from '../support/media/generated-streams.js';
 import {
   createAccounts,
   isMain,
   newServiceDir,
   round,
-  rssMb,
   settle,
   sqliteUrl,
   startService,
   type BenchOutput,
   type RunMode,
 } from './support.js';
+import { rssMb } from '../support/process-memory.js';
 
 const MB = 1000 * 1000;
 const FILE_BYTES = 19.9 * MB;

@@ -11,7 +11,7 @@
  *   the edge (created -> finished, the edge's database) minus the same task's time at the
  *   upstream (its database); the figure is the median.
  * - slowResultDownloads (issue 25, N2): an edge routes a model to a loopback jobs-protocol server
- *   whose result drips in over 90 s (test/support/slow-results.ts), with the default lease of
+ *   whose result drips in over 90 s (support/upstreams/slow-results.ts), with the default lease of
  *   60 s; the figure is how many times the server was asked for the result by the time the task
  *   succeeded (target exactly 1: the lease is renewed while the download runs). --quick keeps the
  *   ratio of download to lease (1.5) at a tenth of the time: a 9 s drip, MEDIAFORGE_LEASE_MS=6000.
@@ -19,17 +19,16 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDb } from '../runtime/storage/dialect.js';
-import { clip } from '../test/files/fixtures.js';
-import { largeMp4 } from '../test/files/streams.js';
-import { JobsProtocolServer } from '../test/support/jobs-protocol-server.js';
-import { drip } from '../test/support/slow-results.js';
+import { clip } from '../support/media/fixtures.js';
+import { largeMp4 } from '../support/media/generated-streams.js';
+import { JobsProtocolServer } from '../support/upstreams/jobs-protocol-server.js';
+import { drip } from '../support/upstreams/slow-results.js';
 import {
   createAccounts,
   isMain,
   newServiceDir,
   percentile,
   round,
-  rssMb,
   settle,
   sleep,
   sqliteUrl,
@@ -37,6 +36,7 @@ import {
   type BenchOutput,
   type RunMode,
 } from './support.js';
+import { rssMb } from '../support/process-memory.js';
 
 const MB = 1000 * 1000;
 const RESULT_BYTES = 300 * MB;

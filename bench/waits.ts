@@ -16,13 +16,13 @@ import {
   newServiceDir,
   percentile,
   round,
-  rssMb,
   sqliteUrl,
   startService,
   RUNNING_BODY,
   type BenchOutput,
   type RunMode,
 } from './support.js';
+import { rssMb } from '../support/process-memory.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'expired', 'canceled']);
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { png } from '../files/fixtures.js';
+import { png } from '../../support/media/fixtures.js';
 import { checkLedger, startTestService, type TestService } from '../support/service.js';
 
 /**

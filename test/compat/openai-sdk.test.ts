@@ -1,4 +1,4 @@
-import { png } from '../files/fixtures.js';
+import { png } from '../../support/media/fixtures.js';
 import OpenAI, {
   APIError,
   AuthenticationError,

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { png } from '../files/fixtures.js';
+import { png } from '../../support/media/fixtures.js';
 import { checkLedger, startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**

@@ -20,7 +20,7 @@ import { signCallback } from '../../runtime/webhooks/signing.js';
 import { systemBrowser } from '../support/system-browser.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
-import { png } from '../files/fixtures.js';
+import { png } from '../../support/media/fixtures.js';
 
 const ARTIFACTS = join(resolve(import.meta.dirname, '../..'), 'test-artifacts');
 const MODEL = 'vendor_d/family_d/text-to-video';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORAGE_UNLOCK_CREDITS } from '../../generated/storage-plans.js';
 import { codeMessage } from '../../generated/errors.js';
 import { addCredits } from '../../runtime/accounts/accounts.js';
-import { png, wav } from '../files/fixtures.js';
+import { png, wav } from '../../support/media/fixtures.js';
 import { UNLOCKED } from '../files/support.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';

@@ -3,7 +3,7 @@ import { catalogue } from '../../generated/catalogue.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { createTask, expectOk } from '../http/helpers.js';
-import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { OnceClipServer } from '../support/once-clip-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clip } from '../files/fixtures.js';
+import { clip } from '../../support/media/fixtures.js';
 import { bodyD, PRICE_D } from '../http/helpers.js';
-import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
-import { drip } from '../support/slow-results.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
+import { drip } from '../../support/upstreams/slow-results.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 
 /**

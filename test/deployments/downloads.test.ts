@@ -3,16 +3,16 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../runtime/config.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
-import { clip } from '../files/fixtures.js';
+import { clip } from '../../support/media/fixtures.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
-import { JobsProtocolServer, type JobsServerOptions } from '../support/jobs-protocol-server.js';
-import { ReplicateServer } from '../support/replicate-server.js';
+import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
+import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { drip, endless } from '../support/slow-results.js';
+import { drip, endless } from '../../support/upstreams/slow-results.js';
 
 /**
  * Result downloads (issue 25, N2 and N7) against the loopback protocol servers of test/support,
- * with a drip-feeding result (test/support/slow-results.ts) and an upstream answering more links
+ * with a drip-feeding result (support/upstreams/slow-results.ts) and an upstream answering more links
  * than the model returns: a download longer than a lease runs once; a download is bounded in total
  * by MEDIAFORGE_UPSTREAM_RESULT_TIMEOUT_SECONDS and cut at the task's deadline, on the upstream's
  * own origin and elsewhere; a lease taken over aborts the download; one account's slow downloads

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
-import { FalQueueServer, type FalServerOptions } from '../support/fal-queue-server.js';
+import { FalQueueServer, type FalServerOptions } from '../../support/upstreams/fal-queue-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
-import { JobsProtocolServer, type JobsServerOptions } from '../support/jobs-protocol-server.js';
-import { OpenAiVideosServer, type OpenAiServerOptions } from '../support/openai-videos-server.js';
+import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
+import { OpenAiVideosServer, type OpenAiServerOptions } from '../../support/upstreams/openai-videos-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**
  * An upstream job through its whole life, against loopback servers written from each protocol as
- * published (test/support/jobs-protocol-server.ts, openai-videos-server.ts): the deadline cancels
+ * published (support/upstreams/jobs-protocol-server.ts, openai-videos-server.ts): the deadline cancels
  * the upstream job where the protocol can, a job the upstream lost (404 on poll) fails the task, a
  * download cut short leaves nothing and is fetched again, maxInFlight holds, and an upstream
  * callback makes the task's poll due at once. Every hold resolves once.

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { bodyD, createTask, expectOk, MODEL_D } from '../http/helpers.js';
-import { png } from '../files/fixtures.js';
-import { JobsProtocolServer, type JobsServerOptions } from '../support/jobs-protocol-server.js';
+import { png } from '../../support/media/fixtures.js';
+import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**

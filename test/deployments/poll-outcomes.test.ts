@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
-import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
-import { ReplicateServer } from '../support/replicate-server.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
+import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**

@@ -6,8 +6,8 @@ import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { marginReport } from '../../runtime/routing/margin.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
-import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
-import { ReplicateServer } from '../support/replicate-server.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
+import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
-import { ReplicateServer, type ReplicateServerOptions } from '../support/replicate-server.js';
+import { ReplicateServer, type ReplicateServerOptions } from '../../support/upstreams/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 

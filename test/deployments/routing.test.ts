@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
-import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**

@@ -4,11 +4,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyD, MODEL_D } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
-import { FalQueueServer } from '../support/fal-queue-server.js';
-import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
-import { ECHO_FORMS, ECHO_MARKS, echoPrompt, secretForms } from '../support/key-echo.js';
-import { OpenAiVideosServer } from '../support/openai-videos-server.js';
-import { ReplicateServer } from '../support/replicate-server.js';
+import { FalQueueServer } from '../../support/upstreams/fal-queue-server.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
+import { ECHO_FORMS, ECHO_MARKS, echoPrompt, secretForms } from '../../support/upstreams/key-echo.js';
+import { OpenAiVideosServer } from '../../support/upstreams/openai-videos-server.js';
+import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 
 const run = promisify(execFile);
@@ -22,7 +22,7 @@ interface EchoServer {
 }
 
 /**
- * Per protocol: the server (a key-echoing upstream, test/support/key-echo.ts), the Authorization
+ * Per protocol: the server (a key-echoing upstream, support/upstreams/key-echo.ts), the Authorization
  * scheme its adapter sends, and the operator's key, an `ACCESS:SECRET` pair whose secret needs
  * percent-encoding and matches none of scrubReason's shapes: only the redactor can hide it.
  */

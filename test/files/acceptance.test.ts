@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { jpg, mp4, png, wav } from './fixtures.js';
+import { jpg, mp4, png, wav } from '../../support/media/fixtures.js';
 import { UNLOCKED, upload } from './support.js';
 
 /** Tests may name models; the runtime may not (the rules come from the model YAML). */

@@ -5,7 +5,7 @@ import { checkReferencesBeforeRun } from '../../runtime/assets/run-check.js';
 import type { TaskRow } from '../../runtime/tasks/task-record.js';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { png, safetensors } from './fixtures.js';
+import { png, safetensors } from '../../support/media/fixtures.js';
 import { UNLOCKED, upload } from './support.js';
 
 const LORA_MODEL = 'vendor_d/family_d-lora/reference-to-video';

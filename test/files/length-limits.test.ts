@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { clip, png, wav } from './fixtures.js';
+import { clip, png, wav } from '../../support/media/fixtures.js';
 import { UNLOCKED, upload } from './support.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entitiesCommand } from '../../runtime/assets/entities-cli.js';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { jpg, png, wav } from './fixtures.js';
+import { jpg, png, wav } from '../../support/media/fixtures.js';
 import { UNLOCKED, upload, withoutRequestId } from './support.js';
 
 const FAMILY_C3 = 'vendor_b/family_c-3.0/reference-to-video';

@@ -5,7 +5,7 @@ import { ManualClock } from '../../runtime/clock.js';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { driveToTerminal } from '../webhooks/support.js';
-import { png } from './fixtures.js';
+import { png } from '../../support/media/fixtures.js';
 import { UNLOCKED, upload, withoutRequestId } from './support.js';
 
 const FAMILY_C3 = 'vendor_b/family_c-3.0/reference-to-video';

@@ -6,7 +6,7 @@ import { catalogue } from '../../generated/catalogue.js';
 import { createTask, expectOk } from '../http/helpers.js';
 import { stubDns } from '../reliability/egress-guard.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { clip, png } from './fixtures.js';
+import { clip, png } from '../../support/media/fixtures.js';
 
 /**
  * Issue 21 item 2: reference clips are billed at the length the deployment measured. The

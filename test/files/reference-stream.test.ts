@@ -5,8 +5,8 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { clip } from './fixtures.js';
-import { largePng, movieHeaderLast } from './streams.js';
+import { clip } from '../../support/media/fixtures.js';
+import { largePng, movieHeaderLast } from '../../support/media/generated-streams.js';
 
 /**
  * Issue 25, N4: the check before a run probes external references from the stream, keeping only

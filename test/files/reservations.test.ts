@@ -4,7 +4,7 @@ import { ManualClock } from '../../runtime/clock.js';
 import { expireUploads } from '../../runtime/files/cleanup.js';
 import { expectError, expectOk } from '../http/helpers.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { png } from './fixtures.js';
+import { png } from '../../support/media/fixtures.js';
 import { putBytes, ticketFor, UNLOCKED } from './support.js';
 
 /** The plan UNLOCKED buys (spec/storage-plans.yaml): the smallest one with room. */

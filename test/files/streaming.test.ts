@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireUploads } from '../../runtime/files/cleanup.js';
 import { expectError, expectOk } from '../http/helpers.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { safetensors } from './fixtures.js';
-import { digestOf, digestOfUrl, generatedBytes, largeMp4, putStream, storedObjects } from './streams.js';
+import { safetensors } from '../../support/media/fixtures.js';
+import { generatedBytes, largeMp4 } from '../../support/media/generated-streams.js';
+import { digestOf, digestOfUrl, putStream, storedObjects } from './streams.js';
 import { ticketFor, UNLOCKED } from './support.js';
 
 const MIB = 1024 * 1024;

@@ -5,7 +5,7 @@ import { ManualClock } from '../../runtime/clock.js';
 import { expireUploads } from '../../runtime/files/cleanup.js';
 import { expectError, expectOk } from '../http/helpers.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { jpg, mp4, png, safetensors, wav } from './fixtures.js';
+import { jpg, mp4, png, safetensors, wav } from '../../support/media/fixtures.js';
 import { putBytes, ticketFor, UNLOCKED, upload } from './support.js';
 
 describe('the upload flow with real files', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { png } from '../files/fixtures.js';
+import { png } from '../../support/media/fixtures.js';
 import { UNLOCKED, upload } from '../files/support.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
 import {

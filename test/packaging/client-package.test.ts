@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { png } from '../files/fixtures.js';
+import { png } from '../../support/media/fixtures.js';
 import { ROOT, withBuildLock } from '../support/build.js';
 import { startTestService, type TestService } from '../support/service.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
 import { signUploadPath } from '../../runtime/files/tickets.js';
 import { expectError } from '../http/helpers.js';
-import { png, safetensors } from '../files/fixtures.js';
+import { png, safetensors } from '../../support/media/fixtures.js';
 import { putBytes, ticketFor, UNLOCKED, upload } from '../files/support.js';
 import type { HttpResult } from '../support/service.js';
 import { startTestService, type TestService } from '../support/service.js';

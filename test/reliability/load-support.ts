@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { rssMb } from '../../bench/support.js';
+import { rssMb } from '../../support/process-memory.js';
 
 /**
  * Pieces of the long load test (load.long.test.ts): a webhook receiver that goes down and answers

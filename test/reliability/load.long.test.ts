@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cannon, cannonOptions } from '../../support/load.js';
 import {
-  cannon,
-  cannonOptions,
   createAccounts,
   newServiceDir,
   sqliteUrl,
   startService,
   type ServiceProcess,
-} from '../../bench/support.js';
+} from '../../support/service-process.js';
 import { openDb } from '../../runtime/storage/dialect.js';
 import { bodyD } from '../http/helpers.js';
 import { checkLedger } from '../support/service.js';

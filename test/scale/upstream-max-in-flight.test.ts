@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../runtime/accounts/accounts.js';
 import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { migrateToLatest } from '../../runtime/storage/migrate.js';
-import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startProcess } from '../support/processes.js';
 import { dropTestSchema, testDbUrl } from '../support/service.js';
 

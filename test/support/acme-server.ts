@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../files/fixtures.js';
+import { clip } from '../../support/media/fixtures.js';
 
 /**
  * A loopback server for "Acme's render API", the example provider of issue 27's profile section

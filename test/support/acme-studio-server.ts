@@ -1,7 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../files/fixtures.js';
+import { clip } from '../../support/media/fixtures.js';
 
 /**
  * "Acme Studio", a second fictional provider for the profile pieces beyond issue 27's example

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../files/fixtures.js';
+import { clip } from '../../support/media/fixtures.js';
 
 /**
  * A hostile reference host: an https loopback listener (the fixture certificate of test/files/tls;

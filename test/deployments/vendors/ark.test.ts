@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
-import { ArkServer, type ArkServerOptions, arkError } from '../../support/vendors/ark-server.js';
-import type { Special } from '../../support/vendors/job-timeline.js';
+import { ArkServer, type ArkServerOptions, arkError } from '../../../support/upstreams/vendors/ark-server.js';
+import type { Special } from '../../../support/upstreams/loopback-upstream.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   deploymentsFile,
@@ -12,11 +12,11 @@ import {
   serveDeployments,
   taskRow,
   walletOf,
-} from './two-deployments.js';
+} from './harness.js';
 
 /**
  * The ark profile (spec/providers/ark.yaml) against a loopback Ark
- * (test/support/vendors/ark-server.ts): family_a 2.0's reference-to-video and image-to-video
+ * (support/upstreams/vendors/ark-server.ts): family_a 2.0's reference-to-video and image-to-video
  * (content[] of typed items) on Seedance.
  */
 const REFERENCE = 'vendor_a/family_a-2.0/reference-to-video';
@@ -366,7 +366,7 @@ describe("ark: Ark's content generation tasks through its profile", () => {
     const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
     expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
     // 5 s at 0.02 USD a second.
-    expect(await reconciled(proc, taskId)).toEqual({
+    expect(await reconciled(proc.db, taskId)).toEqual({
       state: 'expired',
       upstream_final_state: 'succeeded',
       upstream_cost_micros: 100_000,

@@ -5,8 +5,8 @@ import {
   DashscopeServer,
   type DashscopeServerOptions,
   dashscopeError,
-} from '../../support/vendors/dashscope-server.js';
-import type { Special } from '../../support/vendors/job-timeline.js';
+} from '../../../support/upstreams/vendors/dashscope-server.js';
+import type { Special } from '../../../support/upstreams/loopback-upstream.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   deploymentsFile,
@@ -16,11 +16,11 @@ import {
   serveDeployments,
   taskRow,
   walletOf,
-} from './two-deployments.js';
+} from './harness.js';
 
 /**
  * The dashscope profile (spec/providers/dashscope.yaml) against a loopback DashScope
- * (test/support/vendors/dashscope-server.ts): family_c-2.6's text-to-video and image-to-video
+ * (support/upstreams/vendors/dashscope-server.ts): family_c-2.6's text-to-video and image-to-video
  * (720p, 16:9, a shot type, a negative prompt) on Wan.
  */
 const TEXT = 'vendor_b/family_c-2.6/text-to-video';
@@ -356,7 +356,7 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
     const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
     expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
     // 5 s at 0.02 USD a second.
-    expect(await reconciled(proc, taskId)).toEqual({
+    expect(await reconciled(proc.db, taskId)).toEqual({
       state: 'expired',
       upstream_final_state: 'succeeded',
       upstream_cost_micros: 100_000,

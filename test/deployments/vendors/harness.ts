@@ -7,10 +7,12 @@ import { ROOT } from '../../support/catalogue.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
 /**
- * What the vendor profiles' suites share: a service whose model routes to two deployments of one
- * profile (`first` above `second`, each its own loopback vendor server), and the task bodies of
- * the catalogue models they route (vendor_b/family_c-2.6: 16:9, 2..10 s, 720p by default, the
- * modes text-to-video and image-to-video, which every one of these vendors serves).
+ * What the vendor profiles' suites share (one harness for the six vendors): a service whose models
+ * route to deployments of one profile (`first` above `second`, each its own loopback vendor
+ * server, support/upstreams/vendors/), the deployments file that says so, the task bodies of the
+ * catalogue models they route (vendor_b/family_c-2.6: 16:9, 2..10 s, 720p by default, the modes
+ * text-to-video and image-to-video, which every one of these vendors serves), and what a suite
+ * reads back from a service's database and CLI.
  */
 const run = promisify(execFile);
 
@@ -27,48 +29,50 @@ export const imageTask = (prompt: string, extra: Record<string, unknown> = {}) =
   input: { prompt, image_url: FRAME, ...extra },
 });
 
-export interface Upstream {
-  baseUrl: string;
+/** One model's route: the catalogue model and its name at the vendor. */
+export interface Route {
+  model: string;
+  upstreamModel: string;
 }
 
-/** A deployments file: each upstream of `kind` with its secret variable, both routes of both models, `first` preferred. */
-export function deploymentsFile(
-  kind: string,
-  upstreams: Record<string, { server: Upstream; secretEnv: string; upstreamModel: string; extra?: string }>,
-): string {
-  const names = Object.keys(upstreams);
-  const routes = (model: string) => [
-    `  ${model}:`,
-    ...names.map(
-      (name, i) =>
-        `    - { upstream: ${name}, upstreamModel: "${upstreams[name].upstreamModel}", priority: ${10 - i} }`,
-    ),
-  ];
+/** The text and image models of TEXT_MODEL and IMAGE_MODEL, both under one vendor model name. */
+export const bothModels = (upstreamModel: string): Route[] => [
+  { model: TEXT_MODEL, upstreamModel },
+  { model: IMAGE_MODEL, upstreamModel },
+];
+
+/** An upstream of the file: its baseUrl (the key in VENDOR_KEY), or with its own secret variable and more settings. */
+export type UpstreamEntry = string | { baseUrl: string; secretEnv?: string; extra?: string } | undefined;
+
+/** A deployments file: each upstream of `kind` with its secret variable, every route on every upstream, the first named preferred. */
+export function deploymentsFile(kind: string, upstreams: Record<string, UpstreamEntry>, routes: Route[]): string {
+  const entries = Object.entries(upstreams).flatMap(([name, entry]) =>
+    entry === undefined ? [] : [{ name, ...(typeof entry === 'string' ? { baseUrl: entry } : entry) }],
+  );
   return [
     'upstreams:',
-    ...names.map(
-      (name) =>
-        `  ${name}: { kind: ${kind}, baseUrl: "${upstreams[name].server.baseUrl}", secretEnv: ${upstreams[name].secretEnv}${upstreams[name].extra ?? ''} }`,
+    ...entries.map(
+      (u) =>
+        `  ${u.name}: { kind: ${kind}, baseUrl: "${u.baseUrl}", secretEnv: ${u.secretEnv ?? 'VENDOR_KEY'}${u.extra ?? ''} }`,
     ),
     'models:',
-    ...routes(TEXT_MODEL),
-    ...routes(IMAGE_MODEL),
+    ...routes.flatMap(({ model, upstreamModel }) => [
+      `  ${model}:`,
+      ...entries.map((u, i) => `    - { upstream: ${u.name}, upstreamModel: "${upstreamModel}", priority: ${10 - i} }`),
+    ]),
   ].join('\n');
 }
 
-/** The service (in-process, the real HTTP server and worker) with that deployments file. */
+/** The service in-process (its real HTTP server and worker) with that deployments file; a lone key is VENDOR_KEY's. */
 export async function serveDeployments(
   file: string,
-  secrets: Record<string, string>,
+  secrets: Record<string, string> | string,
   settings: { deadlineMs?: number; pollMs?: number } = {},
 ): Promise<TestService> {
-  const plan = parseDeployments('deployments.yaml', file, secrets);
+  const environment = typeof secrets === 'string' ? { VENDOR_KEY: secrets } : secrets;
   return startTestService(
-    {
-      upstreamPollMs: settings.pollMs ?? 50,
-      ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
-    },
-    { deploymentsPlan: plan },
+    { upstreamPollMs: settings.pollMs ?? 50, ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}) },
+    { deploymentsPlan: parseDeployments('deployments.yaml', file, environment) },
   );
 }
 
@@ -83,10 +87,10 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     await new Promise((r) => setTimeout(r, 25));
 }
 
-/** `mediaforge report margin --json` of a serve process's database, as an operator runs it. */
-export async function marginReport(env: NodeJS.ProcessEnv): Promise<any> {
+/** `mediaforge report margin --json` against a serve process's database, as an operator runs it. */
+export async function marginReport(proc: { env: NodeJS.ProcessEnv }): Promise<any> {
   const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...proc.env },
   });
   return JSON.parse(stdout);
 }
@@ -101,8 +105,8 @@ export async function createOn(url: string, apiKey: string, body: unknown): Prom
   return created.data.taskId as string;
 }
 
-/** Waits until the task's upstream job's end is recorded (reconciliation); its row then. */
-export async function untilReconciled(db: Db, taskId: string, timeoutMs = 20_000) {
+/** The task's reconciliation once recorded (its upstream job's end and cost), or what there is when the time is up. */
+export async function reconciled(db: Db, taskId: string, timeoutMs = 20_000) {
   const row = () =>
     db.kysely
       .selectFrom('tasks')
@@ -111,4 +115,13 @@ export async function untilReconciled(db: Db, taskId: string, timeoutMs = 20_000
       .executeTakeFirstOrThrow();
   await eventually(async () => (await row()).upstream_final_state !== null, timeoutMs);
   return row();
+}
+
+/** The account's wallet as the process's database holds it. */
+export function walletOf(proc: { db: Db }, accountId: string) {
+  return proc.db.kysely
+    .selectFrom('wallets')
+    .select(['held', 'spent'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
 }

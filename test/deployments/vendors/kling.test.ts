@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
-import { KlingServer, type KlingServerOptions, klingToken } from '../../support/vendors/kling-server.js';
+import { KlingServer, type KlingServerOptions, klingToken } from '../../../support/upstreams/vendors/kling-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   createOn,
+  bothModels,
   deploymentsFile,
   FRAME,
   imageTask,
@@ -13,7 +14,7 @@ import {
   TEXT_MODEL,
   taskRow,
   textTask,
-  untilReconciled,
+  reconciled,
 } from './harness.js';
 
 const ACCESS = 'AK-operator';
@@ -39,10 +40,14 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
     const first = await new KlingServer({ latencyMs: 300, ...keys, ...given }).start();
     const second = await new KlingServer({ latencyMs: 300, ...keys, ...settings.secondGiven }).start();
     servers.push(first, second);
-    const file = deploymentsFile('kling', {
-      first: { server: first, secretEnv: 'KLING_FIRST', upstreamModel: 'kling-v2-1' },
-      second: { server: second, secretEnv: 'KLING_KEYS', upstreamModel: 'kling-v2-1' },
-    });
+    const file = deploymentsFile(
+      'kling',
+      {
+        first: { baseUrl: first.baseUrl, secretEnv: 'KLING_FIRST' },
+        second: { baseUrl: second.baseUrl, secretEnv: 'KLING_KEYS' },
+      },
+      bothModels('kling-v2-1'),
+    );
     t = await serveDeployments(
       file,
       { KLING_FIRST: `${ACCESS}:${settings.firstSecret ?? SECRET}`, KLING_KEYS: `${ACCESS}:${SECRET}` },
@@ -216,9 +221,13 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
   it('SIGKILL of the service mid-poll: the restarted service resumes the Kling task on the same deployment, created once', async () => {
     const kling = await new KlingServer({ latencyMs: 4000, accessKey: ACCESS, secretKey: SECRET }).start();
     servers.push(kling);
-    const file = deploymentsFile('kling', {
-      kl: { server: kling, secretEnv: 'KLING_KEYS', upstreamModel: 'kling-v2-1' },
-    });
+    const file = deploymentsFile(
+      'kling',
+      {
+        kl: { baseUrl: kling.baseUrl, secretEnv: 'KLING_KEYS' },
+      },
+      bothModels('kling-v2-1'),
+    );
     proc = await startMediaforge(
       'kling',
       {
@@ -262,14 +271,17 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
   it("a task that finishes after its task expired (Kling has no cancel) is reconciled: the client stays expired and uncharged; the task's end and cost recorded without a download; `report margin` shows the cost as abandoned", async () => {
     const upstream = await new KlingServer({ latencyMs: 4500, accessKey: ACCESS, secretKey: SECRET }).start();
     servers.push(upstream);
-    const file = deploymentsFile('kling', {
-      up: {
-        server: upstream,
-        secretEnv: 'KLING_KEYS',
-        upstreamModel: 'kling-v2-1',
-        extra: ', cost: { perSecond: "0.02" }',
+    const file = deploymentsFile(
+      'kling',
+      {
+        up: {
+          baseUrl: upstream.baseUrl,
+          secretEnv: 'KLING_KEYS',
+          extra: ', cost: { perSecond: "0.02" }',
+        },
       },
-    });
+      bothModels('kling-v2-1'),
+    );
     proc = await startMediaforge(
       'kling-reconcile',
       {
@@ -286,7 +298,7 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
     const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
     expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
     expect(upstream.cancels).toEqual([]);
-    const row = await untilReconciled(proc.db, taskId);
+    const row = await reconciled(proc.db, taskId);
     // 5 s at 0.02 USD a second, in millionths of a USD.
     expect(row).toEqual({ state: 'expired', upstream_final_state: 'succeeded', upstream_cost_micros: 100_000 });
     expect(upstream.downloads).toBe(0);
@@ -298,7 +310,7 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
       .where('account_id', '=', accountId)
       .executeTakeFirstOrThrow();
     expect(wallet).toEqual({ held: 0, spent: 0 });
-    const margin = await marginReport(proc.env);
+    const margin = await marginReport(proc);
     expect(margin.rows).toEqual([
       expect.objectContaining({
         model: TEXT_MODEL,

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
-import { LumaServer, type LumaServerOptions } from '../../support/vendors/luma-server.js';
+import { LumaServer, type LumaServerOptions } from '../../../support/upstreams/vendors/luma-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
   createOn,
+  bothModels,
   deploymentsFile,
   FRAME,
   imageTask,
@@ -13,7 +14,7 @@ import {
   TEXT_MODEL,
   taskRow,
   textTask,
-  untilReconciled,
+  reconciled,
 } from './harness.js';
 
 const KEY = 'luma-operator-key';
@@ -37,10 +38,14 @@ describe("luma profile: Luma's Dream Machine API against a loopback Luma", () =>
     const first = await new LumaServer({ latencyMs: 300, apiKey: KEY, ...given }).start();
     const second = await new LumaServer({ latencyMs: 300, apiKey: KEY, ...settings.secondGiven }).start();
     servers.push(first, second);
-    const file = deploymentsFile('luma', {
-      first: { server: first, secretEnv: 'LUMA_KEY', upstreamModel: 'ray-2' },
-      second: { server: second, secretEnv: 'LUMA_KEY', upstreamModel: 'ray-2' },
-    });
+    const file = deploymentsFile(
+      'luma',
+      {
+        first: { baseUrl: first.baseUrl, secretEnv: 'LUMA_KEY' },
+        second: { baseUrl: second.baseUrl, secretEnv: 'LUMA_KEY' },
+      },
+      bothModels('ray-2'),
+    );
     t = await serveDeployments(file, { LUMA_KEY: KEY }, settings);
     const account = await t.account(1000);
     return { first, second, t, ...account };
@@ -170,7 +175,7 @@ describe("luma profile: Luma's Dream Machine API against a loopback Luma", () =>
   it('SIGKILL of the service mid-poll: the restarted service resumes the generation on the same deployment, created once', async () => {
     const luma = await new LumaServer({ latencyMs: 4000, apiKey: KEY }).start();
     servers.push(luma);
-    const file = deploymentsFile('luma', { dm: { server: luma, secretEnv: 'LUMA_KEY', upstreamModel: 'ray-2' } });
+    const file = deploymentsFile('luma', { dm: { baseUrl: luma.baseUrl, secretEnv: 'LUMA_KEY' } }, bothModels('ray-2'));
     proc = await startMediaforge(
       'luma',
       {
@@ -214,9 +219,13 @@ describe("luma profile: Luma's Dream Machine API against a loopback Luma", () =>
   it("a generation that finishes after its task expired (Luma has no cancel) is reconciled: the client stays expired and uncharged; the generation's end and cost recorded without a download; `report margin` shows the cost as abandoned", async () => {
     const upstream = await new LumaServer({ latencyMs: 4500, apiKey: KEY }).start();
     servers.push(upstream);
-    const file = deploymentsFile('luma', {
-      up: { server: upstream, secretEnv: 'LUMA_KEY', upstreamModel: 'ray-2', extra: ', cost: { perSecond: "0.02" }' },
-    });
+    const file = deploymentsFile(
+      'luma',
+      {
+        up: { baseUrl: upstream.baseUrl, secretEnv: 'LUMA_KEY', extra: ', cost: { perSecond: "0.02" }' },
+      },
+      bothModels('ray-2'),
+    );
     proc = await startMediaforge(
       'luma-reconcile',
       {
@@ -233,7 +242,7 @@ describe("luma profile: Luma's Dream Machine API against a loopback Luma", () =>
     const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
     expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
     expect([...upstream.jobs.values()].every((j) => !j.deleted)).toBe(true);
-    const row = await untilReconciled(proc.db, taskId);
+    const row = await reconciled(proc.db, taskId);
     // 5 s at 0.02 USD a second, in millionths of a USD.
     expect(row).toEqual({ state: 'expired', upstream_final_state: 'succeeded', upstream_cost_micros: 100_000 });
     expect(upstream.downloads).toBe(0);
@@ -245,7 +254,7 @@ describe("luma profile: Luma's Dream Machine API against a loopback Luma", () =>
       .where('account_id', '=', accountId)
       .executeTakeFirstOrThrow();
     expect(wallet).toEqual({ held: 0, spent: 0 });
-    const margin = await marginReport(proc.env);
+    const margin = await marginReport(proc);
     expect(margin.rows).toEqual([
       expect.objectContaining({
         model: TEXT_MODEL,

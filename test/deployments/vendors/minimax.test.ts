@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
-import type { Special } from '../../support/vendors/job-timeline.js';
-import { MinimaxServer, type MinimaxServerOptions, minimaxRefusal } from '../../support/vendors/minimax-server.js';
+import type { Special } from '../../../support/upstreams/loopback-upstream.js';
+import {
+  MinimaxServer,
+  type MinimaxServerOptions,
+  minimaxRefusal,
+} from '../../../support/upstreams/vendors/minimax-server.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
 import {
@@ -12,11 +16,11 @@ import {
   serveDeployments,
   taskRow,
   walletOf,
-} from './two-deployments.js';
+} from './harness.js';
 
 /**
  * The minimax profile (spec/providers/minimax.yaml) against a loopback MiniMax
- * (test/support/vendors/minimax-server.ts): family_d's text-to-video and image-to-video (768p,
+ * (support/upstreams/vendors/minimax-server.ts): family_d's text-to-video and image-to-video (768p,
  * which MiniMax calls 768P) on MiniMax-Hailuo-02, which makes 6 or 10 s.
  */
 const TEXT = 'vendor_d/family_d/text-to-video';
@@ -327,7 +331,7 @@ describe("minimax: MiniMax's video generation API through its profile", () => {
     const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
     expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
     // 6 s at 0.02 USD a second.
-    expect(await reconciled(proc, taskId)).toEqual({
+    expect(await reconciled(proc.db, taskId)).toEqual({
       state: 'expired',
       upstream_final_state: 'succeeded',
       upstream_cost_micros: 120_000,

@@ -1,9 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
-import { RunwayServer, type RunwayServerOptions } from '../../support/vendors/runway-server.js';
+import { RunwayServer, type RunwayServerOptions } from '../../../support/upstreams/vendors/runway-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import { deploymentsFile, eventually, FRAME, imageTask, serveDeployments, taskRow, textTask } from './harness.js';
+import {
+  bothModels,
+  deploymentsFile,
+  eventually,
+  FRAME,
+  imageTask,
+  serveDeployments,
+  taskRow,
+  textTask,
+} from './harness.js';
 
 const KEY = 'key_runway_operator';
 const FLAGGED = 'FLAG-THIS';
@@ -26,10 +35,14 @@ describe("runway profile: Runway's API against a loopback Runway", () => {
     const first = await new RunwayServer({ latencyMs: 300, apiKey: KEY, ...given }).start();
     const second = await new RunwayServer({ latencyMs: 300, apiKey: KEY, ...settings.secondGiven }).start();
     servers.push(first, second);
-    const file = deploymentsFile('runway', {
-      first: { server: first, secretEnv: 'RUNWAY_KEY', upstreamModel: 'gen4_turbo' },
-      second: { server: second, secretEnv: 'RUNWAY_KEY', upstreamModel: 'gen4_turbo' },
-    });
+    const file = deploymentsFile(
+      'runway',
+      {
+        first: { baseUrl: first.baseUrl, secretEnv: 'RUNWAY_KEY' },
+        second: { baseUrl: second.baseUrl, secretEnv: 'RUNWAY_KEY' },
+      },
+      bothModels('gen4_turbo'),
+    );
     t = await serveDeployments(file, { RUNWAY_KEY: KEY }, settings);
     const account = await t.account(1000);
     return { first, second, t, ...account };
@@ -199,9 +212,13 @@ describe("runway profile: Runway's API against a loopback Runway", () => {
   it('SIGKILL of the service mid-poll: the restarted service resumes the Runway task on the same deployment, created once', async () => {
     const runway = await new RunwayServer({ latencyMs: 4000, apiKey: KEY }).start();
     servers.push(runway);
-    const file = deploymentsFile('runway', {
-      rw: { server: runway, secretEnv: 'RUNWAY_KEY', upstreamModel: 'gen4_turbo' },
-    });
+    const file = deploymentsFile(
+      'runway',
+      {
+        rw: { baseUrl: runway.baseUrl, secretEnv: 'RUNWAY_KEY' },
+      },
+      bothModels('gen4_turbo'),
+    );
     proc = await startMediaforge(
       'runway',
       {

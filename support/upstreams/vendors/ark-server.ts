@@ -10,7 +10,7 @@ import {
   sendSpecial,
   type TimelineJob,
   type TimelineOptions,
-} from './job-timeline.js';
+} from '../loopback-upstream.js';
 
 /**
  * A loopback server speaking BytePlus ModelArk / Volcengine Ark's content generation tasks API

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { clip } from '../../files/fixtures.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clip } from '../../media/fixtures.js';
+import { LoopbackListener, type Phase, phaseOf, sendJson } from '../loopback-upstream.js';
 
 /**
- * What the vendor servers of this folder share, and nothing of any vendor's protocol: a loopback
- * listener, the clock of a generation (queued, then running, then ended), expiring media links,
- * and the hostile answers a test asks a submit for. Each vendor's paths, bodies, states and error
- * envelopes are in its own file, written from that vendor's published API.
+ * A vendor server as a class (Runway, Luma, Kling): over ../loopback-upstream.ts (the listener, the
+ * timeline of a job), what is recorded of every submit, the job store, expiring media links under
+ * /media/ and the hostile answers a test asks a submit for. Each vendor's paths, bodies, states and
+ * error envelopes are in its own file, written from that vendor's published API.
  */
 export interface GenerationClock {
   /** From submit to the end (default 300 ms). */
@@ -36,8 +36,6 @@ export interface VendorJob {
   deleted?: boolean;
 }
 
-export type Phase = 'queued' | 'running' | 'ended' | 'canceled';
-
 export interface Received {
   method: string;
   path: string;
@@ -55,26 +53,23 @@ export abstract class VendorServer {
   /** Job ids a cancel reached while they still ran. */
   readonly cancels: string[] = [];
   downloads = 0;
-  url = '';
-  private server!: Server;
+  private readonly listener = new LoopbackListener((request, response, url, body) =>
+    this.receive(request, response, url, body),
+  );
 
   constructor(protected readonly clock: GenerationClock & { outputLifetimeMs?: number; clipSeconds?: number }) {}
 
+  get url(): string {
+    return this.listener.url;
+  }
+
   async start(): Promise<this> {
-    this.server = createServer((request, response) => {
-      this.receive(request, response).catch((error) => {
-        response.statusCode = 500;
-        response.end(String(error));
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await this.listener.start();
     return this;
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+    await this.listener.close();
   }
 
   /** The upstream's baseUrl as an operator writes it in a deployments file. */
@@ -82,18 +77,14 @@ export abstract class VendorServer {
 
   protected abstract route(request: IncomingMessage, url: URL, body: Buffer, response: ServerResponse): Promise<void>;
 
-  private async receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', this.url);
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+  private async receive(request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): Promise<void> {
     const media = /^\/media\/([^/]+)\.mp4$/.exec(url.pathname);
     if (media && request.method === 'GET') return this.download(response, media[1], url);
-    await this.route(request, url, Buffer.concat(chunks), response);
+    await this.route(request, url, body, response);
   }
 
   protected json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    response.writeHead(status, { 'content-type': 'application/json', ...headers });
-    response.end(JSON.stringify(body));
+    sendJson(response, status, body, headers);
   }
 
   /** The body as JSON, or undefined when it is not a JSON object. */
@@ -126,12 +117,8 @@ export abstract class VendorServer {
   /** Where a job is on its clock now. */
   protected phase(job: VendorJob): Phase {
     const latency = this.clock.latencyMs ?? 300;
-    const queued = this.clock.queuedMs ?? latency / 5;
-    const now = Date.now();
-    if (job.canceledAt !== undefined && job.canceledAt < job.createdAt + latency) return 'canceled';
-    if (now < job.createdAt + queued) return 'queued';
-    if (now < job.createdAt + latency) return 'running';
-    return 'ended';
+    // A cancel is recorded only while the job runs (canceledAt before its end), as the vendors stop it.
+    return phaseOf(job, { latencyMs: latency, queuedMs: this.clock.queuedMs ?? latency / 5 });
   }
 
   /** How far a running job is, 0..1. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { clip } from '../files/fixtures.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clip } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
+import { LoopbackListener, sendJson } from './loopback-upstream.js';
 
 /**
  * A loopback server speaking OpenAI's Videos API as openai-node publishes it (resources/videos.ts):
@@ -29,35 +29,31 @@ interface Video {
 export class OpenAiVideosServer {
   readonly videos = new Map<string, Video>();
   readonly deletes: string[] = [];
-  private server!: Server;
-  url = '';
+  private readonly listener = new LoopbackListener((request, response, url, body) =>
+    this.handle(request, response, url, body),
+  );
 
   constructor(private readonly options: OpenAiServerOptions = {}) {}
+
+  get url(): string {
+    return this.listener.url;
+  }
 
   get baseUrl(): string {
     return `${this.url}/v1`;
   }
 
   async start(): Promise<this> {
-    this.server = createServer((request, response) => {
-      this.handle(request, response).catch((error) => {
-        response.statusCode = 500;
-        response.end(String(error));
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await this.listener.start();
     return this;
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+    await this.listener.close();
   }
 
   private json(response: ServerResponse, status: number, body: unknown): void {
-    response.writeHead(status, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(body));
+    sendJson(response, status, body);
   }
 
   private notFound(response: ServerResponse): void {
@@ -87,10 +83,7 @@ export class OpenAiVideosServer {
     };
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', this.url);
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+  private async handle(request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): Promise<void> {
     const match = /^\/v1\/videos(?:\/([^/]+)(\/content)?)?$/.exec(url.pathname);
     if (!match) return this.notFound(response);
     const [, id, content] = match;
@@ -98,7 +91,7 @@ export class OpenAiVideosServer {
       const form = await new Request(url, {
         method: 'POST',
         headers: { 'content-type': request.headers['content-type'] ?? '' },
-        body: Buffer.concat(chunks),
+        body: new Uint8Array(body),
       }).formData();
       const fields = new Map<string, string[]>();
       form.forEach((value, key) => fields.set(key, [...(fields.get(key) ?? []), String(value)]));

@@ -1,12 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../../files/fixtures.js';
+import { clip } from '../media/fixtures.js';
 
 /**
- * What the loopback vendor servers of test/support/vendors/ (minimax, dashscope, ark) share, and
- * nothing of any vendor's protocol: a job's life as a timeline (queued, then running, then ended)
- * measured from its creation, a loopback HTTP listener, and the expiring file links the vendors
- * hand out. Each server speaks its vendor's paths, envelopes and status names over this.
+ * What every loopback upstream of support/upstreams/ shares (the four coded protocols' servers and
+ * the vendors' in vendors/), and nothing of any protocol: a listener on 127.0.0.1 that hands each
+ * request, its body read, to one handler and clears its timers when it closes; JSON and clip
+ * answers; the special answers a test asks for (a status, a reset connection); a job's life as a
+ * timeline (queued, then running, then ended) measured from its creation, and how long its result
+ * links answer. Each server keeps only its protocol: paths, envelopes, states, error bodies. The
+ * key echo is ./key-echo.ts, the log of streamed downloads ./slow-results.ts.
  */
 export type Phase = 'queued' | 'running' | 'ended' | 'canceled';
 
@@ -15,6 +18,8 @@ export interface TimelineOptions {
   latencyMs?: number;
   /** The share of latencyMs spent queued before running (default 0.3). */
   queuedShare?: number;
+  /** How long the job is queued, in ms (instead of queuedShare). */
+  queuedMs?: number;
   /** How long a result link answers after the job ended (default a day, as these vendors' links). */
   resultLifetimeMs?: number;
 }
@@ -28,7 +33,7 @@ export interface TimelineJob {
 export function phaseOf(job: TimelineJob, options: TimelineOptions, now = Date.now()): Phase {
   const latency = options.latencyMs ?? 200;
   if (job.canceledAt !== undefined && job.canceledAt <= now) return 'canceled';
-  if (now < job.createdAt + latency * (options.queuedShare ?? 0.3)) return 'queued';
+  if (now < job.createdAt + (options.queuedMs ?? latency * (options.queuedShare ?? 0.3))) return 'queued';
   if (now < job.createdAt + latency) return 'running';
   return 'ended';
 }
@@ -46,6 +51,7 @@ export function linkAlive(job: TimelineJob, options: TimelineOptions, now = Date
 /** A loopback HTTP server handing each request, its body read, to one handler. */
 export class LoopbackListener {
   private server!: Server;
+  private readonly timers = new Set<NodeJS.Timeout>();
   url = '';
 
   constructor(
@@ -69,7 +75,17 @@ export class LoopbackListener {
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
+  /** Runs `task` after `ms` unless the listener closes first (a callback the upstream sends later). */
+  later(ms: number, task: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      task();
+    }, ms);
+    this.timers.add(timer);
+  }
+
   async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
   }

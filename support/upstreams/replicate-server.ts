@@ -1,8 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { clip } from '../files/fixtures.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { echoAsked, echoText } from './key-echo.js';
+import { LoopbackListener, sendClip, sendJson } from './loopback-upstream.js';
 
 /**
  * A loopback server speaking Replicate's HTTP API as Replicate publishes it (replicate.com/docs,
@@ -94,32 +93,27 @@ export class ReplicateServer {
   readonly signingSecret = `whsec_${randomBytes(24).toString('base64')}`;
   secretFetches = 0;
   downloads = 0;
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private server!: Server;
-  url = '';
+  private readonly listener = new LoopbackListener((request, response, url, body) =>
+    this.handle(request, response, url, body),
+  );
 
   constructor(private readonly options: ReplicateServerOptions = {}) {}
+
+  get url(): string {
+    return this.listener.url;
+  }
 
   get baseUrl(): string {
     return `${this.url}/v1`;
   }
 
   async start(): Promise<this> {
-    this.server = createServer((request, response) => {
-      this.handle(request, response).catch((error) => {
-        response.statusCode = 500;
-        response.end(String(error));
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await this.listener.start();
     return this;
   }
 
   async close(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+    await this.listener.close();
   }
 
   /** Standard Webhooks headers for a body, signed with this account's secret (or another, to forge). */
@@ -132,11 +126,10 @@ export class ReplicateServer {
   }
 
   private json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    response.writeHead(status, {
+    sendJson(response, status, body, {
       'content-type': status >= 400 ? 'application/problem+json' : 'application/json',
       ...headers,
     });
-    response.end(JSON.stringify(body));
   }
 
   private problem(
@@ -205,10 +198,7 @@ export class ReplicateServer {
     return Array.from({ length: links }, (_, i) => `${this.url}/delivery/${p.id}/output-${i}.mp4`);
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', this.url);
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+  private async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
     const delivery = /^\/delivery\/([^/]+)\/output(?:-\d+)?\.mp4$/.exec(url.pathname);
     if (delivery) return this.download(response, this.predictions.get(delivery[1]));
     const unauthorized =
@@ -219,7 +209,7 @@ export class ReplicateServer {
       return this.create(
         request,
         response,
-        Buffer.concat(chunks),
+        raw,
         create[1] && create[2] ? `${create[1]}/${create[2]}` : undefined,
         unauthorized,
       );
@@ -321,18 +311,13 @@ export class ReplicateServer {
 
   /** As Replicate does on `completed`: the prediction POSTed to the webhook, signed with Standard Webhooks. */
   private webhookWhenDone(p: Prediction): void {
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(timer);
-        const body = JSON.stringify(this.object(p));
-        const headers = { 'content-type': 'application/json', ...this.sign(body) };
-        fetch(p.webhook!, { method: 'POST', headers, body })
-          .then((r) => this.webhooks.push({ url: p.webhook!, status: r.status, body, headers }))
-          .catch(() => this.webhooks.push({ url: p.webhook!, status: 0, body, headers }));
-      },
-      (this.options.latencyMs ?? 200) + 10,
-    );
-    this.timers.add(timer);
+    this.listener.later((this.options.latencyMs ?? 200) + 10, () => {
+      const body = JSON.stringify(this.object(p));
+      const headers = { 'content-type': 'application/json', ...this.sign(body) };
+      fetch(p.webhook!, { method: 'POST', headers, body })
+        .then((r) => this.webhooks.push({ url: p.webhook!, status: r.status, body, headers }))
+        .catch(() => this.webhooks.push({ url: p.webhook!, status: 0, body, headers }));
+    });
   }
 
   /** replicate.delivery: the file while its link lives, then 404. */
@@ -344,9 +329,6 @@ export class ReplicateServer {
       return;
     }
     this.downloads++;
-    const seconds = Number(p.input.duration);
-    const bytes = clip(Number.isFinite(seconds) && seconds > 0 ? seconds : 5);
-    response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
-    response.end(bytes);
+    sendClip(response, Number(p.input.duration));
   }
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { clip, png } from '../files/fixtures.js';
+import { clip, png } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
+import { LoopbackListener, sendJson } from './loopback-upstream.js';
 import { DownloadLog } from './slow-results.js';
 
 /**
@@ -47,7 +48,7 @@ export interface JobsServerOptions {
   /**
    * The result's bytes (default: a real clip as long as the job's duration_seconds, 5 s when it
    * has none), made anew for each download; `download` counts the server's downloads from 1.
-   * Streams (test/support/slow-results.ts: drip, endless) are logged in `results`.
+   * Streams (support/upstreams/slow-results.ts: drip, endless) are logged in `results`.
    */
   result?: (job: { prompt: string; seconds: number }, download: number) => AsyncIterable<Buffer> | Buffer;
   /** A succeeded task also lists its last frame (a PNG link, image/png) after the video. */
@@ -79,7 +80,6 @@ export class JobsProtocolServer {
   private readonly byKey = new Map<string, string>();
   /** Callbacks this server made (to a submit's callBackUrl, when its job ended) and the status each got. */
   readonly callbacks: { url: string; status: number }[] = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
   /** Most jobs created and not yet reported ended, at any moment. */
   maxInFlight = 0;
   polls = 0;
@@ -88,10 +88,15 @@ export class JobsProtocolServer {
   readonly completed = new Set<string>();
   /** Downloads of a streamed result: open, completed, or cut by the client. */
   readonly results = new DownloadLog();
-  private server!: Server;
-  url = '';
+  private readonly listener = new LoopbackListener((request, response, url, body) =>
+    this.handle(request, response, url, body),
+  );
 
   constructor(private readonly options: JobsServerOptions = {}) {}
+
+  get url(): string {
+    return this.listener.url;
+  }
 
   get baseUrl(): string {
     return `${this.url}/api/v1`;
@@ -106,21 +111,12 @@ export class JobsProtocolServer {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((request, response) => {
-      this.handle(request, response).catch((error) => {
-        response.statusCode = 500;
-        response.end(String(error));
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await this.listener.start();
     return this;
   }
 
   async close(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+    await this.listener.close();
   }
 
   private envelope(
@@ -130,23 +126,22 @@ export class JobsProtocolServer {
     msg = 'success',
     headers: Record<string, string> = {},
   ): void {
-    response.writeHead(status, { 'content-type': 'application/json', ...headers });
-    response.end(
-      JSON.stringify({ code: status === 202 ? 200 : status * 100 + 1, msg, data, request_id: `req_${randomUUID()}` }),
+    sendJson(
+      response,
+      status,
+      { code: status === 202 ? 200 : status * 100 + 1, msg, data, request_id: `req_${randomUUID()}` },
+      headers,
     );
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', this.url);
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+  private async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
     const file = /^\/files\/([^/.]+?)(?:-\d+)?\.(mp4|png)$/.exec(url.pathname);
     if (file) return this.download(response, this.jobs.get(file[1]), file[2]);
     if (this.options.apiKey && request.headers.authorization !== `Bearer ${this.options.apiKey}`)
       return this.envelope(response, 401, null, 'Missing or invalid API key.');
     if (request.method === 'POST' && url.pathname === '/api/v1/jobs/createTask') {
       const index = this.submits.length;
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as ReceivedSubmit['body'];
+      const body = JSON.parse(raw.toString('utf8') || '{}') as ReceivedSubmit['body'];
       const key = request.headers['idempotency-key'] as string | undefined;
       this.options.log?.push('submit');
       this.submits.push({ idempotencyKey: key, authorization: request.headers.authorization, body });
@@ -270,20 +265,15 @@ export class JobsProtocolServer {
 
   /** As the protocol's callBackUrl: one POST with the task's record when it ends (the receiver reads the truth with recordInfo). */
   private callBackWhenDone(url: string, id: string): void {
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(timer);
-        fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ code: 200, msg: 'success', data: { taskId: id, state: 'succeeded' } }),
-        })
-          .then((r) => this.callbacks.push({ url, status: r.status }))
-          .catch(() => this.callbacks.push({ url, status: 0 }));
-      },
-      (this.options.latencyMs ?? 200) + 10,
-    );
-    this.timers.add(timer);
+    this.listener.later((this.options.latencyMs ?? 200) + 10, () => {
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code: 200, msg: 'success', data: { taskId: id, state: 'succeeded' } }),
+      })
+        .then((r) => this.callbacks.push({ url, status: r.status }))
+        .catch(() => this.callbacks.push({ url, status: 0 }));
+    });
   }
 
   private async download(response: ServerResponse, job: Job | undefined, extension = 'mp4'): Promise<void> {

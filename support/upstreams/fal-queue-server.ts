@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { clip } from '../files/fixtures.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clip } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
+import { LoopbackListener, sendJson } from './loopback-upstream.js';
 
 /**
  * A loopback server speaking fal's queue as fal publishes it (docs.fal.ai, Queue; fal-js
@@ -58,11 +58,15 @@ export class FalQueueServer {
   readonly webhooks: { url: string; status: number }[] = [];
   statusPolls = 0;
   downloads = 0;
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private server!: Server;
-  url = '';
+  private readonly listener = new LoopbackListener((request, response, url, body) =>
+    this.handle(request, response, url, body),
+  );
 
   constructor(private readonly options: FalServerOptions = {}) {}
+
+  get url(): string {
+    return this.listener.url;
+  }
 
   /** fal's queue lives at the root of its host (queue.fal.run). */
   get baseUrl(): string {
@@ -70,26 +74,16 @@ export class FalQueueServer {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((request, response) => {
-      this.handle(request, response).catch((error) => {
-        response.statusCode = 500;
-        response.end(String(error));
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await this.listener.start();
     return this;
   }
 
   async close(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+    await this.listener.close();
   }
 
   private json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    response.writeHead(status, { 'content-type': 'application/json', 'x-fal-request-id': randomUUID(), ...headers });
-    response.end(JSON.stringify(body));
+    sendJson(response, status, body, { 'x-fal-request-id': randomUUID(), ...headers });
   }
 
   private stateOf(request: FalRequest): 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' {
@@ -109,10 +103,7 @@ export class FalQueueServer {
     return trigger !== undefined && String(request.input.prompt ?? '').includes(trigger);
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', this.url);
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+  private async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
     if (url.pathname.startsWith('/files/'))
       return this.download(response, this.requests.get(url.pathname.slice('/files/'.length, -'.mp4'.length)));
     const unauthorized =
@@ -125,7 +116,7 @@ export class FalQueueServer {
         : this.requestRoute(request, response, this.requests.get(decodeURIComponent(match[1])), match[2]);
     if (request.method !== 'POST') return this.json(response, 404, { detail: 'Not Found' });
     const index = this.submits.length;
-    const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    const input = JSON.parse(raw.toString('utf8') || '{}') as Record<string, unknown>;
     const webhook = url.searchParams.get('fal_webhook');
     this.submits.push({
       path: url.pathname,
@@ -251,24 +242,19 @@ export class FalQueueServer {
 
   /** As fal does once a request ends: one POST to fal_webhook with { request_id, gateway_request_id, status, payload }. */
   private webhookWhenDone(url: string, queued: FalRequest): void {
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(timer);
-        const refused = this.refused(queued);
-        const body = {
-          request_id: queued.id,
-          gateway_request_id: queued.id,
-          status: refused ? 'ERROR' : 'OK',
-          payload: refused ? null : { video: { url: `${this.url}/files/${queued.id}.mp4` } },
-          ...(refused ? { error: 'Invalid status code: 422' } : {}),
-        };
-        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-          .then((r) => this.webhooks.push({ url, status: r.status }))
-          .catch(() => this.webhooks.push({ url, status: 0 }));
-      },
-      (this.options.latencyMs ?? 200) + 10,
-    );
-    this.timers.add(timer);
+    this.listener.later((this.options.latencyMs ?? 200) + 10, () => {
+      const refused = this.refused(queued);
+      const body = {
+        request_id: queued.id,
+        gateway_request_id: queued.id,
+        status: refused ? 'ERROR' : 'OK',
+        payload: refused ? null : { video: { url: `${this.url}/files/${queued.id}.mp4` } },
+        ...(refused ? { error: 'Invalid status code: 422' } : {}),
+      };
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+        .then((r) => this.webhooks.push({ url, status: r.status }))
+        .catch(() => this.webhooks.push({ url, status: 0 }));
+    });
   }
 
   private download(response: ServerResponse, queued: FalRequest | undefined): void {
