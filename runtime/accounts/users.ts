@@ -91,11 +91,12 @@ export async function setUserRole(db: Executor, email: string, role: UserRole): 
  */
 export async function searchUsers(db: Executor, query: string | undefined, limit: number): Promise<UserRow[]> {
   let select = db.selectFrom('users').select(USER_COLUMNS);
-  const q = query?.trim().toLowerCase();
+  const q = query?.trim();
+  // Emails are stored in lower case (sign-up normalizes them); ids are matched as given.
   if (q)
     select = select.where((eb) =>
       eb.or([
-        eb('email', 'like', `%${q.replace(/[\\%_]/g, '')}%`),
+        eb('email', 'like', `%${q.toLowerCase().replace(/[\\%_]/g, '')}%`),
         eb('id', '=', q),
         eb('account_id', '=', q),
         eb('playground_account_id', '=', q),
