@@ -188,11 +188,12 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['credits', 'add'],
-    summary: 'record a purchase of credits',
+    summary: 'record a purchase of credits (recorded in the audit log)',
     required: ['account', 'credits'],
     flags: {
       account: ACCOUNT,
       credits: { value: 'N', description: 'credits purchased (a whole number >= 1)' },
+      note: { value: 'TEXT', description: 'why (kept on the ledger row and in the audit log)' },
       db: DB,
       json: JSON_OUT,
     },

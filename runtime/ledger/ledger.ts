@@ -17,8 +17,9 @@ export async function openWallet(trx: Trx, accountId: string): Promise<void> {
 
 /** Who added credits and why, kept on the purchase's ledger row (an operator's grant in the console). */
 export interface PurchaseOrigin {
-  note: string;
-  byUserId: string;
+  note: string | null;
+  /** The operator's user id; null from the CLI. */
+  byUserId: string | null;
 }
 
 export async function addPurchase(

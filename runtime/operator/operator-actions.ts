@@ -19,12 +19,15 @@ export const CLI_OPERATOR: ActingOperator = { actor: 'cli', clientAddress: null 
 export async function grantCredits(
   db: Db,
   by: ActingOperator,
-  grant: { accountId: string; credits: number; note: string },
+  grant: { accountId: string; credits: number; note: string | null },
   now: number,
 ): Promise<boolean> {
   return db.kysely.transaction().execute(async (trx) => {
     if (!(await hasWallet(trx, grant.accountId))) return false;
-    await addCreditsIn(trx, grant.accountId, grant.credits, now, { note: grant.note, byUserId: by.actor });
+    await addCreditsIn(trx, grant.accountId, grant.credits, now, {
+      note: grant.note,
+      byUserId: by.actor === CLI_OPERATOR.actor ? null : by.actor,
+    });
     await recordAudit(
       trx,
       {
