@@ -32,6 +32,8 @@ const DATABASE_SUITES = [
   'test/ops/**/*.test.ts',
   'test/scale/**/*.test.ts',
   'test/composition/two-services.test.ts',
+  // The operator console's queries (searches, joins, the audit log) on both engines (issue 28).
+  'test/console/operator*.test.ts',
   ...RELIABILITY_DATABASE_SUITES,
 ];
 /** Long runs (`npm run test:long`, vitest.long.config.ts) are never part of `npm test`. */

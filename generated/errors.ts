@@ -625,6 +625,24 @@ export const CODES = {
       pl: 'Żądanie odrzucono, ponieważ nie pochodzi z tych stron. Odśwież stronę i spróbuj ponownie.'
     }
   },
+  console_not_operator: {
+    code: 40311,
+    http: 403,
+    messages: {
+      en: 'This page is for the service\'s operators. Ask an operator to grant you the role.',
+      'zh-CN': '此页面仅供服务运营者使用。请联系运营者为你授予该角色。',
+      'zh-TW': '此頁面僅供服務營運者使用。請聯絡營運者為你授予該角色。',
+      ja: 'このページはサービスの運用者専用です。運用者にロールの付与を依頼してください。',
+      ko: '이 페이지는 서비스 운영자 전용입니다. 운영자에게 역할 부여를 요청하세요.',
+      de: 'Diese Seite ist den Betreibern des Dienstes vorbehalten. Bitten Sie einen Betreiber, Ihnen die Rolle zu geben.',
+      fr: 'Cette page est réservée aux opérateurs du service. Demandez à un opérateur de vous attribuer ce rôle.',
+      es: 'Esta página es solo para los operadores del servicio. Pide a un operador que te asigne el rol.',
+      'pt-BR': 'Esta página é só para os operadores do serviço. Peça a um operador que lhe conceda a função.',
+      ru: 'Эта страница только для операторов сервиса. Попросите оператора выдать вам эту роль.',
+      it: 'Questa pagina è riservata agli operatori del servizio. Chiedi a un operatore di assegnarti il ruolo.',
+      pl: 'Ta strona jest tylko dla operatorów usługi. Poproś operatora o nadanie ci tej roli.'
+    }
+  },
   task_not_found: {
     code: 40401,
     http: 404,

@@ -18,6 +18,8 @@ export interface RouteDef {
   readonly spansSegments?: string;
   /** false: reached by a signed link, not a Bearer key (console: without a session, behind X-Requested-With). */
   readonly auth: boolean;
+  /** operator: the security is operatorSession; a signed-in user without the role is refused (403) before the input is read. */
+  readonly role?: 'operator';
 }
 
 /** Every operation of the merged OpenAPI document. */

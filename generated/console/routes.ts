@@ -2,7 +2,7 @@
 // Inputs: generated/console/openapi.json
 import type { operations } from './types.js';
 
-export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
+export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
 
 export interface RouteDef {
   readonly operationId: OperationId;
@@ -18,6 +18,8 @@ export interface RouteDef {
   readonly spansSegments?: string;
   /** false: reached by a signed link, not a Bearer key (console: without a session, behind X-Requested-With). */
   readonly auth: boolean;
+  /** operator: the security is operatorSession; a signed-in user without the role is refused (403) before the input is read. */
+  readonly role?: 'operator';
 }
 
 /** Every operation of the console's internal document (x-internal): answered by the same binder, behind the session. */
@@ -129,6 +131,86 @@ export const routes: readonly RouteDef[] = [
       layer: 'console',
       body: 'json',
       auth: true
+    },
+    {
+      operationId: 'operatorAccounts',
+      method: 'GET',
+      path: '/console/api/operator/accounts',
+      fastifyPath: '/console/api/operator/accounts',
+      layer: 'console',
+      body: 'json',
+      auth: true,
+      role: 'operator'
+    },
+    {
+      operationId: 'operatorAccount',
+      method: 'GET',
+      path: '/console/api/operator/accounts/{accountId}',
+      fastifyPath: '/console/api/operator/accounts/:accountId',
+      layer: 'console',
+      body: 'json',
+      auth: true,
+      role: 'operator'
+    },
+    {
+      operationId: 'operatorAddCredits',
+      method: 'POST',
+      path: '/console/api/operator/accounts/{accountId}/credits',
+      fastifyPath: '/console/api/operator/accounts/:accountId/credits',
+      layer: 'console',
+      body: 'json',
+      auth: true,
+      role: 'operator'
+    },
+    {
+      operationId: 'operatorAudit',
+      method: 'GET',
+      path: '/console/api/operator/audit',
+      fastifyPath: '/console/api/operator/audit',
+      layer: 'console',
+      body: 'json',
+      auth: true,
+      role: 'operator'
+    },
+    {
+      operationId: 'operatorDeployments',
+      method: 'GET',
+      path: '/console/api/operator/deployments',
+      fastifyPath: '/console/api/operator/deployments',
+      layer: 'console',
+      body: 'json',
+      auth: true,
+      role: 'operator'
+    },
+    {
+      operationId: 'operatorRevokeKey',
+      method: 'POST',
+      path: '/console/api/operator/keys/{keyId}/revoke',
+      fastifyPath: '/console/api/operator/keys/:keyId/revoke',
+      layer: 'console',
+      body: 'json',
+      auth: true,
+      role: 'operator'
+    },
+    {
+      operationId: 'operatorMargin',
+      method: 'GET',
+      path: '/console/api/operator/margin',
+      fastifyPath: '/console/api/operator/margin',
+      layer: 'console',
+      body: 'json',
+      auth: true,
+      role: 'operator'
+    },
+    {
+      operationId: 'operatorUsers',
+      method: 'GET',
+      path: '/console/api/operator/users',
+      fastifyPath: '/console/api/operator/users',
+      layer: 'console',
+      body: 'json',
+      auth: true,
+      role: 'operator'
     },
     {
       operationId: 'consoleSession',
@@ -295,6 +377,22 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   consoleCreateKey(request: Requests['consoleCreateKey']): Promise<RouteReply<'consoleCreateKey'>>;
   /** POST /console/api/keys/{keyId}/revoke: Revoke one of the account's keys. */
   consoleRevokeKey(request: Requests['consoleRevokeKey']): Promise<RouteReply<'consoleRevokeKey'>>;
+  /** GET /console/api/operator/accounts: Accounts, newest first (50 at most) - all, or those of users whose email contains `q`, or whose id starts with `q` - with balance and users. */
+  operatorAccounts(request: Requests['operatorAccounts']): Promise<RouteReply<'operatorAccounts'>>;
+  /** GET /console/api/operator/accounts/{accountId}: One account with its balance, users, keys, usage of the last 30 days and newest tasks. */
+  operatorAccount(request: Requests['operatorAccount']): Promise<RouteReply<'operatorAccount'>>;
+  /** POST /console/api/operator/accounts/{accountId}/credits: Add credits to an account with a note; the ledger row records the operator and the note, the audit log the action. */
+  operatorAddCredits(request: Requests['operatorAddCredits']): Promise<RouteReply<'operatorAddCredits'>>;
+  /** GET /console/api/operator/audit: The audit log's latest 100 entries, newest first (what `mediaforge audit` prints). */
+  operatorAudit(request: Requests['operatorAudit']): Promise<RouteReply<'operatorAudit'>>;
+  /** GET /console/api/operator/deployments: Each deployment's state, tasks in flight, submits and failures by class, and the last failure's reason (what `mediaforge deployments status` shows). */
+  operatorDeployments(request: Requests['operatorDeployments']): Promise<RouteReply<'operatorDeployments'>>;
+  /** POST /console/api/operator/keys/{keyId}/revoke: Revoke any account's key; every server refuses it from its next request. */
+  operatorRevokeKey(request: Requests['operatorRevokeKey']): Promise<RouteReply<'operatorRevokeKey'>>;
+  /** GET /console/api/operator/margin: Revenue against upstream cost per model and deployment, and in all (what `mediaforge report margin` shows). */
+  operatorMargin(request: Requests['operatorMargin']): Promise<RouteReply<'operatorMargin'>>;
+  /** GET /console/api/operator/users: Console users, newest first (50 at most) - all, or those whose email contains `q`, or whose user or account id is `q`. */
+  operatorUsers(request: Requests['operatorUsers']): Promise<RouteReply<'operatorUsers'>>;
   /** GET /console/api/session: The signed-in user, the CSRF token and the choices of the settings form. */
   consoleSession(request: Requests['consoleSession']): Promise<RouteReply<'consoleSession'>>;
   /** POST /console/api/settings: The API account's language and webhook payload version. */

@@ -173,6 +173,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/operator/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Accounts, newest first (50 at most) - all, or those of users whose email contains `q`, or whose id starts with `q` - with balance and users. */
+        get: operations["operatorAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/accounts/{accountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One account with its balance, users, keys, usage of the last 30 days and newest tasks. */
+        get: operations["operatorAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/accounts/{accountId}/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add credits to an account with a note; the ledger row records the operator and the note, the audit log the action. */
+        post: operations["operatorAddCredits"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log's latest 100 entries, newest first (what `mediaforge audit` prints). */
+        get: operations["operatorAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each deployment's state, tasks in flight, submits and failures by class, and the last failure's reason (what `mediaforge deployments status` shows). */
+        get: operations["operatorDeployments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/keys/{keyId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke any account's key; every server refuses it from its next request. */
+        post: operations["operatorRevokeKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/margin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Revenue against upstream cost per model and deployment, and in all (what `mediaforge report margin` shows). */
+        get: operations["operatorMargin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/operator/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Console users, newest first (50 at most) - all, or those whose email contains `q`, or whose user or account id is `q`. */
+        get: operations["operatorUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/session": {
         parameters: {
             query?: never;
@@ -506,6 +642,8 @@ export interface components {
             reason: string;
         };
         ConsoleSession: {
+            /** @description The user's API account (the one its keys spend from), as operators and the CLI name it. */
+            accountId: string;
             /** @description Sent back in X-CSRF-Token on every POST. */
             csrfToken: string;
             email: string;
@@ -515,6 +653,11 @@ export interface components {
             language: string | null;
             languages: string[];
             payloadVersion: number;
+            /**
+             * @description `operator` sees the operator sections (granted by `mediaforge users promote`).
+             * @enum {string}
+             */
+            role: "user" | "operator";
             /** @description The language of the pages for this session. */
             uiLanguage: string;
         };
@@ -570,6 +713,118 @@ export interface components {
             path: string;
             /** @description The violated rule, a stable keyword (`required`, `unknown_field`, `enum`, `maximum`, `range_or_auto`, ...) or the id of a model's cross-field rule (e.g. `duration-4-only-at-768p`). */
             rule: string;
+        };
+        OperatorAccount: components["schemas"]["OperatorAccountSummary"] & {
+            keys: components["schemas"]["ConsoleKey"][];
+            recentTasks: {
+                /** Format: date-time */
+                createdAt: string;
+                credits: number;
+                errorCode: string | null;
+                model: string;
+                settled: boolean;
+                state: components["schemas"]["TaskState"];
+                taskId: string;
+            }[];
+            usage: {
+                byModel: {
+                    credits: number;
+                    model: string;
+                    tasks: number;
+                }[];
+                credits: number;
+                days: number;
+                tasks: number;
+            };
+        };
+        OperatorAccountSummary: {
+            accountId: string;
+            balance: components["schemas"]["OperatorBalance"];
+            /** Format: date-time */
+            createdAt: string;
+            users: components["schemas"]["OperatorAccountUser"][];
+        };
+        OperatorAccountUser: {
+            email: string;
+            /** @enum {string} */
+            role: "user" | "operator";
+            userId: string;
+            /**
+             * @description Which of the user's two accounts this is.
+             * @enum {string}
+             */
+            wallet: "api" | "playground";
+        };
+        OperatorAuditEntry: {
+            /** @enum {string} */
+            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote";
+            /** @description The operator's user id, or `cli` for the mediaforge command. */
+            actor: string;
+            actorEmail: string | null;
+            clientAddress: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description What the action was given (credits and note; the key's account; the role's change). */
+            details: {
+                [key: string]: unknown;
+            };
+            id: string;
+            target: string | null;
+        };
+        OperatorBalance: {
+            available: number;
+            held: number;
+            purchased: number;
+            spent: number;
+        };
+        OperatorDeployment: {
+            consecutiveFailures: number;
+            coolingUntil: string | null;
+            /** @description Failures counted since the database was made, by failure class. */
+            failures: {
+                [key: string]: number;
+            };
+            inFlight: number;
+            kind: string;
+            /** @description The last failure's reason (the operator's key is never in it). */
+            lastFailure: string | null;
+            lastFailureAt: string | null;
+            maxInFlight: number | null;
+            maxInFlightPerAccount: number | null;
+            name: string;
+            polls: number;
+            /** @description ok, cooling, full, or another state of routing/status.ts (docs/operating.md says what each means). */
+            state: string;
+            submits: number;
+        };
+        OperatorMarginReport: {
+            rows: components["schemas"]["OperatorMarginRow"][];
+            since: string | null;
+            totals: components["schemas"]["OperatorMarginTotals"];
+        };
+        OperatorMarginRow: components["schemas"]["OperatorMarginTotals"] & {
+            deployment: string;
+            model: string;
+        };
+        OperatorMarginTotals: {
+            abandonedCostUsd: string;
+            marginUsd: string;
+            revenueCredits: number;
+            revenueUsd: string;
+            succeeded: number;
+            succeededWithoutCost: number;
+            tasks: number;
+            upstreamCostUsd: string;
+        };
+        OperatorUser: {
+            accountId: string;
+            /** Format: date-time */
+            createdAt: string;
+            email: string;
+            playgroundAccountId: string;
+            /** @enum {string} */
+            role: "user" | "operator";
+            userId: string;
         };
         /** @description One result file. Store the `taskId`, not the link. */
         OutputAsset: {
@@ -819,6 +1074,9 @@ export interface components {
         ConsoleKeyId: string;
         /** @description `mediaforge-console`: sign-up and sign-in have no session yet, so this header is their CSRF defence. */
         ConsoleRequestedWith: "mediaforge-console";
+        OperatorAccountId: string;
+        /** @description Part of an email, or an id (user, or the start of an account's). */
+        OperatorQuery: string;
     };
     requestBodies: never;
     headers: never;
@@ -1106,6 +1364,208 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ConsoleRevoked"];
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorAccounts: {
+        parameters: {
+            query?: {
+                /** @description Part of an email, or an id (user, or the start of an account's). */
+                q?: components["parameters"]["OperatorQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The accounts found. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: components["schemas"]["OperatorAccountSummary"][];
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: components["parameters"]["OperatorAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: components["schemas"]["OperatorAccount"];
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorAddCredits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: components["parameters"]["OperatorAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whole credits to add (1 credit = 0.01 USD). */
+                    credits: number;
+                    /** @description Why (kept on the ledger row and in the audit log). */
+                    note: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account's balance after the top-up. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: {
+                            accountId: string;
+                            added: number;
+                            balance: components["schemas"]["OperatorBalance"];
+                        };
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: components["schemas"]["OperatorAuditEntry"][];
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorDeployments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deployments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: components["schemas"]["OperatorDeployment"][];
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorRevokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: components["parameters"]["ConsoleKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ConsoleRevoked"];
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorMargin: {
+        parameters: {
+            query?: {
+                /** @description Only tasks created on or after this UTC day. */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The margin report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: components["schemas"]["OperatorMarginReport"];
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorUsers: {
+        parameters: {
+            query?: {
+                /** @description Part of an email, or an id (user, or the start of an account's). */
+                q?: components["parameters"]["OperatorQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The users found. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: components["schemas"]["OperatorUser"][];
+                    };
+                };
+            };
             default: components["responses"]["ConsoleError"];
         };
     };

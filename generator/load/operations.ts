@@ -44,6 +44,8 @@ export interface Operation {
   path: string;
   summary: string;
   auth: boolean;
+  /** `operator`: the security is `operatorSession` (a console session whose user has the operator role). */
+  role?: 'operator';
   layer: Layer;
   bodyKind: BodyKind;
   parameters: OperationParameter[];
@@ -112,6 +114,9 @@ export function operations(doc: JsonSchema): Operation[] {
         summary: (op.summary as string | undefined) ?? '',
         // `security: []` marks the operations reached by a signed link instead of a key.
         auth: !(Array.isArray(op.security) && op.security.length === 0),
+        ...(Array.isArray(op.security) && op.security.some((s) => 'operatorSession' in (s as Raw))
+          ? { role: 'operator' as const }
+          : {}),
         layer,
         bodyKind,
         parameters,

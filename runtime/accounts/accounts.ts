@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
-import { addPurchase, openWallet } from '../ledger/ledger.js';
+import { addPurchase, openWallet, type PurchaseOrigin } from '../ledger/ledger.js';
 import { recordKeyRevocation } from './key-revision.js';
-import type { Trx } from '../storage/executor.js';
+import type { Executor, Trx } from '../storage/executor.js';
 import { hasWallet } from '../ledger/wallets.js';
 
 export const KEY_PREFIX = 'sk-service-';
@@ -110,17 +110,47 @@ export async function createKey(
 
 /** Revokes a key; every process refuses it from its next request on (runtime/accounts/key-revision.ts). */
 export async function revokeKey(db: Db, keyId: string, now: number): Promise<boolean> {
-  return db.kysely.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable('api_keys')
-      .set({ revoked_at: now })
-      .where('id', '=', keyId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) return false;
-    await recordKeyRevocation(trx);
-    return true;
-  });
+  return db.kysely.transaction().execute((trx) => revokeKeyIn(trx, keyId, now));
+}
+
+/** Revokes a key in `trx` (an operator's revocation writes its audit row in the same one); false when already revoked or unknown. */
+export async function revokeKeyIn(trx: Trx, keyId: string, now: number): Promise<boolean> {
+  const result = await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) return false;
+  await recordKeyRevocation(trx);
+  return true;
+}
+
+/** The account a key belongs to, or undefined for an unknown key. */
+export async function accountOfKey(db: Executor, keyId: string): Promise<string | undefined> {
+  return (await db.selectFrom('api_keys').select('account_id').where('id', '=', keyId).executeTakeFirst())?.account_id;
+}
+
+/** Accounts whose id starts with `idPrefix` (or all, newest first), with when they were made: the operator's search. */
+export async function accountsByIdPrefix(db: Executor, idPrefix: string, limit: number) {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'created_at'])
+    .where('id', 'like', `${idPrefix.replace(/[\\%_]/g, '')}%`)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The accounts of these ids that exist, with when they were made. */
+export async function accountsByIds(db: Executor, ids: readonly string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'created_at'])
+    .where('id', 'in', [...ids])
+    .execute();
 }
 
 /** The account's keys, oldest first (hashes stay here: the prefix identifies a key to people). */
@@ -159,11 +189,20 @@ export async function firstKeyOfAccount(db: Db, accountId: string): Promise<stri
 }
 
 export async function addCredits(db: Db, accountId: string, credits: number, now: number): Promise<void> {
+  await db.kysely.transaction().execute((trx) => addCreditsIn(trx, accountId, credits, now));
+}
+
+/** The one top-up path (the CLI's `credits add`, an operator's grant with its note): a purchase row in `trx`. */
+export async function addCreditsIn(
+  trx: Trx,
+  accountId: string,
+  credits: number,
+  now: number,
+  origin?: PurchaseOrigin,
+): Promise<void> {
   if (!Number.isSafeInteger(credits) || credits <= 0) throw new Error('credits must be a positive whole number');
-  await db.kysely.transaction().execute(async (trx) => {
-    if (!(await hasWallet(trx, accountId))) throw new Error(`no account ${accountId}`);
-    await addPurchase(trx, accountId, credits, now);
-  });
+  if (!(await hasWallet(trx, accountId))) throw new Error(`no account ${accountId}`);
+  await addPurchase(trx, accountId, credits, now, origin);
 }
 
 export interface Caller {

@@ -48,6 +48,8 @@ const admin = (name: keyof typeof import('./commands/admin.js')) => async () =>
   (await import('./commands/admin.js'))[name] as CommandRun;
 const deployments = (name: keyof typeof import('./commands/deployments.js')) => async () =>
   (await import('./commands/deployments.js'))[name] as CommandRun;
+const operator = (name: keyof typeof import('./commands/operator.js')) => async () =>
+  (await import('./commands/operator.js'))[name] as CommandRun;
 const webhooks = (sub: string) => async () =>
   ((input: CommandInput) => import('./commands/webhooks.js').then((m) => m.webhooksCommand(sub, input))) as CommandRun;
 const entities = (sub: string) => async () =>
@@ -120,6 +122,57 @@ export const COMMANDS: Command[] = [
     load: admin('accountsSet'),
   },
   {
+    words: ['accounts', 'list'],
+    summary: 'list accounts, newest first, with balance and users (--email: of the users whose email contains it)',
+    flags: {
+      email: { value: 'E', description: 'part of an email, or the start of an account id' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: operator('accountsList'),
+  },
+  {
+    words: ['accounts', 'show'],
+    summary: 'one account: balance, usage of the last 30 days, keys, users and recent tasks',
+    args: [{ name: 'ACCOUNT_ID', description: 'the account id (acct_...)' }],
+    flags: { db: DB, json: JSON_OUT },
+    load: operator('accountsShow'),
+  },
+  {
+    words: ['users', 'list'],
+    summary: 'list console users, newest first, with their role and account',
+    flags: {
+      email: { value: 'E', description: 'only users whose email contains this' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: operator('usersList'),
+  },
+  {
+    words: ['users', 'promote'],
+    summary: 'give a console user the operator role (the operator sections of /console); recorded in the audit log',
+    required: ['email'],
+    flags: { email: { value: 'E', description: 'the email the user signed up with' }, db: DB, json: JSON_OUT },
+    load: operator('usersPromote'),
+  },
+  {
+    words: ['users', 'demote'],
+    summary: 'take the operator role back; recorded in the audit log',
+    required: ['email'],
+    flags: { email: { value: 'E', description: 'the email the user signed up with' }, db: DB, json: JSON_OUT },
+    load: operator('usersDemote'),
+  },
+  {
+    words: ['audit'],
+    summary: 'the audit log: every operator action (who, what, when, from which address), newest first',
+    flags: {
+      limit: { value: 'N', description: 'how many entries (default 100)' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: operator('audit'),
+  },
+  {
     words: ['keys', 'create'],
     summary: 'create another API key for an account (shown once)',
     required: ['account'],
@@ -135,11 +188,12 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['credits', 'add'],
-    summary: 'record a purchase of credits',
+    summary: 'record a purchase of credits (recorded in the audit log)',
     required: ['account', 'credits'],
     flags: {
       account: ACCOUNT,
       credits: { value: 'N', description: 'credits purchased (a whole number >= 1)' },
+      note: { value: 'TEXT', description: 'why (kept on the ledger row and in the audit log)' },
       db: DB,
       json: JSON_OUT,
     },

@@ -8,6 +8,7 @@ import {
   replacePasswordHash,
   sessionWithUser,
   userIdByEmail,
+  type UserRole,
 } from '../accounts/users.js';
 import { isUniqueViolation, type Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
@@ -26,6 +27,8 @@ export interface SessionUser {
   csrfToken: string;
   language: string | null;
   payloadVersion: number;
+  /** `operator` may use the operator's operations (runtime/http/routes/operator.ts). */
+  role: UserRole;
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -140,6 +143,7 @@ export async function findSession(db: Db, cookie: string, now: number): Promise<
     csrfToken: row.csrf_token,
     language: row.language,
     payloadVersion: row.payload_version,
+    role: row.role,
   };
 }
 

@@ -229,7 +229,11 @@ function authentication(edge: Edge, route: BoundRoute): Partial<RouteOptions> {
       // After the body is read, as the console always answered: a body that does not parse is 40003 first.
       preValidation: async (request: FastifyRequest, reply: FastifyReply) => {
         reply.header('Cache-Control', 'no-store');
-        const { user, language } = await edge.sessions.authenticate(request, route.auth);
+        const { user, language } = await edge.sessions.authenticate(
+          request,
+          route.auth,
+          'role' in route ? route.role : undefined,
+        );
         request.sessionUser = user;
         request.language = language;
       },

@@ -6,6 +6,7 @@ import { fileHandlers } from './routes/files.js';
 import type { ApiRequests, ConsoleRequests } from './api-request.js';
 import type { RateLimits } from './rate-limits.js';
 import { consoleHandlers } from './routes/console.js';
+import { operatorHandlers } from './routes/operator.js';
 import { playgroundHandlers } from './routes/playground.js';
 import { accountHandlers } from './routes/account.js';
 import { compatHandlers } from './routes/compat.js';
@@ -28,5 +29,5 @@ export function createHandlers(): Handlers<ApiRequests> {
 
 /** Every operation of the console's table (sign-in needs the limits; the password hasher is this app's). */
 export function createConsoleHandlers(ctx: Context, limits: RateLimits): ConsoleHandlers<ConsoleRequests> {
-  return { ...consoleHandlers(ctx, limits), ...playgroundHandlers };
+  return { ...consoleHandlers(ctx, limits), ...playgroundHandlers, ...operatorHandlers };
 }

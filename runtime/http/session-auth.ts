@@ -12,7 +12,10 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * generated/console/routes.ts are reached with the session cookie, never a key. An operation
  * with a session (route.auth) answers 401 without a live one, and on POST/PUT/PATCH/DELETE 403
  * unless X-CSRF-Token equals the session's token; sign-up and sign-in (no session yet) need
- * X-Requested-With instead. The language is the account's, then Accept-Language.
+ * X-Requested-With instead. An operator's operation (route.role, the contract's operatorSession)
+ * then answers 403 console_not_operator to a user without the role, before its input is read:
+ * whatever a user sends there, nothing is read or changed. The language is the account's, then
+ * Accept-Language.
  */
 export class SessionAuthenticator {
   constructor(private readonly ctx: Context) {}
@@ -20,6 +23,7 @@ export class SessionAuthenticator {
   async authenticate(
     request: FastifyRequest,
     needsSession: boolean,
+    role?: 'operator',
   ): Promise<{ user?: SessionUser; language: Language }> {
     if (!needsSession) {
       requireRequestedWith(request);
@@ -32,6 +36,8 @@ export class SessionAuthenticator {
     request.language = consoleLanguage(request, user);
     if (STATE_CHANGING.has(request.method) && request.headers['x-csrf-token'] !== user.csrfToken)
       throw consoleRefusal('csrf', 'missing or wrong X-CSRF-Token header');
+    if (role === 'operator' && user.role !== 'operator')
+      throw consoleRefusal('not_operator', 'this operation is for operators (mediaforge users promote --email E)');
     return { user, language: request.language };
   }
 }

@@ -15,7 +15,20 @@ export async function openWallet(trx: Trx, accountId: string): Promise<void> {
     .execute();
 }
 
-export async function addPurchase(trx: Trx, accountId: string, credits: number, now: number): Promise<void> {
+/** Who added credits and why, kept on the purchase's ledger row (an operator's grant in the console). */
+export interface PurchaseOrigin {
+  note: string | null;
+  /** The operator's user id; null from the CLI. */
+  byUserId: string | null;
+}
+
+export async function addPurchase(
+  trx: Trx,
+  accountId: string,
+  credits: number,
+  now: number,
+  origin?: PurchaseOrigin,
+): Promise<void> {
   await trx
     .updateTable('wallets')
     .set({ available: sql`available + ${credits}`, purchased: sql`purchased + ${credits}` })
@@ -23,7 +36,15 @@ export async function addPurchase(trx: Trx, accountId: string, credits: number, 
     .execute();
   await trx
     .insertInto('ledger_entries')
-    .values({ account_id: accountId, task_id: null, kind: 'purchase', amount: credits, created_at: now })
+    .values({
+      account_id: accountId,
+      task_id: null,
+      kind: 'purchase',
+      amount: credits,
+      created_at: now,
+      note: origin?.note ?? null,
+      by_user_id: origin?.byUserId ?? null,
+    })
     .execute();
 }
 

@@ -35,6 +35,10 @@ export interface Database {
     /** Credits moved: purchase adds to available; hold moves available to held; settle moves held to spent (charge) and back to available (rest); release moves held back to available. */
     amount: number;
     created_at: number;
+    /** Why credits were added (an operator's note in the console); null otherwise. */
+    note: string | null;
+    /** The operator (users.id) who added them in the console; null otherwise. */
+    by_user_id: string | null;
   };
   holds: {
     task_id: string;
@@ -231,7 +235,19 @@ export interface Database {
     account_id: string;
     playground_account_id: string;
     created_at: number;
+    /** `user`, or `operator` (granted by `mediaforge users promote`, never by sign-up). */
+    role: Generated<'user' | 'operator'>;
   };
   /** Console sessions, by SHA-256 of the cookie value; `csrf_token` must come back in X-CSRF-Token on state changes. */
   sessions: { id_hash: string; user_id: string; csrf_token: string; created_at: number; expires_at: number };
+  /** Every operator action: who (a user id, or `cli`), what, on what, from which client address, its details (JSON). Never purged. */
+  audit_log: {
+    id: string;
+    actor: string;
+    action: string;
+    target: string | null;
+    client_address: string | null;
+    details: string;
+    created_at: number;
+  };
 }

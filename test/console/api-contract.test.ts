@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import consoleDoc from '../../generated/console/openapi.json' with { type: 'json' };
 import { routes as consoleRoutes } from '../../generated/console/routes.js';
 import publicDoc from '../../generated/openapi.json' with { type: 'json' };
+import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { ROOT } from '../support/catalogue.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
@@ -50,6 +51,8 @@ describe('the console API in the contract', () => {
   beforeAll(async () => {
     t = await startTestService();
     user = await signUp(t, 'contract@example.com');
+    // An operator, so that the operator's reads are answered and checked too (their refusals: operator.test.ts).
+    await setRole(t.service.ctx.db, CLI_OPERATOR, 'contract@example.com', 'operator', Date.now());
   });
   afterAll(async () => {
     await t?.close();

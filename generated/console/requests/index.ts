@@ -86,6 +86,41 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
       parameters: [{ name: 'keyId', in: 'path', integer: false, error: 'invalid_parameter' }],
       path: validators.consoleRevokeKeyPath
     },
+    operatorAccounts: {
+      parameters: [{ name: 'q', in: 'query', integer: false, error: 'invalid_parameter' }],
+      query: validators.operatorAccountsQuery
+    },
+    operatorAccount: {
+      parameters: [{ name: 'accountId', in: 'path', integer: false, error: 'invalid_parameter' }],
+      path: validators.operatorAccountPath
+    },
+    operatorAddCredits: {
+      parameters: [{ name: 'accountId', in: 'path', integer: false, error: 'invalid_parameter' }],
+      path: validators.operatorAddCreditsPath,
+      body: {
+        validate: validators.operatorAddCreditsBody,
+        required: true,
+        error: 'invalid_input'
+      }
+    },
+    operatorAudit: {
+      parameters: []
+    },
+    operatorDeployments: {
+      parameters: []
+    },
+    operatorRevokeKey: {
+      parameters: [{ name: 'keyId', in: 'path', integer: false, error: 'invalid_parameter' }],
+      path: validators.operatorRevokeKeyPath
+    },
+    operatorMargin: {
+      parameters: [{ name: 'since', in: 'query', integer: false, error: 'invalid_parameter' }],
+      query: validators.operatorMarginQuery
+    },
+    operatorUsers: {
+      parameters: [{ name: 'q', in: 'query', integer: false, error: 'invalid_parameter' }],
+      query: validators.operatorUsersQuery
+    },
     consoleSession: {
       parameters: []
     },

@@ -114,6 +114,15 @@ function routesFile(doc: JsonSchema, kind: TableKind): string {
           'false: reached by a signed link, not a Bearer key (console: without a session, behind X-Requested-With).',
         ],
       },
+      {
+        name: 'role',
+        type: "'operator'",
+        isReadonly: true,
+        hasQuestionToken: true,
+        docs: [
+          'operator: the security is operatorSession; a signed-in user without the role is refused (403) before the input is read.',
+        ],
+      },
     ],
   });
   file.addVariableStatement({
@@ -134,6 +143,7 @@ function routesFile(doc: JsonSchema, kind: TableKind): string {
               layer: quote(e.layer),
               body: quote(e.bodyKind),
               auth: String(e.auth),
+              ...(e.role ? { role: quote(e.role) } : {}),
               ...(e.spans ? { spansSegments: quote(e.spans) } : {}),
             }),
           ),

@@ -1,6 +1,7 @@
 /** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
 import { LANGUAGES, type Language } from '../../../generated/errors.js';
-import { addCredits, createAccount, createKey, revokeKey } from '../../accounts/accounts.js';
+import { createAccount, createKey, revokeKey } from '../../accounts/accounts.js';
+import { CLI_OPERATOR, grantCredits } from '../../operator/operator-actions.js';
 import { migrateToLatest } from '../../storage/migrate.js';
 import { setAccountWebhookSettings } from '../../webhooks/admin.js';
 import { commandConfig, withCommandDb } from '../command-db.js';
@@ -84,7 +85,12 @@ export async function keysRevoke({ values }: CommandInput): Promise<number> {
 export async function creditsAdd({ values }: CommandInput): Promise<number> {
   const accountId = text(values.account)!;
   const credits = wholeNumber(text(values.credits), 'credits', 1);
-  await withCommandDb(commandConfig(values), (db) => addCredits(db, accountId, credits, Date.now()));
+  const note = text(values.note)?.trim() || null;
+  // Recorded in the audit log as the console's grants are (actor `cli`), the note on the ledger row.
+  const added = await withCommandDb(commandConfig(values), (db) =>
+    grantCredits(db, CLI_OPERATOR, { accountId, credits, note }, Date.now()),
+  );
+  if (!added) throw new Error(`no account ${accountId}`);
   print(values, { accountId, added: credits }, `added ${credits} credits to ${accountId}`);
   return 0;
 }

@@ -43,8 +43,10 @@ export type ApiData<P extends Path, M extends Method> =
   SuccessOf<Operation<P, M>> extends { data: infer D } ? D : never;
 type BodyOf<O> = O extends { requestBody?: infer R } ? JsonOf<NonNullable<R>> : never;
 type PathParamsOf<O> = O extends { parameters: { path: infer P } } ? P : never;
+type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 type Options<O> = ([PathParamsOf<O>] extends [never] ? { params?: undefined } : { params: PathParamsOf<O> }) &
-  ([BodyOf<O>] extends [never] ? { body?: undefined } : { body?: BodyOf<O> });
+  ([BodyOf<O>] extends [never] ? { body?: undefined } : { body?: BodyOf<O> }) &
+  ([QueryOf<O>] extends [never] ? { query?: undefined } : { query?: QueryOf<O> });
 type OptionsArg<O> = [PathParamsOf<O>] extends [never] ? [options?: Options<O>] : [options: Options<O>];
 
 let csrfToken = '';
@@ -73,7 +75,12 @@ export async function api<M extends Method, P extends PathFor<M>>(
   ...[options]: OptionsArg<Operation<P, M>>
 ): Promise<ApiData<P, M>> {
   const params = (options?.params ?? {}) as Record<string, string>;
-  const url = (path as string).replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]));
+  const query = Object.entries((options?.query ?? {}) as Record<string, string | undefined>).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+  );
+  const url =
+    (path as string).replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name])) +
+    (query.length ? `?${new URLSearchParams(query).toString()}` : '');
   const headers: Record<string, string> = { 'X-Requested-With': 'mediaforge-console' };
   if (method !== 'get') Object.assign(headers, csrfHeader());
   const body = options?.body;

@@ -1,4 +1,4 @@
-/** /console: balance, usage chart (uPlot), keys, team keys, webhooks, deliveries, settings, tasks. */
+/** /console: balance (and the account id), usage chart (uPlot), keys, team keys, webhooks, deliveries, settings, tasks; an operator's sections too (console-operator.ts). */
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { LANGUAGE_NAMES } from '../../../generated/ui-text.js';
@@ -6,6 +6,7 @@ import { api, ensureSession, errorText, h, stateText, t, tNodes, type Session } 
 import { loadChartLibrary } from './chart-library.js';
 import { body, button, dateTime, section, showOnce, table } from './console-ui.js';
 import { renderDeliveries, renderWebhooks } from './console-webhooks.js';
+import { operatorSections, renderOperator } from './console-operator.js';
 
 let chart: uPlot | undefined;
 
@@ -41,9 +42,10 @@ async function renderUsage() {
   );
 }
 
-async function renderBalance() {
+async function renderBalance(session: Session) {
   const b = await api('get', '/console/api/balance');
   body('balance').replaceChildren(
+    h('p', { class: 'hint', id: 'account-id', text: t('console.accountId', { accountId: session.accountId }) }),
     h(
       'p',
       {},
@@ -175,15 +177,17 @@ async function main() {
     section('deliveries', 'console.deliveries'),
     section('settings', 'console.settings'),
     section('tasks', 'console.tasks'),
+    ...(session.role === 'operator' ? operatorSections() : []),
   );
   renderSettings(session);
   await Promise.all([
-    renderBalance(),
+    renderBalance(session),
     renderUsage(),
     renderKeys(),
     renderWebhooks(session),
     renderDeliveries(),
     renderTasks(),
+    session.role === 'operator' ? renderOperator() : undefined,
   ]);
   document.body.dataset.ready = 'true';
 }

@@ -45,6 +45,14 @@ type ConsoleAccountHandlers = Omit<
   | 'playgroundCreateTask'
   | 'playgroundTask'
   | 'playgroundUpload'
+  | 'operatorDeployments'
+  | 'operatorMargin'
+  | 'operatorAccounts'
+  | 'operatorAccount'
+  | 'operatorAddCredits'
+  | 'operatorRevokeKey'
+  | 'operatorUsers'
+  | 'operatorAudit'
 >;
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -112,6 +120,8 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
       const { user } = req;
       return ok({
         email: user.email,
+        accountId: user.accountId,
+        role: user.role,
         csrfToken: user.csrfToken,
         language: user.language,
         uiLanguage: req.language,

@@ -1,0 +1,230 @@
+/**
+ * The operator's sections of /console (a session whose role is `operator`): deployments with
+ * their state and last failure, the margin report with its chart, accounts and users found by
+ * email or id (balance, usage, keys, recent tasks; add credits with a note, revoke a key), and
+ * the audit log. Every call is an operator operation of the contract (generated/console/types.ts).
+ */
+import type uPlot from 'uplot';
+import { api, h, stateText, t } from './common.js';
+import { loadChartLibrary } from './chart-library.js';
+import { body, button, confirmButton, dateTime, section, table } from './console-ui.js';
+
+let marginChart: uPlot | undefined;
+
+type Account = Awaited<ReturnType<typeof api<'get', '/console/api/operator/accounts/{accountId}'>>>;
+
+export function operatorSections(): HTMLElement[] {
+  return [
+    section('operator-deployments', 'operator.deployments'),
+    section('operator-margin', 'operator.margin'),
+    section('operator-accounts', 'operator.accounts'),
+    section('operator-audit', 'operator.audit'),
+  ];
+}
+
+export async function renderOperator(): Promise<void> {
+  renderAccountSearch();
+  await Promise.all([renderDeployments(), renderMargin(), renderAudit()]);
+}
+
+async function renderDeployments() {
+  const deployments = await api('get', '/console/api/operator/deployments');
+  body('operator-deployments').replaceChildren(
+    table(
+      [
+        'operator.colDeployment',
+        'operator.colState',
+        'operator.colInFlight',
+        'operator.colFailures',
+        'operator.colLastFailure',
+      ],
+      deployments.map((d) => [
+        `${d.name} (${d.kind})`,
+        h('span', {
+          class: 'badge',
+          'data-state': d.state,
+          text: d.coolingUntil ? `${d.state} → ${dateTime(d.coolingUntil)}` : d.state,
+        }),
+        `${d.inFlight}${d.maxInFlight === null ? '' : ` / ${d.maxInFlight}`}`,
+        Object.entries(d.failures)
+          .filter(([, n]) => n > 0)
+          .map(([kind, n]) => `${kind} ${n}`)
+          .join(', ') || '0',
+        d.lastFailure ? `${d.lastFailure}${d.lastFailureAt ? ` (${dateTime(d.lastFailureAt)})` : ''}` : '',
+      ]),
+      'operator-deployments-table',
+    ),
+  );
+}
+
+async function renderMargin() {
+  const report = await api('get', '/console/api/operator/margin');
+  const slot = body('operator-margin');
+  const holder = h('div', { id: 'margin-chart' });
+  const totals = report.totals;
+  slot.replaceChildren(
+    holder,
+    h('p', {
+      id: 'margin-totals',
+      text: t('operator.marginTotal', {
+        tasks: totals.tasks,
+        revenue: totals.revenueUsd,
+        cost: totals.upstreamCostUsd,
+        margin: totals.marginUsd,
+      }),
+    }),
+  );
+  // One bar group per model and deployment: revenue beside what the upstream cost.
+  const rows = report.rows;
+  const UPlot = await loadChartLibrary();
+  // Revenue left of each model's tick, cost right of it.
+  const bar = (align: -1 | 1) => UPlot.paths.bars?.({ size: [0.3, 50], align });
+  marginChart?.destroy();
+  marginChart = new UPlot(
+    {
+      width: Math.min(1000, (slot.clientWidth || 900) - 10),
+      height: 240,
+      title: t('operator.chartTitle'),
+      scales: { x: { time: false, range: [-0.5, Math.max(rows.length, 1) - 0.5] } },
+      axes: [
+        {
+          values: (_u: uPlot, splits: number[]) =>
+            splits.map((i) => (Number.isInteger(i) && rows[i] ? `${rows[i].model} · ${rows[i].deployment}` : '')),
+          splits: () => rows.map((_, i) => i),
+        },
+        { label: 'USD' },
+      ],
+      series: [
+        {
+          label: t('usage.colModel'),
+          value: (_u: uPlot, i: number | null) => (i === null ? '' : (rows[i]?.model ?? '')),
+        },
+        { label: t('operator.revenue'), stroke: '#2f6fde', fill: 'rgba(47,111,222,.55)', paths: bar(-1) },
+        { label: t('operator.cost'), stroke: '#d0782a', fill: 'rgba(208,120,42,.55)', paths: bar(1) },
+      ],
+    },
+    [rows.map((_, i) => i), rows.map((r) => Number(r.revenueUsd)), rows.map((r) => Number(r.upstreamCostUsd))],
+    holder,
+  );
+}
+
+function renderAccountSearch() {
+  const input = h('input', { type: 'text', id: 'operator-query', placeholder: t('operator.searchPlaceholder') });
+  const results = h('div', { id: 'operator-results' });
+  const detail = h('div', { id: 'operator-account' });
+  const search = async () => {
+    const accounts = await api('get', '/console/api/operator/accounts', { query: { q: input.value.trim() } });
+    results.replaceChildren(
+      accounts.length
+        ? table(
+            ['operator.colAccount', 'operator.colUsers', 'operator.colAvailable', ''],
+            accounts.map((a) => [
+              a.accountId,
+              a.users.map((u) => `${u.email} (${u.wallet})`).join(', '),
+              String(a.balance.available),
+              button(t('operator.open'), `open-${a.accountId}`, () => showAccount(detail, a.accountId, search), true),
+            ]),
+            'operator-accounts-table',
+          )
+        : h('p', { class: 'hint', text: t('operator.none') }),
+    );
+  };
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') void search();
+  });
+  body('operator-accounts').replaceChildren(
+    h('div', { class: 'row' }, input, button(t('operator.search'), 'operator-search', search)),
+    results,
+    detail,
+  );
+}
+
+/** One account's detail; `refresh` runs the search again after a change, so its rows show the new balance. */
+async function showAccount(slot: HTMLElement, accountId: string, refresh: () => Promise<void>): Promise<void> {
+  const account: Account = await api('get', '/console/api/operator/accounts/{accountId}', { params: { accountId } });
+  const credits = h('input', { type: 'number', id: 'grant-credits', min: 1, step: 1, value: '' });
+  const note = h('input', { type: 'text', id: 'grant-note' });
+  const done = h('span', { id: 'grant-done' });
+  slot.replaceChildren(
+    h('h3', { text: account.accountId }),
+    h('p', { text: account.users.map((u) => `${u.email} (${u.role}, ${u.wallet})`).join(', ') }),
+    h('p', { id: 'operator-balance', text: t('operator.balance', { ...account.balance }) }),
+    h('p', {
+      text: t('operator.usage', {
+        days: account.usage.days,
+        tasks: account.usage.tasks,
+        credits: account.usage.credits,
+      }),
+    }),
+    h('label', { for: 'grant-credits', text: t('operator.credits') }),
+    credits,
+    h('label', { for: 'grant-note', text: t('operator.note') }),
+    note,
+    h(
+      'p',
+      {},
+      button(t('operator.addCredits'), 'grant', async () => {
+        const granted = await api('post', '/console/api/operator/accounts/{accountId}/credits', {
+          params: { accountId },
+          body: { credits: Number(credits.value), note: note.value },
+        });
+        await showAccount(slot, accountId, refresh);
+        slot.querySelector('#grant-done')!.textContent = ` ${t('operator.added', { credits: granted.added })}`;
+        await Promise.all([refresh(), renderAudit()]);
+      }),
+      done,
+    ),
+    table(
+      ['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', ''],
+      account.keys.map((k) => [
+        `${k.prefix}…`,
+        k.workspace,
+        dateTime(k.createdAt),
+        k.revokedAt
+          ? t('keys.revokedOn', { date: k.revokedAt.slice(0, 10) })
+          : confirmButton(t('keys.revoke'), `${t('keys.revoke')}?`, `operator-revoke-${k.keyId}`, async () => {
+              await api('post', '/console/api/operator/keys/{keyId}/revoke', { params: { keyId: k.keyId } });
+              await showAccount(slot, accountId, refresh);
+              await renderAudit();
+            }),
+      ]),
+      'operator-keys-table',
+    ),
+    table(
+      ['tasks.colTask', 'tasks.colModel', 'tasks.colState', 'tasks.colCredits', 'tasks.colCreated'],
+      account.recentTasks.map((x) => [
+        x.taskId,
+        x.model,
+        h('span', { class: 'badge', 'data-state': x.state, text: stateText(x.state) }),
+        String(x.credits),
+        dateTime(x.createdAt),
+      ]),
+      'operator-tasks-table',
+    ),
+  );
+}
+
+async function renderAudit() {
+  const entries = await api('get', '/console/api/operator/audit');
+  body('operator-audit').replaceChildren(
+    table(
+      [
+        'operator.colWhen',
+        'operator.colWho',
+        'operator.colAddress',
+        'operator.colAction',
+        'operator.colTarget',
+        'operator.colDetails',
+      ],
+      entries.map((e) => [
+        dateTime(e.createdAt),
+        e.actorEmail ?? e.actor,
+        e.clientAddress ?? '',
+        e.action,
+        e.target ?? '',
+        JSON.stringify(e.details),
+      ]),
+      'operator-audit-table',
+    ),
+  );
+}

@@ -1,0 +1,95 @@
+import type { Handlers } from '../../../generated/console/routes.js';
+import { auditEntries } from '../../audit/audit-log.js';
+import { consoleRefusal } from '../../console/refusal.js';
+import { walletOf } from '../../ledger/wallets.js';
+import { accountDetail, findAccounts, findUsers } from '../../operator/account-directory.js';
+import { type ActingOperator, grantCredits, revokeKeyAsOperator } from '../../operator/operator-actions.js';
+import { marginReport } from '../../routing/margin.js';
+import { deploymentsStatus } from '../../routing/status.js';
+import type { ApiRequest, ConsoleRequests } from '../api-request.js';
+
+type OperatorOperation =
+  | 'operatorDeployments'
+  | 'operatorMargin'
+  | 'operatorAccounts'
+  | 'operatorAccount'
+  | 'operatorAddCredits'
+  | 'operatorRevokeKey'
+  | 'operatorUsers'
+  | 'operatorAudit';
+
+const AUDIT_PAGE = 100;
+const ok = <T>(data: T) => ({ status: 200, data });
+
+/** The operator as the audit log records them: their user id and the client address of the request. */
+function acting(req: ApiRequest): ActingOperator {
+  return { actor: req.user.userId, clientAddress: req.raw.ip };
+}
+
+/**
+ * The operator console's operations (generated/console/routes.ts, security operatorSession): the
+ * session authenticator has refused anyone without the role before these run
+ * (runtime/http/session-auth.ts). Reads come from the modules the CLI reads; changes go through
+ * runtime/operator/operator-actions.ts, each with its audit row in the same transaction.
+ */
+export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation> = {
+  async operatorDeployments(req) {
+    const status = await deploymentsStatus(req.ctx.db, req.ctx.deployments, req.ctx.clock.now());
+    // The contract's fields, named one by one: what routing/status.ts adds later is not answered until the contract says so.
+    return ok(
+      status.map((d) => ({
+        name: d.name,
+        kind: d.kind,
+        state: d.state,
+        inFlight: d.inFlight,
+        maxInFlight: d.maxInFlight,
+        maxInFlightPerAccount: d.maxInFlightPerAccount,
+        consecutiveFailures: d.consecutiveFailures,
+        coolingUntil: d.coolingUntil,
+        lastFailure: d.lastFailure,
+        lastFailureAt: d.lastFailureAt,
+        submits: d.submits,
+        polls: d.polls,
+        failures: { ...d.failures },
+      })),
+    );
+  },
+
+  async operatorMargin(req) {
+    const since = req.query.since === undefined ? undefined : Date.parse(`${req.query.since}T00:00:00Z`);
+    return ok(await marginReport(req.ctx.db.kysely, since));
+  },
+
+  async operatorAccounts(req) {
+    return ok(await findAccounts(req.ctx.db, req.query.q));
+  },
+
+  async operatorAccount(req) {
+    const detail = await accountDetail(req.ctx.db, req.params.accountId, req.ctx.clock.now());
+    if (!detail) throw consoleRefusal('not_found', 'no such account');
+    return ok(detail);
+  },
+
+  async operatorAddCredits(req) {
+    const { accountId } = req.params;
+    const { credits, note } = req.body;
+    if (!(await grantCredits(req.ctx.db, acting(req), { accountId, credits, note: note.trim() }, req.ctx.clock.now())))
+      throw consoleRefusal('not_found', 'no such account');
+    const { available, held, spent, purchased } = await walletOf(req.ctx.db.kysely, accountId);
+    return ok({ accountId, added: credits, balance: { available, held, spent, purchased } });
+  },
+
+  async operatorRevokeKey(req) {
+    const revoked = await revokeKeyAsOperator(req.ctx.db, acting(req), req.params.keyId, req.ctx.clock.now());
+    if (revoked === undefined) throw consoleRefusal('not_found', 'no such key');
+    return ok({ revoked });
+  },
+
+  async operatorUsers(req) {
+    return ok(await findUsers(req.ctx.db, req.query.q));
+  },
+
+  async operatorAudit(req) {
+    return ok(await auditEntries(req.ctx.db.kysely, AUDIT_PAGE));
+  },
+};

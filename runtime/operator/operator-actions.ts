@@ -1,0 +1,95 @@
+import { accountOfKey, addCreditsIn, revokeKeyIn } from '../accounts/accounts.js';
+import { setUserRole, type UserRole } from '../accounts/users.js';
+import { type AuditActor, recordAudit } from '../audit/audit-log.js';
+import { hasWallet } from '../ledger/wallets.js';
+import type { Db } from '../storage/dialect.js';
+
+/** Who acts and from where: the console's operator (user id, client address) or the CLI (`cli`, no address). */
+export interface ActingOperator {
+  actor: AuditActor;
+  clientAddress: string | null;
+}
+
+export const CLI_OPERATOR: ActingOperator = { actor: 'cli', clientAddress: null };
+
+/**
+ * Adds credits to an account through the ledger's one top-up path, its row carrying the note and
+ * the operator, and the audit row in the same transaction. False (nothing written) for an unknown account.
+ */
+export async function grantCredits(
+  db: Db,
+  by: ActingOperator,
+  grant: { accountId: string; credits: number; note: string | null },
+  now: number,
+): Promise<boolean> {
+  return db.kysely.transaction().execute(async (trx) => {
+    if (!(await hasWallet(trx, grant.accountId))) return false;
+    await addCreditsIn(trx, grant.accountId, grant.credits, now, {
+      note: grant.note,
+      byUserId: by.actor === CLI_OPERATOR.actor ? null : by.actor,
+    });
+    await recordAudit(
+      trx,
+      {
+        actor: by.actor,
+        action: 'credits.add',
+        target: grant.accountId,
+        clientAddress: by.clientAddress,
+        details: { credits: grant.credits, note: grant.note },
+      },
+      now,
+    );
+    return true;
+  });
+}
+
+/** Revokes any account's key with its audit row; undefined for an unknown key, false when it was revoked already (nothing written). */
+export async function revokeKeyAsOperator(
+  db: Db,
+  by: ActingOperator,
+  keyId: string,
+  now: number,
+): Promise<boolean | undefined> {
+  return db.kysely.transaction().execute(async (trx) => {
+    const accountId = await accountOfKey(trx, keyId);
+    if (accountId === undefined) return undefined;
+    if (!(await revokeKeyIn(trx, keyId, now))) return false;
+    await recordAudit(
+      trx,
+      { actor: by.actor, action: 'key.revoke', target: keyId, clientAddress: by.clientAddress, details: { accountId } },
+      now,
+    );
+    return true;
+  });
+}
+
+/**
+ * Grants or takes back the operator role (`mediaforge users promote|demote`), recorded when it
+ * changes anything. Undefined for an unknown email; else whether the role changed.
+ */
+export async function setRole(
+  db: Db,
+  by: ActingOperator,
+  email: string,
+  role: UserRole,
+  now: number,
+): Promise<{ userId: string; changed: boolean } | undefined> {
+  return db.kysely.transaction().execute(async (trx) => {
+    const before = await setUserRole(trx, email, role);
+    if (!before) return undefined;
+    const changed = before.role !== role;
+    if (changed)
+      await recordAudit(
+        trx,
+        {
+          actor: by.actor,
+          action: role === 'operator' ? 'user.promote' : 'user.demote',
+          target: before.id,
+          clientAddress: by.clientAddress,
+          details: { email: before.email, from: before.role, to: role },
+        },
+        now,
+      );
+    return { userId: before.id, changed };
+  });
+}

@@ -1,0 +1,174 @@
+/**
+ * The audit log is kept like the ledger (issue 28): retention purges a task's content and the
+ * maintenance jobs delete expired rows, but no code deletes an audit entry or a ledger row. And
+ * the operator's CLI (users promote/demote/list, accounts list/show, audit), run as a user runs it,
+ * on the database of a running service.
+ */
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bodyD, createTask } from '../http/helpers.js';
+import { ROOT } from '../support/catalogue.js';
+import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { signUp, type ConsoleUser } from './support.js';
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (statSync(join(ROOT, path)).isDirectory()) return tsFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** A statement that deletes rows of, or drops, the audit log or the ledger, in either spelling. */
+const DELETES_KEPT_TABLE =
+  /(?:deleteFrom|dropTable|truncate)\(\s*['"](?:audit_log|ledger_entries)['"]|(?:delete\s+from|drop\s+table|truncate)\s+"?(?:audit_log|ledger_entries)\b/i;
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > until) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('the audit log is kept like the ledger', { timeout: 600_000 }, () => {
+  let t: TestService;
+  let operator: ConsoleUser;
+  let user: ConsoleUser;
+
+  function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [join(ROOT, 'bin/mediaforge.js'), ...args],
+        { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: t.config.dbUrl } },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+  const json = async (args: string[]) => {
+    const r = await cli([...args, '--json']);
+    if (r.code !== 0) throw new Error(`mediaforge ${args.join(' ')}: ${r.code} ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  };
+
+  beforeAll(async () => {
+    // Every finished task's content is purged a second after it ends.
+    t = await startTestService({ retentionSeconds: 1 });
+    operator = await signUp(t, 'root@example.com');
+    user = await signUp(t, 'lin@example.com');
+  });
+  afterAll(async () => t?.close());
+
+  it('no runtime code deletes from, drops or truncates audit_log or ledger_entries (the pattern catches each spelling)', () => {
+    const offenders = tsFiles('runtime').filter((file) =>
+      DELETES_KEPT_TABLE.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(offenders).toEqual([]);
+    for (const statement of [
+      "db.deleteFrom('audit_log')",
+      'trx.deleteFrom("ledger_entries")',
+      "db.schema.dropTable('audit_log')",
+      'DELETE FROM audit_log WHERE',
+      'delete from "ledger_entries"',
+      'TRUNCATE audit_log',
+    ])
+      expect(DELETES_KEPT_TABLE.test(statement), statement).toBe(true);
+    expect(DELETES_KEPT_TABLE.test("db.deleteFrom('idempotency_keys')")).toBe(false);
+  });
+
+  it('users promote (CLI) grants the role, recorded; users list shows it; sign-up never grants it', async () => {
+    expect(
+      (await json(['users', 'list', '--email', 'example.com'])).users.map((u: { role: string }) => u.role),
+    ).toEqual(['user', 'user']);
+    expect(await json(['users', 'promote', '--email', ' ROOT@example.com '])).toMatchObject({
+      email: 'root@example.com',
+      role: 'operator',
+      changed: true,
+    });
+    expect((await json(['users', 'promote', '--email', 'root@example.com'])).changed).toBe(false);
+    const unknown = await cli(['users', 'promote', '--email', 'nobody@example.com']);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      1,
+      expect.stringContaining('no user with the email nobody@example.com'),
+    ]);
+    const listed = (await json(['users', 'list', '--email', 'root@'])).users;
+    expect(listed).toEqual([expect.objectContaining({ email: 'root@example.com', role: 'operator' })]);
+    expect((await operator.call('GET', '/console/api/operator/audit')).status).toBe(200);
+    expect((await user.call('GET', '/console/api/operator/audit')).status).toBe(403);
+  });
+
+  it('keeps every audit entry and ledger row after retention has purged the tasks and the maintenance jobs ran', async () => {
+    const accountId = (await user.call('GET', '/console/api/session')).body.data.accountId;
+    const granted = await operator.call('POST', `/console/api/operator/accounts/${accountId}/credits`, {
+      credits: 900,
+      note: 'welcome credits',
+    });
+    expect(granted.status).toBe(200);
+    const { apiKey } = (await user.call('POST', '/console/api/keys', {})).body.data;
+    const task = await createTask(t, apiKey, bodyD('the audit survives'));
+    await waitForTerminal(t, apiKey, task.body.data.taskId);
+    const db = t.service.ctx.db.kysely;
+    const auditBefore = await db.selectFrom('audit_log').selectAll().orderBy('id').execute();
+    const ledgerBefore = await db.selectFrom('ledger_entries').selectAll().orderBy('id').execute();
+    expect(auditBefore.map((e) => e.action)).toEqual(['user.promote', 'credits.add']);
+    // Retention runs: the task's content is purged by its work item.
+    const purged = await eventually(
+      () =>
+        db.selectFrom('tasks').select('purged_at').where('id', '=', task.body.data.taskId).executeTakeFirstOrThrow(),
+      (row) => row.purged_at !== null,
+    );
+    expect(purged.purged_at).not.toBeNull();
+    // And the recurring maintenance jobs have run at least once since the service started.
+    // (Each one, once run, is due again an hour later.)
+    const ran = (rows: { due_at: number }[]) =>
+      rows.length >= 2 && rows.every((r) => Number(r.due_at) > Date.now() + 1_800_000);
+    const maintenance = await eventually(
+      () =>
+        db
+          .selectFrom('work_items')
+          .select(['kind', 'due_at'])
+          .where('kind', 'in', ['expire-idempotency-keys', 'expire-uploads'])
+          .where('done_at', 'is', null)
+          .execute(),
+      ran,
+    );
+    expect(ran(maintenance)).toBe(true);
+    expect(await db.selectFrom('audit_log').selectAll().orderBy('id').execute()).toEqual(auditBefore);
+    expect(await db.selectFrom('ledger_entries').selectAll().orderBy('id').execute()).toEqual(ledgerBefore);
+    await t.checkLedger(accountId);
+  });
+
+  it('accounts list --email, accounts show and audit --json read what the console shows', async () => {
+    const accounts = (await json(['accounts', 'list', '--email', 'lin@'])).accounts;
+    const api = accounts.find((a: { users: { wallet: string }[] }) => a.users[0].wallet === 'api');
+    expect(api.balance.purchased).toBe(900);
+    const shown = await json(['accounts', 'show', api.accountId]);
+    expect(shown).toMatchObject({ accountId: api.accountId, usage: { tasks: 1 } });
+    expect(shown.keys).toHaveLength(1);
+    expect(shown.recentTasks[0].state).toBe('succeeded');
+    const text = await cli(['accounts', 'show', api.accountId]);
+    expect(text.stdout).toContain(`account ${api.accountId}`);
+    expect(text.stdout).toContain('lin@example.com (user, api)');
+    const missing = await cli(['accounts', 'show', 'acct_nope']);
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining('no account acct_nope')]);
+    const audit = (await json(['audit'])).entries;
+    expect(audit.map((e: { action: string; actor: string }) => [e.action, e.actor === 'cli'])).toEqual([
+      ['credits.add', false],
+      ['user.promote', true],
+    ]);
+    expect(audit[0]).toMatchObject({
+      actorEmail: 'root@example.com',
+      clientAddress: '127.0.0.1',
+      target: api.accountId,
+    });
+    expect(await json(['users', 'demote', '--email', 'root@example.com'])).toMatchObject({
+      role: 'user',
+      changed: true,
+    });
+    expect((await operator.call('GET', '/console/api/operator/audit')).status).toBe(403);
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * The operator console in a real browser (a system Chromium, test/support/system-browser.ts,
+ * driven by playwright-core), served by the real server with a deployments file whose first tier
+ * is a loopback upstream that answers every submit 503: it cools down, and the tasks run on the
+ * simulator's tier. An operator (promoted as `mediaforge users promote` does) finds a user by
+ * email, adds credits with a note, sees the cooling deployment and its reason and the margin
+ * chart; a user without the role sees none of it. With MEDIAFORGE_SCREENSHOTS=1 the screenshots
+ * of docs/operating.md are written to docs/images/ (otherwise to test-artifacts/, so a run does not
+ * change the tree).
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
+import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
+import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { systemBrowser } from '../support/system-browser.js';
+import { signUp } from './support.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SHOTS = process.env.MEDIAFORGE_SCREENSHOTS === '1' ? join(ROOT, 'docs/images') : join(ROOT, 'test-artifacts');
+const OPERATOR = 'olive@example.com';
+const PASSWORD = 'a long enough password';
+
+describe('the operator console in a browser', () => {
+  let t: TestService;
+  let upstream: JobsProtocolServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const foreign: string[] = [];
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    upstream = await new JobsProtocolServer({
+      submit: () => ({ status: 503, msg: 'The service is temporarily unavailable.' }),
+    }).start();
+    const plan = parseDeployments(
+      'deployments.yaml',
+      [
+        'upstreams:',
+        `  flaky: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
+        '  local: { kind: simulator, cost: { perVideo: "0.02" } }',
+        'models:',
+        `  ${MODEL_D}:`,
+        '    - { upstream: flaky, priority: 10 }',
+        '    - { upstream: local, priority: 5 }',
+        'cooldown: { failures: 2, seconds: 600 }',
+      ].join('\n'),
+      {},
+    );
+    t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
+    // Three tasks of a customer: two failed submits cool `flaky` down; all three run on `local`.
+    const { apiKey } = await t.account(1000);
+    for (let i = 0; i < 3; i++) {
+      const created = await createTask(t, apiKey, bodyD(`a red kite over hills ${i}`));
+      expect((await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000)).state).toBe('succeeded');
+    }
+    await signUp(t, 'grace@example.com');
+    browser = await chromium.launch({
+      executablePath: systemBrowser(),
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-sync'],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    const origin = new URL(t.url).origin;
+    await context.route('**/*', async (route) => {
+      const url = route.request().url();
+      if (new URL(url).origin !== origin) {
+        foreign.push(url);
+        return route.abort('blockedbyclient');
+      }
+      return route.continue();
+    });
+    page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await t?.close();
+    await upstream?.close();
+  });
+
+  it('a user signed up in the console sees their account id and no operator section', async () => {
+    await page.goto(`${t.url}/console`);
+    await page.locator('#email').fill(OPERATOR);
+    await page.locator('#password').fill(PASSWORD);
+    await page.locator('#signup').click();
+    await page.locator('body[data-ready="true"]').waitFor();
+    expect(await page.locator('#account-id').innerText()).toMatch(/acct_/);
+    expect(await page.locator('#operator-deployments').count()).toBe(0);
+  }, 60_000);
+
+  it('once promoted, sees the cooling deployment with its reason', async () => {
+    await setRole(t.service.ctx.db, CLI_OPERATOR, OPERATOR, 'operator', Date.now());
+    await page.reload();
+    await page.locator('body[data-ready="true"]').waitFor();
+    const flaky = page.locator('#operator-deployments-table tr', { hasText: 'flaky' });
+    expect(await flaky.locator('[data-state]').getAttribute('data-state')).toBe('cooling');
+    expect(await flaky.innerText()).toMatch(/503/);
+    expect(await flaky.innerText()).toMatch(/server 2/);
+    expect(
+      await page
+        .locator('#operator-deployments-table tr', { hasText: 'local' })
+        .locator('[data-state]')
+        .getAttribute('data-state'),
+    ).toBe('ok');
+    await page.locator('#operator-deployments').screenshot({ path: join(SHOTS, 'operator-deployments.png') });
+  }, 60_000);
+
+  it('sees the margin chart: revenue and upstream cost of the simulator tier', async () => {
+    await page.locator('#margin-chart canvas').waitFor();
+    expect(await page.locator('#margin-chart').innerText()).toContain('Revenue');
+    expect(await page.locator('#margin-totals').innerText()).toMatch(/3 tasks/);
+    expect(await page.locator('#margin-totals').innerText()).toMatch(/upstream cost 0\.060000 USD/);
+    await page.locator('#operator-margin').screenshot({ path: join(SHOTS, 'operator-margin.png') });
+  }, 60_000);
+
+  it('finds a user by email and adds credits with a note; the audit log shows it', async () => {
+    await page.locator('#operator-query').fill('grace@');
+    await page.locator('#operator-search').click();
+    const row = page.locator('#operator-accounts-table tr', { hasText: 'grace@example.com (api)' });
+    await row.waitFor();
+    await row.locator('button').click();
+    await page.locator('#grant-credits').fill('250');
+    await page.locator('#grant-note').fill('welcome credits, ticket 7');
+    await page.locator('#grant').click();
+    await page.locator('#grant-done', { hasText: '250' }).waitFor();
+    expect(await page.locator('#operator-balance').innerText()).toContain('Available 250');
+    const entry = page.locator('#operator-audit-table tbody tr').first();
+    await entry.filter({ hasText: 'credits.add' }).waitFor();
+    expect(await entry.innerText()).toContain(OPERATOR);
+    expect(await entry.innerText()).toContain('welcome credits, ticket 7');
+    await page.locator('#operator-accounts').screenshot({ path: join(SHOTS, 'operator-accounts.png') });
+    await page.locator('#operator-audit').screenshot({ path: join(SHOTS, 'operator-audit.png') });
+    // grace sees the credits in her own console.
+    const grace = await t.service.ctx.db.kysely
+      .selectFrom('users')
+      .select('account_id')
+      .where('email', '=', 'grace@example.com')
+      .executeTakeFirstOrThrow();
+    expect((await t.wallet(grace.account_id)).available).toBe(250);
+  }, 60_000);
+
+  it('loaded nothing from another origin and raised no page error', () => {
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+});
