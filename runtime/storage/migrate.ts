@@ -13,6 +13,7 @@ import { growthIndexes } from './migrations/0010-growth-indexes.js';
 import { clipLengths } from './migrations/0011-clip-lengths.js';
 import { upstreamCallbacks } from './migrations/0012-upstream-callbacks.js';
 import { upstreamReconcile } from './migrations/0013-upstream-reconcile.js';
+import { upstreamHealth } from './migrations/0016-upstream-health.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -30,6 +31,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0011-clip-lengths': clipLengths(),
     '0012-upstream-callbacks': upstreamCallbacks(db.engine),
     '0013-upstream-reconcile': upstreamReconcile(),
+    '0016-upstream-health': upstreamHealth(db.engine),
   };
 }
 
