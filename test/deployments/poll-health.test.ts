@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { healthState } from '../../runtime/routing/health.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
 import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
@@ -119,5 +120,37 @@ describe('poll failures count toward health', () => {
     expect(ok).toMatchObject({ consecutiveFailures: 0, coolingUntil: null });
     expect((await t!.call('GET', '/metrics')).body).toContain('mediaforge_upstream_health{deployment="relay"} 0');
     await t!.checkLedger(accountId);
+  });
+});
+
+describe('health states by consecutive failed calls (cooldown.failures 3)', () => {
+  const NOW = 1_000_000;
+  const COOLDOWN = { failures: 3, ms: 30_000 };
+  it.each<[string, { given: { failures: number; coolingUntil: number | null; full?: boolean }; want: string }]>([
+    ['no failures: ok', { given: { failures: 0, coolingUntil: null }, want: 'ok' }],
+    [
+      'no failures, maxInFlight reached: full',
+      { given: { failures: 0, coolingUntil: null, full: true }, want: 'full' },
+    ],
+    ['one failure: degraded', { given: { failures: 1, coolingUntil: null }, want: 'degraded' }],
+    [
+      'two failures and full: degraded first',
+      { given: { failures: 2, coolingUntil: null, full: true }, want: 'degraded' },
+    ],
+    ['three failures: cooling', { given: { failures: 3, coolingUntil: NOW + 30_000 }, want: 'cooling' }],
+    [
+      'answered during a cool-down: cooling until it ends',
+      { given: { failures: 0, coolingUntil: NOW + 1 }, want: 'cooling' },
+    ],
+    ['five failures: cooling', { given: { failures: 5, coolingUntil: NOW + 30_000 }, want: 'cooling' }],
+    ['six failures: down', { given: { failures: 6, coolingUntil: NOW + 30_000 }, want: 'down' }],
+    [
+      'down after its cool-down ended: still down until a call is answered',
+      { given: { failures: 6, coolingUntil: NOW - 1 }, want: 'down' },
+    ],
+    ['three failures, cool-down over: degraded', { given: { failures: 3, coolingUntil: NOW - 1 }, want: 'degraded' }],
+  ])('%s', (_name, { given, want }) => {
+    const row = { consecutive_failures: given.failures, cooldown_until: given.coolingUntil };
+    expect(healthState(row, COOLDOWN, given.full ?? false, NOW)).toBe(want);
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { configFromEnv } from '../../runtime/config.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
 import { JobsProtocolServer, refusedUrl } from '../support/jobs-protocol-server.js';
@@ -92,5 +93,20 @@ describe('the submit window', () => {
     expect(task.state).toBe('succeeded');
     expect(upstream.submits.length).toBe(1);
     await t!.checkLedger(accountId);
+  });
+});
+
+describe('MEDIAFORGE_UPSTREAM_SUBMIT_WINDOW_SECONDS', () => {
+  it.each<[string, { given: string | undefined; want: number }]>([
+    ['unset: 120 s', { given: undefined, want: 120_000 }],
+    ['whole seconds', { given: '300', want: 300_000 }],
+    ['decimals', { given: '1.5', want: 1500 }],
+    ['empty: the default', { given: '', want: 120_000 }],
+    ['text: the default, never NaN', { given: 'two minutes', want: 120_000 }],
+    ['zero: the default (an empty window would fail every task at its first refusal)', { given: '0', want: 120_000 }],
+    ['negative: the default', { given: '-5', want: 120_000 }],
+  ])('%s', (_name, { given, want }) => {
+    const env = given === undefined ? {} : { MEDIAFORGE_UPSTREAM_SUBMIT_WINDOW_SECONDS: given };
+    expect(configFromEnv(env).upstreamSubmitWindowMs).toBe(want);
   });
 });
