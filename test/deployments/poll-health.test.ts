@@ -120,7 +120,7 @@ describe('poll failures count toward health', () => {
     expect(ok).toMatchObject({ consecutiveFailures: 0, coolingUntil: null });
     expect((await t!.call('GET', '/metrics')).body).toContain('mediaforge_upstream_health{deployment="relay"} 0');
     await t!.checkLedger(accountId);
-  });
+  }, 90_000); // the CLI is a process of its own: slow to start on a loaded machine
 });
 
 describe('health states by consecutive failed calls (cooldown.failures 3)', () => {

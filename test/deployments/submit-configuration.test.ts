@@ -127,6 +127,6 @@ describe('a 404 or 405 to a submit: configuration, fail over', () => {
       expect(proc.server.output()).not.toContain(OPERATOR_KEY);
       expect(stdout).not.toContain(OPERATOR_KEY);
     },
-    60_000,
+    120_000, // a serve process and a CLI process of their own
   );
 });
