@@ -1607,6 +1607,20 @@ export const TASK_ERRORS = {
     it: 'Impossibile recuperare un file di riferimento.',
     pl: 'Nie udało się pobrać pliku referencyjnego.'
   },
+  no_provider: {
+    en: 'No provider could start this task; nothing was charged. Try again later.',
+    'zh-CN': '没有服务商能够启动此任务；未扣除任何费用。请稍后重试。',
+    'zh-TW': '沒有供應商能夠啟動此任務；未收取任何費用。請稍後再試。',
+    ja: 'このタスクを開始できるプロバイダーがありませんでした。料金は発生していません。しばらくしてから再試行してください。',
+    ko: '이 작업을 시작할 수 있는 공급자가 없습니다. 요금은 청구되지 않았습니다. 나중에 다시 시도하세요.',
+    de: 'Kein Anbieter konnte diese Aufgabe starten; es wurde nichts berechnet. Bitte versuchen Sie es später erneut.',
+    fr: 'Aucun fournisseur n\'a pu démarrer cette tâche ; rien n\'a été facturé. Réessayez plus tard.',
+    es: 'Ningún proveedor pudo iniciar esta tarea; no se ha cobrado nada. Vuelva a intentarlo más tarde.',
+    'pt-BR': 'Nenhum provedor conseguiu iniciar esta tarefa; nada foi cobrado. Tente novamente mais tarde.',
+    ru: 'Ни один провайдер не смог запустить эту задачу; ничего не списано. Повторите попытку позже.',
+    it: 'Nessun provider è riuscito ad avviare questa attività; non è stato addebitato nulla. Riprova più tardi.',
+    pl: 'Żaden dostawca nie mógł uruchomić tego zadania; nic nie zostało pobrane. Spróbuj ponownie później.'
+  },
   internal_error: {
     en: 'The task failed because of an internal error; the held credits were released.',
     'zh-CN': '任务因内部错误而失败；已释放冻结的积分。',

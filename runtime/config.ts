@@ -106,6 +106,12 @@ export interface Config {
   /** The pace of those polls (5 minutes): slow, they only learn the job's end. */
   upstreamReconcilePollMs: number;
   /**
+   * How long a task whose submits keep failing (every deployment refused it, was unreachable or
+   * cooling down) keeps trying, counted from its first submit attempt (120 s; seconds, decimals
+   * allowed): then it fails, hold released. The task deadline stays for tasks that started.
+   */
+  upstreamSubmitWindowMs: number;
+  /**
    * Crash fault points armed (tests only; runtime/faults.ts): point name -> the time it is reached
    * that kills the process. Absent or empty: every point is a no-op.
    */
@@ -123,6 +129,12 @@ const int = (value: string | undefined, fallback: number) =>
 const decimal = (value: string | undefined, fallback: number) => {
   const parsed = Number.parseFloat(value ?? '');
   return Number.isFinite(parsed) && parsed >= 0 ? parsed : fallback;
+};
+
+/** A decimal above zero; anything else (empty, text, zero, negative) is the default, so that no window is empty or NaN. */
+const positive = (value: string | undefined, fallback: number) => {
+  const parsed = decimal(value, fallback);
+  return parsed > 0 ? parsed : fallback;
 };
 
 /**
@@ -198,6 +210,7 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     upstreamPollMs: int(env.MEDIAFORGE_UPSTREAM_POLL_MS, 2000),
     upstreamReconcileMs: Math.round(decimal(env.MEDIAFORGE_UPSTREAM_RECONCILE_HOURS, 24) * 3_600_000),
     upstreamReconcilePollMs: int(env.MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS, 5 * 60_000),
+    upstreamSubmitWindowMs: Math.round(positive(env.MEDIAFORGE_UPSTREAM_SUBMIT_WINDOW_SECONDS, 120) * 1000),
     faultPoints: parseFaultPoints(env.MEDIAFORGE_FAULT_POINTS),
     environment: env,
     ...overrides,

@@ -4892,9 +4892,10 @@ export interface components {
                 "application/json": components["schemas"]["CompatError"];
             };
         };
-        /** @description No deployment available or service unavailable (compatible layer). */
+        /** @description No deployment available or service unavailable (compatible layer). With `retry-after` when every deployment routing the model is cooling down or down: nothing was held or written; ask again after that many seconds. */
         CompatUnavailable: {
             headers: {
+                "retry-after": components["headers"]["Retry-After"];
                 "x-request-id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5049,9 +5050,10 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description No deployment is available for the model, nothing held (50301 no_deployment), or the service cannot serve now (50302 unavailable). */
+        /** @description No deployment is available for the model, nothing held (50301 no_deployment), or the service cannot serve now (50302 unavailable). 50301 with `Retry-After` when every deployment routing the model is cooling down or down (its upstream kept failing): no task, no hold and no Idempotency-Key row were written; ask again after that many seconds, when the soonest deployment leaves its cool-down. */
         Unavailable: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5098,7 +5100,7 @@ export interface components {
         Location: string;
         /** @description The file's size in bytes. */
         "Media-Content-Length": number;
-        /** @description Seconds to wait: before the first status poll (createTask 202) or before retrying a rate-limited request (429). */
+        /** @description Seconds to wait: before the first status poll (createTask 202), before retrying a rate-limited request (429), or before asking again for a model whose every deployment is cooling down (503 50301). */
         "Retry-After": number;
         /** @description Requests allowed in the current rate-limit window. */
         "X-RateLimit-Limit": number;

@@ -5,6 +5,9 @@
  * - `busy` (429) and `server` (5xx) answered to a submit: nothing was created, fail over;
  * - `unauthorized` (401, 402): the operator's key or account at the upstream, not the caller's
  *   request: fail over, and count against the deployment;
+ * - `configuration` (404, 405 answered to a submit): the deployment's URL is wrong (a baseUrl
+ *   without its `/api/v1`, another protocol's path): the operator's fault, not the caller's request:
+ *   fail over, and count against the deployment;
  * - `rejected` (any other 4xx): the upstream refused the request itself (invalid input, content
  *   policy, 403): the task fails with the upstream's reason, never tried elsewhere;
  * - `ambiguous`: the body was sent and no answer came (timeout, reset): the job may exist;
@@ -16,6 +19,7 @@ export type FailureClass =
   | 'busy'
   | 'server'
   | 'unauthorized'
+  | 'configuration'
   | 'rejected'
   | 'ambiguous'
   | 'lost'
@@ -26,6 +30,7 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   'busy',
   'server',
   'unauthorized',
+  'configuration',
   'rejected',
   'ambiguous',
   'lost',
@@ -42,6 +47,8 @@ export class UpstreamError extends Error {
       retryAfterMs?: number;
       /** The upstream's own English reason (a refusal), before scrubbing. */
       reason?: string;
+      /** The URL path a submit was answered 404 or 405 at (`configuration`): no query, no host. */
+      path?: string;
     } = {},
   ) {
     super(message);
@@ -54,16 +61,18 @@ export class UpstreamError extends Error {
       this.failure === 'unreachable' ||
       this.failure === 'busy' ||
       this.failure === 'server' ||
-      this.failure === 'unauthorized'
+      this.failure === 'unauthorized' ||
+      this.failure === 'configuration'
     );
   }
 
   /** The same error, of the same class, with its texts rewritten (the upstream's redactor: runtime/upstreams/redacted-deployment.ts). */
   rewritten(rewrite: (text: string) => string): UpstreamError {
-    const { reason, ...details } = this.details;
+    const { reason, path, ...details } = this.details;
     return new UpstreamError(this.failure, rewrite(this.message), {
       ...details,
       ...(reason !== undefined ? { reason: rewrite(reason) } : {}),
+      ...(path !== undefined ? { path: rewrite(path) } : {}),
     });
   }
 }
@@ -92,6 +101,11 @@ export function statusClass(status: number): FailureClass {
   if (status >= 500) return 'server';
   if (status === 401 || status === 402) return 'unauthorized';
   return 'rejected';
+}
+
+/** The class of an HTTP status answered to a submit: 404 and 405 say the deployment's URL is wrong, not the caller's request. */
+export function submitStatusClass(status: number): FailureClass {
+  return status === 404 || status === 405 ? 'configuration' : statusClass(status);
 }
 
 /** Retry-After as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */

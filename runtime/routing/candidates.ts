@@ -5,12 +5,13 @@ import type { Route } from './router.js';
 /**
  * Routes in the order to try them: tiers by priority (highest first), each in a weighted random
  * order; cooling and full deployments left out. Also the deployments with failures on record (a
- * submit they answer ends the run). Slots are only counted for deployments with a maxInFlight.
+ * submit they answer ends the run), and whether every route was left out for its cool-down.
+ * Slots are only counted for deployments with a maxInFlight.
  */
 export async function routeCandidates(
   ctx: Context,
   routes: Route[],
-): Promise<{ order: Route[]; failing: Set<string> }> {
+): Promise<{ order: Route[]; failing: Set<string>; allCooling: boolean }> {
   const names = routes.map((r) => r.deployment.name);
   const capped = names.filter((name) => ctx.deployments.maxInFlight(name) !== undefined);
   const now = ctx.clock.now();
@@ -18,14 +19,21 @@ export async function routeCandidates(
     healthRows(ctx.db.kysely, names),
     inFlightCounts(ctx.db.kysely, capped),
   ]);
+  const cooling = (r: Route) => {
+    const until = health.get(r.deployment.name)?.cooldown_until;
+    return until != null && until > now;
+  };
   const open = routes.filter((r) => {
-    const cooling = health.get(r.deployment.name)?.cooldown_until;
     const max = ctx.deployments.maxInFlight(r.deployment.name);
-    return !(cooling != null && cooling > now) && !(max !== undefined && (inFlight.get(r.deployment.name) ?? 0) >= max);
+    return !cooling(r) && !(max !== undefined && (inFlight.get(r.deployment.name) ?? 0) >= max);
   });
   const tiers = [...new Set(open.map((r) => r.priority))].sort((a, b) => b - a);
   const failing = new Set([...health.values()].filter((row) => row.consecutive_failures > 0).map((row) => row.name));
-  return { order: tiers.flatMap((priority) => weightedOrder(open.filter((r) => r.priority === priority))), failing };
+  return {
+    order: tiers.flatMap((priority) => weightedOrder(open.filter((r) => r.priority === priority))),
+    failing,
+    allCooling: routes.length > 0 && routes.every(cooling),
+  };
 }
 
 /** A weighted random permutation: each next route drawn with probability weight / remaining weight. */

@@ -1,24 +1,65 @@
+import { sql } from 'kysely';
 import type { Context } from '../context.js';
+import type { FailureClass, UpstreamError } from '../deployments/upstream-error.js';
 import type { Db } from '../storage/dialect.js';
 import type { Executor } from '../storage/executor.js';
 import type { Database } from '../storage/schema.js';
 import { OPEN_STATES } from '../tasks/states.js';
-import type { Deployments } from './router.js';
+import type { Cooldown, Deployments } from './router.js';
 
-/** What every process knows about a deployment: its slots in use, its cool-down, its last failure. */
+/**
+ * A deployment's health as every process sees it, from the outcome of every call made to it
+ * (submits, polls, result downloads, cancels), in this order of precedence:
+ * - `down`: at least twice `cooldown.failures` calls failed in a row; it stays cooling down (each
+ *   further failure renews the cool-down) and is tried again when the cool-down ends;
+ * - `cooling`: `cooldown.failures` calls failed in a row: skipped by the router until `coolingUntil`;
+ * - `degraded`: its last call failed (fewer than `cooldown.failures` in a row): still routed;
+ * - `full`: maxInFlight reached;
+ * - `ok`.
+ * A call it answers ends the run of failures (a cool-down in progress runs out by itself).
+ */
+export type HealthState = 'ok' | 'degraded' | 'cooling' | 'down' | 'full';
+
+/** What every process knows about a deployment: its slots in use, its health, its last failure. */
 export interface DeploymentState {
   name: string;
   kind: string;
-  /** ok, cooling (too many consecutive failed submits), or full (maxInFlight reached). */
-  state: 'ok' | 'cooling' | 'full';
+  state: HealthState;
   inFlight: number;
   maxInFlight: number | null;
   /** One account's share of maxInFlight (the file's, or half of it rounded up). */
   maxInFlightPerAccount: number | null;
+  /** Calls (submits, polls, downloads, cancels) failed in a row. */
   consecutiveFailures: number;
   coolingUntil: string | null;
+  /** The last failed call and why (`poll: GET ...: status 503`), with the operator's key redacted. */
   lastFailure: string | null;
+  /** Its failure class (runtime/deployments/upstream-error.ts). */
+  lastFailureClass: FailureClass | null;
   lastFailureAt: string | null;
+}
+
+/** The calls whose outcome counts toward a deployment's health. */
+export type UpstreamCall = 'submit' | 'poll' | 'download' | 'cancel';
+
+/** Failed calls in a row that make a deployment `down`: twice the count that cools it down. */
+export function downAfter(cooldown: Cooldown): number {
+  return cooldown.failures * 2;
+}
+
+/** The health state of one deployment's row as of `now` (no row: never failed). */
+export function healthState(
+  row: Pick<Database['upstream_health'], 'consecutive_failures' | 'cooldown_until'> | undefined,
+  cooldown: Cooldown,
+  full: boolean,
+  now: number,
+): HealthState {
+  const failures = row?.consecutive_failures ?? 0;
+  const cooling = row?.cooldown_until != null && row.cooldown_until > now;
+  if (failures >= downAfter(cooldown)) return 'down';
+  if (cooling) return 'cooling';
+  if (failures > 0) return 'degraded';
+  return full ? 'full' : 'ok';
 }
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -63,13 +104,14 @@ export async function deploymentStates(
     return {
       name: d.name,
       kind: d.kind ?? 'custom',
-      state: cooling ? 'cooling' : max !== null && count >= max ? 'full' : 'ok',
+      state: healthState(row, deployments.cooldown, max !== null && count >= max, now),
       inFlight: count,
       maxInFlight: max,
       maxInFlightPerAccount: deployments.maxInFlightPerAccount(d.name) ?? null,
       consecutiveFailures: row?.consecutive_failures ?? 0,
       coolingUntil: cooling ? iso(row!.cooldown_until) : null,
       lastFailure: row?.last_failure ?? null,
+      lastFailureClass: (row?.last_failure_class as FailureClass | null | undefined) ?? null,
       lastFailureAt: iso(row?.last_failure_at),
     };
   });
@@ -85,16 +127,27 @@ async function ensureRow(db: Executor, name: string, now: number): Promise<void>
       cooldown_until: null,
       last_failure: null,
       last_failure_at: null,
+      last_failure_class: null,
       updated_at: now,
     })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
 }
 
-/** A submit the deployment failed (nothing was created there): the Nth in a row cools it down. */
-export async function recordSubmitFailure(ctx: Context, name: string, detail: string): Promise<void> {
+/**
+ * A call the deployment failed (a submit that created nothing or may have, a poll, a download, a
+ * cancel): the run of failures grows; from the Nth in a row (cooldown.failures) each failure
+ * (re)starts the cool-down; the first of a run of twice that makes it `down`. Both are logged once.
+ */
+export async function recordCallFailure(
+  ctx: Context,
+  name: string,
+  call: UpstreamCall,
+  error: Pick<UpstreamError, 'failure' | 'message'>,
+): Promise<void> {
   const now = ctx.clock.now();
   const { failures, ms } = ctx.deployments.cooldown;
+  const detail = `${call}: ${error.message}`.slice(0, 300);
   const count = await ctx.db.kysely.transaction().execute(async (trx) => {
     await ensureRow(trx, name, now);
     const row = await trx
@@ -108,7 +161,8 @@ export async function recordSubmitFailure(ctx: Context, name: string, detail: st
       .updateTable('upstream_health')
       .set({
         consecutive_failures: failed,
-        last_failure: detail.slice(0, 300),
+        last_failure: detail,
+        last_failure_class: error.failure,
         last_failure_at: now,
         updated_at: now,
         ...(failed >= failures ? { cooldown_until: now + ms } : {}),
@@ -119,13 +173,27 @@ export async function recordSubmitFailure(ctx: Context, name: string, detail: st
   });
   if (count === failures)
     ctx.log.warn(
-      { deployment: name, detail },
-      `deployment ${name} failed ${failures} submits in a row; cooling down for ${ms} ms`,
+      { deployment: name, failure: error.failure, detail },
+      `deployment ${name} failed ${failures} calls in a row; cooling down for ${ms} ms`,
+    );
+  if (count === downAfter(ctx.deployments.cooldown))
+    ctx.log.warn(
+      { deployment: name, failure: error.failure, detail },
+      `deployment ${name} failed ${count} calls in a row: down; tried again as each cool-down of ${ms} ms ends`,
     );
 }
 
-/** A submit the deployment answered: the run of failures ends (a cool-down in progress runs out by itself). */
-export async function recordSubmitAnswered(ctx: Context, name: string): Promise<void> {
+/**
+ * A call the deployment answered: the run of failures ends (a cool-down in progress runs out by
+ * itself). Read first, so the common case (no failures on record) writes nothing.
+ */
+export async function recordCallAnswered(ctx: Context, name: string): Promise<void> {
+  const row = await ctx.db.kysely
+    .selectFrom('upstream_health')
+    .select('consecutive_failures')
+    .where('name', '=', name)
+    .executeTakeFirst();
+  if (!row || row.consecutive_failures === 0) return;
   await ctx.db.kysely
     .updateTable('upstream_health')
     .set({ consecutive_failures: 0, updated_at: ctx.clock.now() })
@@ -172,7 +240,8 @@ export async function takeSlot(ctx: Context, taskId: string, accountId: string, 
     }
     const taken = await trx
       .updateTable('tasks')
-      .set({ deployment: name, updated_at: now })
+      // The first slot taken is the task's first submit attempt: the submit window counts from it.
+      .set({ deployment: name, updated_at: now, first_submit_at: sql`coalesce(first_submit_at, ${now})` })
       .where('id', '=', taskId)
       .where('state', '=', 'queued')
       .where('deployment', 'is', null)

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Context } from '../context.js';
-import { deploymentStates } from './health.js';
+import { deploymentStates, type HealthState } from './health.js';
 import { marginSums } from './margin.js';
 import { FAILURE_CLASSES } from '../deployments/upstream-error.js';
 import { COUNTERS, POLL_BUCKETS, readCounters } from './upstream-stats.js';
@@ -37,6 +37,9 @@ function dbMetric(
  * the operator pays the upstream, and of that what it pays for jobs no client was charged for (the
  * margin report's sums, all time).
  */
+/** mediaforge_upstream_health's value of each state: higher is worse. */
+const HEALTH_LEVEL: Record<HealthState, number> = { ok: 0, full: 0, degraded: 1, cooling: 2, down: 3 };
+
 export function registerUpstreamMetrics(registry: Registry, ctx: Context): void {
   const db = ctx.db.kysely;
   const counters = async () => {
@@ -68,12 +71,23 @@ export function registerUpstreamMetrics(registry: Registry, ctx: Context): void 
   dbMetric(
     registry,
     'mediaforge_upstream_cooling',
-    '1 while the deployment cools down after consecutive failed submits.',
+    '1 while the deployment cools down after consecutive failed calls (cooling or down).',
     'gauge',
     async () =>
       (await deploymentStates(db, ctx.deployments, ctx.clock.now())).map((s) => ({
         labels: { deployment: s.name },
-        value: s.state === 'cooling' ? 1 : 0,
+        value: s.coolingUntil !== null ? 1 : 0,
+      })),
+  );
+  dbMetric(
+    registry,
+    'mediaforge_upstream_health',
+    "The deployment's health: 0 ok or full, 1 degraded (its last call failed), 2 cooling, 3 down.",
+    'gauge',
+    async () =>
+      (await deploymentStates(db, ctx.deployments, ctx.clock.now())).map((s) => ({
+        labels: { deployment: s.name },
+        value: HEALTH_LEVEL[s.state],
       })),
   );
   dbMetric(registry, 'mediaforge_upstream_submits', 'Submits sent to the deployment.', 'counter', async () => {
@@ -85,7 +99,7 @@ export function registerUpstreamMetrics(registry: Registry, ctx: Context): void 
   dbMetric(
     registry,
     'mediaforge_upstream_failures',
-    'Failed calls to the deployment by class (unreachable, busy, server, unauthorized, rejected, ambiguous, lost, protocol).',
+    'Failed calls to the deployment by class (unreachable, busy, server, unauthorized, configuration, rejected, ambiguous, lost, protocol).',
     'counter',
     async () => {
       const all = await counters();

@@ -14,6 +14,7 @@ import { clipLengths } from './migrations/0011-clip-lengths.js';
 import { upstreamCallbacks } from './migrations/0012-upstream-callbacks.js';
 import { upstreamReconcile } from './migrations/0013-upstream-reconcile.js';
 import { operatorConsole } from './migrations/0014-operator.js';
+import { upstreamHealth } from './migrations/0016-upstream-health.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -32,6 +33,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0012-upstream-callbacks': upstreamCallbacks(db.engine),
     '0013-upstream-reconcile': upstreamReconcile(),
     '0014-operator': operatorConsole(db.engine),
+    '0016-upstream-health': upstreamHealth(db.engine),
   };
 }
 

@@ -79,6 +79,8 @@ export interface Database {
     upstream_callback_at: number | null;
     /** How an upstream job its task no longer waited for ended, learned by reconciliation (runtime/worker/reconcile.ts); null: not reconciled. */
     upstream_final_state: string | null;
+    /** When the task's first submit was attempted (null: never); the submit window counts from it (runtime/worker/submit-window.ts). */
+    first_submit_at: number | null;
     retry_of: string | null;
     retention_seconds: number | null;
     created_at: number;
@@ -173,6 +175,8 @@ export interface Database {
     cooldown_until: number | null;
     last_failure: string | null;
     last_failure_at: number | null;
+    /** The failure class of the last failed call (runtime/deployments/upstream-error.ts); null: none on record. */
+    last_failure_class: string | null;
     updated_at: number;
   };
   /** Per deployment: running totals (submits, failures by class, poll latency buckets) added to by every process. */

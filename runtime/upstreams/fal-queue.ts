@@ -102,7 +102,14 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)
-      throw answerError(`POST ${app}`, answer.status, answer.headers, falReason(answer.json), this.options.now());
+      throw answerError(
+        `POST ${app}`,
+        answer.status,
+        answer.headers,
+        falReason(answer.json),
+        this.options.now(),
+        target,
+      );
     const queued = answer.json as QueueStatus | undefined;
     if (typeof queued?.request_id !== 'string' || queued.request_id.length === 0)
       throw new UpstreamError('ambiguous', `POST ${app}: an answer without request_id`);

@@ -74,7 +74,8 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
       input: mapped.body,
       ...(job.upstreamCallbackUrl ? { callBackUrl: job.upstreamCallbackUrl } : {}),
     };
-    const answer = await this.http.json(this.http.url('/jobs/createTask'), {
+    const target = this.http.url('/jobs/createTask');
+    const answer = await this.http.json(target, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'Idempotency-Key': JobsDeployment.idempotencyKey(job.taskId) },
       body: Buffer.from(JSON.stringify(body)),
@@ -82,7 +83,14 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)
-      throw answerError('createTask', answer.status, answer.headers, envelopeReason(answer.json), this.options.now());
+      throw answerError(
+        'createTask',
+        answer.status,
+        answer.headers,
+        envelopeReason(answer.json),
+        this.options.now(),
+        target,
+      );
     const taskId = (answer.json as Envelope | undefined)?.data?.taskId;
     if (typeof taskId !== 'string' || taskId.length === 0)
       throw new UpstreamError('ambiguous', 'createTask: an answer without data.taskId');

@@ -71,7 +71,8 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
     form.append('model', job.upstreamModel ?? job.model.id);
     for (const [key, value] of Object.entries(mapped.body)) addFormValue(form, key, value);
     const encoded = new Response(form);
-    const answer = await this.http.json(this.http.url('/videos'), {
+    const target = this.http.url('/videos');
+    const answer = await this.http.json(target, {
       method: 'POST',
       headers: {
         'Content-Type': encoded.headers.get('content-type')!,
@@ -82,7 +83,14 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)
-      throw answerError('POST /videos', answer.status, answer.headers, errorReason(answer.json), this.options.now());
+      throw answerError(
+        'POST /videos',
+        answer.status,
+        answer.headers,
+        errorReason(answer.json),
+        this.options.now(),
+        target,
+      );
     const id = (answer.json as Video | undefined)?.id;
     if (typeof id !== 'string' || id.length === 0)
       throw new UpstreamError('ambiguous', 'POST /videos: an answer without an id');

@@ -164,12 +164,18 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     });
   }
 
-  /** The error of an answer that is not 2xx: by its status, unless its body has a code the profile classes. */
-  private statusError(what: string, status: number, headers: http.IncomingHttpHeaders, json: unknown): UpstreamError {
+  /** The error of an answer that is not 2xx: by its status, unless its body has a code the profile classes; `submitAt`: a submit's URL (404, 405: configuration). */
+  private statusError(
+    what: string,
+    status: number,
+    headers: http.IncomingHttpHeaders,
+    json: unknown,
+    submitAt?: URL,
+  ): UpstreamError {
     const errors = this.profile.errors;
     const reasonPath = errors?.reason ? [errors.reason] : ERROR_TEXT_PATHS;
     const reason = reasonPath.map((p) => valueAtPath(json, p)).find((v) => typeof v === 'string') as string | undefined;
-    const error = answerError(what, status, headers, reason, this.options.now());
+    const error = answerError(what, status, headers, reason, this.options.now(), submitAt);
     const code = errors ? valueAtPath(json, errors.code) : undefined;
     const failure = code !== undefined ? errors?.classes[String(code)] : undefined;
     return failure && failure !== error.failure
@@ -202,7 +208,7 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     try {
       const answer = await this.call(submit.method, submitPath, body, true);
       if (answer.status < 200 || answer.status >= 300)
-        failure = this.statusError(what, answer.status, answer.headers, answer.json);
+        failure = this.statusError(what, answer.status, answer.headers, answer.json, this.http.url(submitPath));
       else {
         const error = this.bodyError(answer.json, what);
         if (!error) {

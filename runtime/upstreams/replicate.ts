@@ -123,6 +123,7 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
         answer.headers,
         replicateReason(answer.json),
         this.options.now(),
+        target,
       );
     const prediction = answer.json as Prediction | undefined;
     if (typeof prediction?.id !== 'string' || prediction.id.length === 0)

@@ -2,7 +2,13 @@ import http from 'node:http';
 import https from 'node:https';
 import type { OutboundPolicy } from '../net/address-policy.js';
 import { FetchFailure, openCapped } from '../files/remote-fetch.js';
-import { ResultTooLargeError, retryAfterMs, statusClass, UpstreamError } from '../deployments/upstream-error.js';
+import {
+  ResultTooLargeError,
+  retryAfterMs,
+  statusClass,
+  submitStatusClass,
+  UpstreamError,
+} from '../deployments/upstream-error.js';
 
 /** The most bytes of a JSON answer read (a job's status, an error): anything larger is not the protocol. */
 const JSON_MAX_BYTES = 1024 * 1024;
@@ -204,20 +210,31 @@ function wordsWithin(text: string, max: number): string {
   return cut > 0 ? head.slice(0, cut).trimEnd() : '';
 }
 
-/** The error for an answer that is not a success: its class by status, the Retry-After, the upstream's reason. */
+/**
+ * The error for an answer that is not a success: its class by status, the Retry-After, the upstream's reason.
+ * Given `submitAt` (the URL a submit was sent to), a 404 or 405 is the `configuration` class: the
+ * deployment's baseUrl or path is wrong, and the error names the URL's path (never its query).
+ */
 export function answerError(
   what: string,
   status: number,
   headers: http.IncomingHttpHeaders,
   reason: string | undefined,
   now: number,
+  submitAt?: URL,
 ): UpstreamError {
   const retry = retryAfterMs(headers['retry-after'] as string | undefined, now);
   const head = reason ? wordsWithin(reason, REASON_IN_MESSAGE_CHARS) : '';
-  return new UpstreamError(statusClass(status), `${what}: status ${status}${head ? ` (${head})` : ''}`, {
+  const failure = submitAt ? submitStatusClass(status) : statusClass(status);
+  const configuration = failure === 'configuration' && submitAt !== undefined;
+  const message = configuration
+    ? `${what}: status ${status} at ${submitAt.pathname}: the deployment's baseUrl or path is wrong`
+    : `${what}: status ${status}${head ? ` (${head})` : ''}`;
+  return new UpstreamError(failure, message, {
     status,
     ...(retry !== undefined ? { retryAfterMs: retry } : {}),
     ...(reason ? { reason } : {}),
+    ...(configuration ? { path: submitAt.pathname } : {}),
   });
 }
 

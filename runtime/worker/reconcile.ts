@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 import type { DeploymentStatus } from '../deployments/deployment.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
+import { recordCallAnswered, recordCallFailure } from '../routing/health.js';
 import type { ResolutionHook } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
@@ -83,6 +84,9 @@ const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
       await recordEnd(ctx, task, 'lost');
       return { done: true };
     }
+    // Only what says the upstream itself is unwell counts (these polls download nothing: a cut stream is not its fault).
+    if (['unreachable', 'server', 'unauthorized'].includes(failure.failure))
+      await recordCallFailure(ctx, deployment.name, 'poll', failure);
     ctx.log.warn(
       { task: task.id, deployment: deployment.name, err: failure },
       'reconciliation poll failed; asked again later',
@@ -90,6 +94,7 @@ const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
     return next;
   }
   ctx.upstreamStats.polled(deployment.name, performance.now() - asked);
+  await recordCallAnswered(ctx, deployment.name);
   if (status.state === 'running') return next;
   ctx.faults.reach('reconcile.answered'); // the job's end is known, nothing recorded: the item runs again
   if (status.state !== 'succeeded') {

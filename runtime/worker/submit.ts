@@ -2,13 +2,14 @@ import { catalogue, type ModelInfo } from '../../generated/catalogue.js';
 import type { Context } from '../context.js';
 import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
 import { routeCandidates } from '../routing/candidates.js';
-import { giveSlotBack, recordSubmitAnswered, recordSubmitFailure, takeSlot } from '../routing/health.js';
+import { giveSlotBack, recordCallAnswered, recordCallFailure, takeSlot } from '../routing/health.js';
 import { portableInput } from './portable-input.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
 import { failTask } from '../tasks/resolve-task.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
 import { upstreamCallbackUrl } from '../upstreams/upstream-callback-url.js';
+import { closeWhenWindowPassed, markSubmitAttempt, submitWindowEnd } from './submit-window.js';
 
 /** How soon a task whose deployments are all full or cooling down looks again (plus up to as much again, so waiting tasks spread out). */
 const WAIT_FOR_SLOT_MS = 1000;
@@ -72,7 +73,7 @@ async function refused(
   deployment: Deployment,
   error: UpstreamError,
 ): Promise<SubmitOutcome> {
-  await recordSubmitAnswered(ctx, deployment.name);
+  await recordCallAnswered(ctx, deployment.name);
   await failTask(ctx, task.id, 'generation_failed', upstreamReason(error.details.reason ?? '', task) || null);
   return { ended: true };
 }
@@ -88,7 +89,7 @@ async function unknownOutcome(
   deployment: Deployment,
   error: UpstreamError,
 ): Promise<SubmitOutcome> {
-  await recordSubmitFailure(ctx, deployment.name, error.message);
+  await recordCallFailure(ctx, deployment.name, 'submit', error);
   if (deployment.idempotentSubmit)
     return { waitUntil: ctx.clock.now() + Math.max(error.details.retryAfterMs ?? 0, jitter(WAIT_FOR_SLOT_MS)) };
   ctx.log.warn(
@@ -146,31 +147,48 @@ export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOut
     await failTask(ctx, task.id, 'internal_error', null);
     return { ended: true };
   }
+  // Submits that kept failing since the first attempt: given up, hold released (./submit-window.ts).
+  if (await closeWhenWindowPassed(ctx, task)) return { ended: true };
   let tried = 0;
   let hintMs = 0;
-  const { order, failing } = await routeCandidates(ctx, routes);
+  const roundAt = ctx.clock.now();
+  const { order, failing, allCooling } = await routeCandidates(ctx, routes);
+  // Every deployment cooling down counts as a failed attempt: the window starts (a slot taken starts it in takeSlot).
+  if (allCooling && task.first_submit_at === null) await markSubmitAttempt(ctx, task.id, roundAt);
   for (const route of order) {
     const { deployment } = route;
     if (!(await takeSlot(ctx, task.id, task.account_id, deployment.name))) continue;
     tried++;
     const result = await attempt(ctx, task, model, deployment, route.upstreamModel);
     if ('handle' in result) {
-      if (failing.has(deployment.name)) await recordSubmitAnswered(ctx, deployment.name);
+      if (failing.has(deployment.name)) await recordCallAnswered(ctx, deployment.name);
       return { submitted: { deployment, ...result } };
     }
     const { error } = result;
     if (error.failure === 'rejected') return refused(ctx, task, deployment, error);
     if (!error.failsOver) return unknownOutcome(ctx, task, deployment, error);
-    ctx.log.warn(
-      { task: task.id, deployment: deployment.name, failure: error.failure, detail: error.message },
-      'submit failed; trying the next deployment',
-    );
+    if (error.failure === 'configuration')
+      // The operator's fault, logged so it is seen: the deployment and the URL path (no query; the key was redacted at the adapter).
+      ctx.log.warn(
+        { task: task.id, deployment: deployment.name, status: error.details.status, path: error.details.path },
+        `deployment ${deployment.name} answered ${error.details.status ?? 'not found'} to a submit at ${error.details.path}: its baseUrl or path is wrong; trying the next deployment`,
+      );
+    else
+      ctx.log.warn(
+        { task: task.id, deployment: deployment.name, failure: error.failure, detail: error.message },
+        'submit failed; trying the next deployment',
+      );
     await giveSlotBack(ctx, task.id, deployment.name);
-    await recordSubmitFailure(ctx, deployment.name, error.message);
+    await recordCallFailure(ctx, deployment.name, 'submit', error);
     hintMs = Math.max(hintMs, error.details.retryAfterMs ?? 0);
   }
   const now = ctx.clock.now();
   // Every open deployment refused: the next round after the upstreams' Retry-After (or a growing pause); none had a slot: soon.
-  if (tried > 0) return { waitUntil: now + Math.min(MAX_ROUND_WAIT_MS, Math.max(hintMs, jitter(WAIT_FOR_SLOT_MS))) };
-  return { waitUntil: now + jitter(WAIT_FOR_SLOT_MS) };
+  const next =
+    tried > 0
+      ? now + Math.min(MAX_ROUND_WAIT_MS, Math.max(hintMs, jitter(WAIT_FOR_SLOT_MS)))
+      : now + jitter(WAIT_FOR_SLOT_MS);
+  // A round that failed or found every deployment cooling: the next round no later than the window's end, which fails the task.
+  const firstAttempt = task.first_submit_at ?? (tried > 0 || allCooling ? roundAt : undefined);
+  return { waitUntil: firstAttempt === undefined ? next : Math.min(next, submitWindowEnd(ctx, firstAttempt)) };
 }

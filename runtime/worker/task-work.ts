@@ -3,6 +3,7 @@ import { checkTaskReferences, fetchesReferences } from '../assets/run-check.js';
 import type { Context } from '../context.js';
 import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
 import { ResultTooLargeError, UpstreamError } from '../deployments/upstream-error.js';
+import { recordCallAnswered, recordCallFailure } from '../routing/health.js';
 import { expireTask, failTask, succeedTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
@@ -115,6 +116,15 @@ async function failUnknownDeployment(ctx: Context, task: TaskRow): Promise<WorkO
 }
 
 /**
+ * Whether a failed poll or download says the deployment is unwell: not a 429 (the upstream pacing
+ * its callers), a result link the outbound guard refused, or a result larger than the service
+ * takes (the upstream answered; the job or its link is the problem).
+ */
+function countsAgainstHealth(failure: UpstreamError): boolean {
+  return !(failure instanceof ResultTooLargeError) && failure.failure !== 'busy' && failure.failure !== 'rejected';
+}
+
+/**
  * A poll that failed: tried again after the upstream's Retry-After or a growing pause; after
  * MAX_POLL_FAILURES in a row (or a job the upstream lost) the task fails, hold released. A 429 is
  * the upstream pacing its callers, not the job failing: it does not count (the deadline bounds it).
@@ -125,9 +135,11 @@ async function pollFailed(
   item: WorkItem,
   deployment: Deployment,
   error: unknown,
+  call: 'poll' | 'download',
 ): Promise<WorkOutcome> {
   const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', (error as Error).message);
   ctx.upstreamStats.failed(deployment.name, failure.failure);
+  if (countsAgainstHealth(failure)) await recordCallFailure(ctx, deployment.name, call, failure);
   // Asking again would fetch the same file up to the cap again: the task fails, hold released.
   if (failure instanceof ResultTooLargeError) {
     ctx.log.warn(
@@ -199,9 +211,10 @@ async function pollJob(
   try {
     status = await timeBoxed(deployment.poll(task.deployment_handle, job), task.deadline_at - ctx.clock.now(), 'poll');
   } catch (error) {
-    return pollFailed(ctx, task, item, deployment, error);
+    return pollFailed(ctx, task, item, deployment, error, 'poll');
   }
   ctx.upstreamStats.polled(deployment.name, performance.now() - asked);
+  await recordCallAnswered(ctx, deployment.name);
   const now = ctx.clock.now();
   if (status.state === 'running') {
     await ctx.db.kysely
@@ -254,7 +267,7 @@ async function pollJob(
     // Cut at the deadline: nothing was kept, and the task's expire item ends it.
     if (cutBy() === 'deadline') return { done: true };
     // A download cut short: nothing of it was kept; the next poll hands out fresh links.
-    return pollFailed(ctx, task, item, deployment, error);
+    return pollFailed(ctx, task, item, deployment, error, 'download');
   }
   if (!stored.ok) {
     await failTask(ctx, task.id, 'generation_failed', stored.reason);

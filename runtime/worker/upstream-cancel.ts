@@ -1,6 +1,7 @@
 import { catalogue } from '../../generated/catalogue.js';
 import type { Context } from '../context.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
+import { recordCallAnswered, recordCallFailure } from '../routing/health.js';
 import type { ResolutionHook } from '../tasks/resolve-task.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { taskById } from '../tasks/task-rows.js';
@@ -51,11 +52,19 @@ const cancelUpstreamJob: WorkHandler = async (ctx: Context, item) => {
           )),
       ),
     ]).finally(() => clearTimeout(timer));
+    await recordCallAnswered(ctx, deployment.name);
     ctx.log.info({ task: task.id, deployment: deployment.name }, 'upstream job cancelled');
     return { done: true };
   } catch (error) {
     if (error instanceof UpstreamError && (error.failure === 'lost' || error.failure === 'rejected'))
-      return { done: true }; // gone, or past cancelling
+      return { done: true }; // gone, or past cancelling: the upstream answered
+    if (!(error instanceof UpstreamError && error.failure === 'busy'))
+      await recordCallFailure(
+        ctx,
+        deployment.name,
+        'cancel',
+        error instanceof UpstreamError ? error : new UpstreamError('protocol', (error as Error).message),
+      );
     if (item.attempts >= MAX_CANCEL_ATTEMPTS) {
       ctx.log.warn(
         { err: error, task: task.id, deployment: deployment.name },

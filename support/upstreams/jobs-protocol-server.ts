@@ -30,6 +30,8 @@ export interface JobsServerOptions {
   resultHost?: string;
   /** The first this many polls are answered 429 with Retry-After: 0. */
   busyPolls?: number;
+  /** The answer to a poll instead of the job's state, asked at each poll (an upstream failing mid-task: 503). */
+  pollAnswer?: () => { status: number; msg?: string } | undefined;
   /** No hints: no Retry-After, and progress stays 0 until the job ends. */
   withoutHints?: boolean;
   /** The first download sends half the bytes, then resets the connection. */
@@ -199,6 +201,8 @@ export class JobsProtocolServer {
       this.polls++;
       if (this.polls <= (this.options.busyPolls ?? 0))
         return this.envelope(response, 429, null, 'Too many requests.', { 'retry-after': '0' });
+      const instead = this.options.pollAnswer?.();
+      if (instead) return this.envelope(response, instead.status, null, instead.msg ?? 'refused');
       const job = this.jobs.get(url.searchParams.get('taskId') ?? '');
       if (!job || this.options.forgetTasks) return this.envelope(response, 404, null, 'Task not found.');
       const echo = this.options.echoKey ? echoAsked(job.prompt) : undefined;

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
-import { JobsProtocolServer } from '../support/jobs-protocol-server.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { systemBrowser } from '../support/system-browser.js';
 import { signUp } from './support.js';

@@ -16,6 +16,7 @@ import { outputAssets, type TaskRow } from '../../tasks/task-record.js';
 import { purgeTaskContent, taskOfCaller } from '../../tasks/task-queries.js';
 import type { ApiRequest, ApiRequests } from '../api-request.js';
 import { tasksOfKeyAfter } from '../../tasks/task-rows.js';
+import { coolingRefusal } from '../cooling-refusal.js';
 
 type CompatHandlers = Pick<
   Handlers<ApiRequests>,
@@ -115,8 +116,12 @@ export const compatHandlers: CompatHandlers = {
     let created: Created | undefined;
     try {
       if (upload) await ctx.blobs.put(upload.key, upload.bytes);
-      // A retired model is refused just before the hold, as on createTask (a replay keeps its task).
-      const beforeHold = () => applyModelSunset(request, ctx.clock.now());
+      // A retired model, or one whose every deployment is cooling down, is refused just before the hold, as on createTask (a replay keeps its task).
+      const cooling = await coolingRefusal(ctx, request);
+      const beforeHold = () => {
+        applyModelSunset(request, ctx.clock.now());
+        if (cooling) throw cooling;
+      };
       created = await acceptTask(ctx, caller, request, {
         requestId: req.requestId,
         idempotencyKey,

@@ -16,6 +16,7 @@ import { taskRecord } from '../../tasks/task-record.js';
 import { listTasksOfCaller, purgeTaskContent, taskOfCaller } from '../../tasks/task-queries.js';
 import { existingTask } from '../../tasks/task-rows.js';
 import type { ApiRequest, ApiRequests } from '../api-request.js';
+import { coolingRefusal } from '../cooling-refusal.js';
 
 type JobHandlers = Pick<
   Handlers<ApiRequests>,
@@ -34,6 +35,8 @@ export function parseWait(value: string | undefined): number | undefined {
 /** Admission as createTask does it, short of writing: a deployment is available and the balance covers the hold. */
 async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Promise<void> {
   if (!req.ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
+  const cooling = await coolingRefusal(req.ctx, request);
+  if (cooling) throw cooling;
   const wallet = await walletOf(req.ctx.db.kysely, req.caller.accountId);
   if (wallet.available < request.price.maxCredits)
     throw new ApiError('insufficient_credits', {
@@ -123,9 +126,11 @@ export const jobHandlers: JobHandlers = {
     const retentionSeconds = req.headers['X-Service-Retention'];
     const request = await prepareRequest(req.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
     // The sunset and the quote are checked for a new task only: a replay of an accepted Idempotency-Key returns the original task.
+    const cooling = await coolingRefusal(ctx, request);
     const beforeHold = () => {
       applyModelSunset(request, ctx.clock.now());
       checkQuote(ctx.secret, caller, request, ctx.clock.now());
+      if (cooling) throw cooling;
     };
     const created = await acceptTask(ctx, caller, request, {
       requestId: req.requestId,
@@ -159,7 +164,11 @@ export const jobHandlers: JobHandlers = {
       outboundPolicy(ctx.config),
       sourceClipsOf(ctx, caller),
     );
-    const beforeHold = () => applyModelSunset(request, ctx.clock.now());
+    const cooling = await coolingRefusal(ctx, request);
+    const beforeHold = () => {
+      applyModelSunset(request, ctx.clock.now());
+      if (cooling) throw cooling;
+    };
     const created = await acceptTask(ctx, caller, request, {
       requestId: req.requestId,
       idempotencyKey,

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import type { Context } from '../../../runtime/context.js';
 import type { Deployment } from '../../../runtime/deployments/deployment.js';
 import { routeCandidates, weightedOrder } from '../../../runtime/routing/candidates.js';
-import { recordSubmitFailure } from '../../../runtime/routing/health.js';
+import { recordCallFailure } from '../../../runtime/routing/health.js';
 import type { Route } from '../../../runtime/routing/router.js';
 import { openDb, type Db } from '../../../runtime/storage/dialect.js';
 import { migrateToLatest } from '../../../runtime/storage/migrate.js';
@@ -158,7 +158,8 @@ describe('routeCandidates', () => {
   ])('gives %s', async (_name, { given, want }) => {
     caps = given.caps;
     for (const [name, count] of Object.entries(given.failures as Record<string, number>))
-      for (let i = 0; i < count; i++) await recordSubmitFailure(ctx(), name, 'refused');
+      for (let i = 0; i < count; i++)
+        await recordCallFailure(ctx(), name, 'submit', { failure: 'server', message: 'refused' });
     now = NOW + ((given as { laterMs?: number }).laterMs ?? 0);
     drawsAre([0.5]);
     const { order, failing } = await routeCandidates(ctx(), given.routes);
