@@ -1,4 +1,5 @@
 import { holdCreditsSqlite } from '../ledger/ledger.js';
+import { availableCreditsSqlite } from '../ledger/wallets.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
 import { newWorkRow, WORK_COLUMNS } from '../worker/schedule-work.js';
 import {
@@ -54,9 +55,9 @@ export function acceptOnSqlite(a: Acceptance): Promise<Created> {
     }
     options.beforeHold?.();
     if (!holdCreditsSqlite(sqlite, caller.accountId, taskId, request.price.maxCredits, now)) {
-      const wallet = sqlite.prepare('select "available" from "wallets" where "account_id" = ?').get(caller.accountId);
-      if (!wallet) throw new Error(`account ${caller.accountId} has no wallet`);
-      throw insufficientCredits(a, (wallet as { available: number }).available);
+      const available = availableCreditsSqlite(sqlite, caller.accountId);
+      if (available === undefined) throw new Error(`account ${caller.accountId} has no wallet`);
+      throw insufficientCredits(a, available);
     }
     ctx.faults.reach('create.hold');
     const task = newTaskRow(a);
