@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import { HOLD_TAKEN, PG_AVAILABLE, pgHoldCtes } from '../ledger/hold-postgres.js';
 import { pgTransaction } from '../storage/pg-direct.js';
-import { newWorkRow } from '../worker/schedule-work.js';
+import { pgScheduleWork, pgWorkRows } from '../queue/schedule-work-direct.js';
 import {
   firstWork,
   idempotencyRow,
@@ -31,9 +31,7 @@ task AS (
   INSERT INTO tasks SELECT r.* FROM json_populate_record(NULL::tasks, $5::json) r WHERE EXISTS (SELECT 1 FROM ${HOLD_TAKEN})
 ),
 work AS (
-  INSERT INTO work_items (kind, task_id, ref_id, due_at, lease_owner, lease_until, attempts, done_at, created_at)
-  SELECT r.kind, r.task_id, r.ref_id, r.due_at, r.lease_owner, r.lease_until, r.attempts, r.done_at, r.created_at
-  FROM json_populate_recordset(NULL::work_items, $6::json) r WHERE EXISTS (SELECT 1 FROM ${HOLD_TAKEN})
+  ${pgScheduleWork('$6', `EXISTS (SELECT 1 FROM ${HOLD_TAKEN})`)}
 )
 SELECT ${keyCount} AS keyed, (SELECT count(*) FROM ${HOLD_TAKEN})::int AS held, ${PG_AVAILABLE} AS available`;
 
@@ -89,7 +87,7 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
       now,
       request.price.maxCredits,
       JSON.stringify(task),
-      JSON.stringify(firstWork(task).map((w) => newWorkRow(now, w))),
+      pgWorkRows(now, firstWork(task)),
     ];
     if (key) values.push(JSON.stringify(key));
     const result = await client.query<{ keyed: number; held: number; available: number | null }>({

@@ -1,7 +1,7 @@
 import { holdCreditsSqlite } from '../ledger/ledger.js';
 import { availableCreditsSqlite } from '../ledger/wallets.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
-import { newWorkRow, WORK_COLUMNS } from '../worker/schedule-work.js';
+import { scheduleWorkSqlite } from '../queue/schedule-work-direct.js';
 import {
   firstWork,
   idempotencyRow,
@@ -28,7 +28,6 @@ const KEY_COLUMNS = [
 const SELECT_KEY = 'select * from "idempotency_keys" where "account_id" = ? and "scope" = ? and "key" = ?';
 const DELETE_KEY = 'delete from "idempotency_keys" where "account_id" = ? and "scope" = ? and "key" = ?';
 const INSERT_KEY = sqliteInsertText('idempotency_keys', KEY_COLUMNS);
-const INSERT_WORK = sqliteInsertText('work_items', WORK_COLUMNS, 2);
 const INSERT_TASK = sqliteInsertText('tasks', TASK_COLUMNS);
 
 /**
@@ -63,12 +62,7 @@ export function acceptOnSqlite(a: Acceptance): Promise<Created> {
     const task = newTaskRow(a);
     sqlite.prepare(INSERT_TASK).run(TASK_COLUMNS.map((c) => task[c]));
     ctx.faults.reach('create.task-row');
-    sqlite.prepare(INSERT_WORK).run(
-      firstWork(task).flatMap((w) => {
-        const row = newWorkRow(now, w);
-        return WORK_COLUMNS.map((c) => row[c]);
-      }),
-    );
+    scheduleWorkSqlite(sqlite, now, firstWork(task));
     ctx.faults.reach('create.work-items'); // the last statement before COMMIT: everything above rolls back
     return { task, replayed: false };
   });

@@ -33,6 +33,8 @@ const BUILT_MONEY_WRITE =
 /** A raw read of the wallets table (`select "available" from "wallets"`). */
 const RAW_WALLETS_READ = /\b(?:FROM|JOIN)\s+"?wallets\b/i;
 const INSERT_WORK = /\.insertInto\(\s*['"]work_items['"]/;
+/** Any mention of the work items table: a query, a statement text, a comment. */
+const WORK_ITEMS = /\bwork_items\b/;
 /** The (created_at, id) keyset condition, either spelling: `x.refTuple('created_at', 'id')` or `x.or([x('created_at', …), x.and([…])])`. */
 const KEYSET = /refTuple\(\s*['"]created_at['"]|\.or\(\[\s*\w+\(\s*['"]created_at['"]/;
 
@@ -70,8 +72,14 @@ describe('data access stays behind its modules (issue 20)', () => {
 
   it('work items are inserted by scheduleWork only', () => {
     expect(offenders('runtime', INSERT_WORK, ['runtime/storage/migrations/'])).toEqual([
-      'runtime/worker/schedule-work.ts',
+      'runtime/queue/schedule-work.ts',
     ]);
+  });
+
+  it('the work_items table is read and written in runtime/queue only (issue 26; its schema and migrations aside)', () => {
+    expect(
+      offenders('runtime', WORK_ITEMS, ['runtime/queue/', 'runtime/storage/schema.ts', 'runtime/storage/migrations/']),
+    ).toEqual([]);
   });
 
   it('the keyset condition is written once, in storage/cursor.ts', () => {
@@ -101,6 +109,9 @@ describe('data access stays behind its modules (issue 20)', () => {
       expect([text, RAW_MONEY_WRITE.test(text) || BUILT_MONEY_WRITE.test(text)]).toEqual([text, false]);
     expect(RAW_WALLETS_READ.test('select "available" from "wallets" where "account_id" = ?')).toBe(true);
     expect(RAW_WALLETS_READ.test('(SELECT available FROM wallets WHERE account_id = $1)')).toBe(true);
+    expect(WORK_ITEMS.test("ctx.db.kysely.selectFrom('work_items')")).toBe(true);
+    expect(WORK_ITEMS.test('INSERT INTO work_items (kind) VALUES ($1)')).toBe(true);
+    expect(WORK_ITEMS.test('the work items of a task')).toBe(false);
     expect(INSERT_WORK.test("trx.insertInto('work_items').values({})")).toBe(true);
     expect(KEYSET.test("eb.or([eb('created_at', '<', createdAt), eb.and([])])")).toBe(true);
     expect(KEYSET.test("eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id))")).toBe(true);
