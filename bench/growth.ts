@@ -8,7 +8,7 @@
  * - listTasksP99MsAt1M: the key's task listing (GET /api/v1/jobs, 20 a page) with a cursor deep
  *   into the seeded tasks (and listTasksFirstPageP99MsAt1M, the first page): p99 over a fixed
  *   number of requests on a few connections, on the seeded service.
- * - workItemsDoneAt1MPerSec: the worker's claim statement (runtime/worker/claim.ts) taking and
+ * - workItemsDoneAt1MPerSec: the worker's claim statement (runtime/queue/claim.ts) taking and
  *   finishing a fixed number of due items, in this process, on a copy of the seeded database
  *   (its finished work items in the table) and on an empty one (workItemsDoneEmptyPerSec),
  *   alternating A B B A; workItemsDoneAt1MVsEmpty is their ratio. pgWorkItemsDoneAt1MVsEmpty: the
@@ -24,8 +24,8 @@ import { newId } from '../runtime/ids.js';
 import type { Config } from '../runtime/config.js';
 import { openDb, type Db } from '../runtime/storage/dialect.js';
 import { migrateToLatest } from '../runtime/storage/migrate.js';
-import { claimItems } from '../runtime/worker/claim.js';
-import { kindFilter, workLanes } from '../runtime/worker/lanes.js';
+import { claimItems } from '../runtime/queue/claim.js';
+import { kindFilter, workLanes } from '../runtime/queue/lanes.js';
 import { seedFinishedTasks, type Seeded } from './seed.js';
 import {
   cannon,
@@ -258,7 +258,7 @@ async function claimFigures(seedPath: string, items: number, notes: string[]): P
     for (const i of [0, 1, 1, 0]) runs[i].push(await claimRun(dbs[i], items));
     const rate = (seconds: number[]) => (items * seconds.length) / seconds.reduce((a, b) => a + b, 0);
     notes.push(
-      `growth: worker claims in this process (runtime/worker/claim.ts claimItems, at most ${CLAIM_LIMIT} a claim, cap ${ACCOUNT_CAP} per account, ${CLAIM_ACCOUNTS} accounts), ` +
+      `growth: worker claims in this process (runtime/queue/claim.ts claimItems, at most ${CLAIM_LIMIT} a claim, cap ${ACCOUNT_CAP} per account, ${CLAIM_ACCOUNTS} accounts), ` +
         `each item then marked done as the worker does; ${items} due items per run, runs A B B A after a warm-up: empty ${runs[0].map((s) => (items / s).toFixed(0)).join(', ')} / grown ${runs[1].map((s) => (items / s).toFixed(0)).join(', ')} items/s`,
     );
     const empty = rate(runs[0]);

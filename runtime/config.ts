@@ -46,7 +46,7 @@ export interface Config {
   workerDeliveryConcurrency: number;
   /** Most items of one account leased at once in each lane (0: no cap), so one account's backlog cannot hold another's work. */
   workerAccountCap: number;
-  /** How long a claimed work item is its worker's; the worker renews it while the item runs (runtime/worker/heartbeat.ts). */
+  /** How long a claimed work item is its worker's; the worker renews it while the item runs (runtime/queue/heartbeat.ts). */
   leaseMs: number;
   /** After SIGTERM, how long items in flight (a result still downloading) may run before they are aborted and left for the next start. */
   shutdownGraceMs: number;

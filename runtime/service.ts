@@ -25,7 +25,8 @@ import { upstreamCancelHook } from './worker/upstream-cancel.js';
 import { reconcileHook } from './worker/reconcile.js';
 import { webhookResolutionHook, webhookWorkHandlers } from './webhooks/index.js';
 import { OutboundAgents } from './net/kept-agents.js';
-import { Worker, type WorkHandler } from './worker/worker.js';
+import type { AllWorkHandlers, WorkHandlers } from './queue/work-handler.js';
+import { Worker } from './worker/worker.js';
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -37,7 +38,7 @@ export interface ServiceOptions {
   /** The operator's deployments, already read; else config.deploymentsFile is read, else the simulator serves everything. */
   deploymentsPlan?: DeploymentsPlan;
   /** Extra work kinds (webhook deliveries, ...). */
-  workHandlers?: Record<string, WorkHandler>;
+  workHandlers?: WorkHandlers;
   /** What runs in the transaction that resolves a task, in order; default `defaultResolutionHooks`. */
   resolutionHooks?: readonly ResolutionHook[];
   /** What an armed fault point does when reached (Config.faultPoints); default: SIGKILL of this process. */
@@ -132,9 +133,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const worker =
     config.role !== 'api'
       ? new Worker(ctx, {
-          ...taskWorkHandlers,
-          ...maintenanceWorkHandlers,
-          ...webhookWorkHandlers,
+          ...({
+            ...taskWorkHandlers,
+            ...maintenanceWorkHandlers,
+            ...webhookWorkHandlers,
+          } satisfies AllWorkHandlers),
           ...options.workHandlers,
         })
       : undefined;

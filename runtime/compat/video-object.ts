@@ -2,6 +2,7 @@ import { catalogue } from '../../generated/catalogue.js';
 import type { Language } from '../../generated/errors.js';
 import type { components } from '../../generated/sdk/types.js';
 import type { Context } from '../context.js';
+import { purgeDueTimes } from '../queue/work-items.js';
 import type { StoredOutput, TaskRow } from '../tasks/task-record.js';
 import { errorMessage } from '../tasks/task-record.js';
 import { sizeOfInput } from './video-request.js';
@@ -25,18 +26,7 @@ const unix = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000))
  */
 export async function contentExpiry(ctx: Context, rows: TaskRow[]): Promise<Map<string, number>> {
   const ids = rows.filter((r) => r.output_json !== null && r.purged_at === null).map((r) => r.id);
-  if (!ids.length) return new Map();
-  const items = await ctx.db.kysely
-    .selectFrom('work_items')
-    .select(['task_id', 'due_at'])
-    .where('kind', '=', 'purge')
-    .where('done_at', 'is', null)
-    .where('task_id', 'in', ids)
-    .execute();
-  const expiry = new Map<string, number>();
-  for (const item of items)
-    if (item.task_id) expiry.set(item.task_id, Math.min(item.due_at, expiry.get(item.task_id) ?? Infinity));
-  return expiry;
+  return purgeDueTimes(ctx.db.kysely, ids);
 }
 
 /** A task in the compatible layer's Video shape; `id` is the task id. */

@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import type { WorkHandler } from '../worker/worker.js';
+import type { WorkHandler } from '../queue/work-handler.js';
 
 const HOUR_MS = 3600 * 1000;
 /** An upload that was never committed keeps its bytes this long after its ticket expired. */

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context } from '../context.js';
 import { totalHeldCredits } from '../ledger/wallets.js';
+import { oldestDueAt } from '../queue/work-items.js';
 import { registerUpstreamMetrics } from '../routing/upstream-metrics.js';
 import { taskCountsByState } from '../tasks/task-rows.js';
 
@@ -59,13 +60,8 @@ export function createOpsMetrics(ctx: Context): OpsMetrics {
     registers: [registry],
     async collect() {
       const now = ctx.clock.now();
-      const row = await db
-        .selectFrom('work_items')
-        .select((eb) => eb.fn.min<number>('due_at').as('oldest'))
-        .where('done_at', 'is', null)
-        .where('due_at', '<=', now)
-        .executeTakeFirst();
-      this.set(row?.oldest ? Math.max(0, now - Number(row.oldest)) / 1000 : 0);
+      const oldest = await oldestDueAt(db, now);
+      this.set(oldest === undefined ? 0 : Math.max(0, now - oldest) / 1000);
     },
   });
   registerUpstreamMetrics(registry, ctx);

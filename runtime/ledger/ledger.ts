@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { BetterSqliteDatabase } from '../storage/dialect.js';
 import type { Trx } from '../storage/executor.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
+import { settledCharge } from './settled-charge.js';
 
 /**
  * The credit wallet. Every change is a ledger row written in the same transaction as the
@@ -85,7 +86,7 @@ export function holdCreditsSqlite(
 export async function settleHold(trx: Trx, taskId: string, charge: number, now: number): Promise<number | undefined> {
   const hold = await trx.selectFrom('holds').selectAll().where('task_id', '=', taskId).executeTakeFirst();
   if (!hold) return undefined;
-  const charged = Math.min(Math.max(0, charge), hold.amount);
+  const charged = settledCharge(charge, hold.amount);
   const claimed = await trx
     .updateTable('holds')
     .set({ state: 'settled', charged, resolved_at: now })

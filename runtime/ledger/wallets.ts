@@ -1,3 +1,4 @@
+import type { BetterSqliteDatabase } from '../storage/dialect.js';
 import type { Executor, Trx } from '../storage/executor.js';
 import type { Balance } from './ledger.js';
 
@@ -30,6 +31,17 @@ export async function walletsOf(db: Executor, accountIds: readonly string[]): Pr
 export async function purchasedCredits(db: Executor, accountId: string): Promise<number> {
   const row = await db.selectFrom('wallets').select('purchased').where('account_id', '=', accountId).executeTakeFirst();
   return Number(row?.purchased ?? 0);
+}
+
+/**
+ * An account's available credits on createTask's synchronous SQLite path (a prepared statement, no
+ * query building: tasks/accept-sqlite.ts); undefined when the account has no wallet.
+ */
+export function availableCreditsSqlite(sqlite: BetterSqliteDatabase, accountId: string): number | undefined {
+  const row = sqlite.prepare('select "available" from "wallets" where "account_id" = ?').get(accountId) as
+    | { available: number }
+    | undefined;
+  return row?.available;
 }
 
 export async function hasWallet(db: Executor, accountId: string): Promise<boolean> {

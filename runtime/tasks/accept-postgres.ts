@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
+import { HOLD_TAKEN, PG_AVAILABLE, pgHoldCtes } from '../ledger/hold-postgres.js';
 import { pgTransaction } from '../storage/pg-direct.js';
-import { newWorkRow } from '../worker/schedule-work.js';
+import { pgScheduleWork, pgWorkRows } from '../queue/schedule-work-direct.js';
 import {
   firstWork,
   idempotencyRow,
@@ -15,42 +16,28 @@ import type { TaskRow } from './task-record.js';
 
 /**
  * createTask's writes on PostgreSQL in one statement (one round trip instead of seven, between
- * BEGIN and COMMIT): the Idempotency-Key row, the hold (the wallet's available moved to held only
- * where it covers the amount, the hold row and its ledger row, as ledger/ledger.ts does on SQLite),
- * the task and its first work items. Each write after the key's only happens when the one before
+ * BEGIN and COMMIT): the Idempotency-Key row, the hold (the ledger's pieces, ledger/hold-postgres.ts:
+ * the wallet's available moved to held only where it covers the amount, the hold row and its ledger
+ * row), the task and its first work items. Each write after the key's only happens when the one before
  * it did: an existing unexpired key writes nothing (a replay), a short wallet writes nothing after
  * the key (the error then rolls the key back). Rows go in as JSON read by json_populate_record,
  * so the columns and their types are the table's own. A concurrent request with the same key waits
  * on the key's row, then sees it committed (no insert: a replay) or rolled back (it inserts).
  */
-const HOLD_AND_TASK = `
-wallet AS (
-  UPDATE wallets SET available = available - $4::bigint, held = held + $4::bigint
-  WHERE account_id = $1 AND available >= $4::bigint __KEYED__
-  RETURNING account_id
-),
-hold AS (
-  INSERT INTO holds (task_id, account_id, amount, state, charged, created_at, resolved_at)
-  SELECT $2, account_id, $4::bigint, 'held', NULL, $3::bigint, NULL FROM wallet
-),
-entry AS (
-  INSERT INTO ledger_entries (account_id, task_id, kind, amount, created_at)
-  SELECT account_id, $2, 'hold', $4::bigint, $3::bigint FROM wallet
-),
+/** `guard`: a further condition of the hold; `keyCount`: the `keyed` column (1 without a key). */
+const HOLD_AND_TASK = (guard: string, keyCount: string) => `
+${pgHoldCtes(guard)},
 task AS (
-  INSERT INTO tasks SELECT r.* FROM json_populate_record(NULL::tasks, $5::json) r WHERE EXISTS (SELECT 1 FROM wallet)
+  INSERT INTO tasks SELECT r.* FROM json_populate_record(NULL::tasks, $5::json) r WHERE EXISTS (SELECT 1 FROM ${HOLD_TAKEN})
 ),
 work AS (
-  INSERT INTO work_items (kind, task_id, ref_id, due_at, lease_owner, lease_until, attempts, done_at, created_at)
-  SELECT r.kind, r.task_id, r.ref_id, r.due_at, r.lease_owner, r.lease_until, r.attempts, r.done_at, r.created_at
-  FROM json_populate_recordset(NULL::work_items, $6::json) r WHERE EXISTS (SELECT 1 FROM wallet)
+  ${pgScheduleWork('$6', `EXISTS (SELECT 1 FROM ${HOLD_TAKEN})`)}
 )
-SELECT __KEY_COUNT__ AS keyed, (SELECT count(*) FROM wallet)::int AS held,
-  (SELECT available FROM wallets WHERE account_id = $1) AS available`;
+SELECT ${keyCount} AS keyed, (SELECT count(*) FROM ${HOLD_TAKEN})::int AS held, ${PG_AVAILABLE} AS available`;
 
 const ACCEPT = {
   name: 'create-task-accept',
-  text: `WITH ${HOLD_AND_TASK.replace('__KEYED__', '').replace('__KEY_COUNT__', '1')}`,
+  text: `WITH ${HOLD_AND_TASK('', '1')}`,
 };
 
 /** The same with the key's row first: an unexpired row of the key is left as it is and nothing else is written. */
@@ -66,7 +53,7 @@ const ACCEPT_KEYED = {
   WHERE idempotency_keys.expires_at <= $3::bigint
   RETURNING 1
 ),
-${HOLD_AND_TASK.replace('__KEYED__', 'AND EXISTS (SELECT 1 FROM key)').replace('__KEY_COUNT__', '(SELECT count(*) FROM key)::int')}`,
+${HOLD_AND_TASK('AND EXISTS (SELECT 1 FROM key)', '(SELECT count(*) FROM key)::int')}`,
 };
 
 const SELECT_KEY = {
@@ -100,7 +87,7 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
       now,
       request.price.maxCredits,
       JSON.stringify(task),
-      JSON.stringify(firstWork(task).map((w) => newWorkRow(now, w))),
+      pgWorkRows(now, firstWork(task)),
     ];
     if (key) values.push(JSON.stringify(key));
     const result = await client.query<{ keyed: number; held: number; available: number | null }>({

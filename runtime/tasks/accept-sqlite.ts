@@ -1,6 +1,7 @@
 import { holdCreditsSqlite } from '../ledger/ledger.js';
+import { availableCreditsSqlite } from '../ledger/wallets.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
-import { newWorkRow, WORK_COLUMNS } from '../worker/schedule-work.js';
+import { scheduleWorkSqlite } from '../queue/schedule-work-direct.js';
 import {
   firstWork,
   idempotencyRow,
@@ -27,7 +28,6 @@ const KEY_COLUMNS = [
 const SELECT_KEY = 'select * from "idempotency_keys" where "account_id" = ? and "scope" = ? and "key" = ?';
 const DELETE_KEY = 'delete from "idempotency_keys" where "account_id" = ? and "scope" = ? and "key" = ?';
 const INSERT_KEY = sqliteInsertText('idempotency_keys', KEY_COLUMNS);
-const INSERT_WORK = sqliteInsertText('work_items', WORK_COLUMNS, 2);
 const INSERT_TASK = sqliteInsertText('tasks', TASK_COLUMNS);
 
 /**
@@ -54,20 +54,15 @@ export function acceptOnSqlite(a: Acceptance): Promise<Created> {
     }
     options.beforeHold?.();
     if (!holdCreditsSqlite(sqlite, caller.accountId, taskId, request.price.maxCredits, now)) {
-      const wallet = sqlite.prepare('select "available" from "wallets" where "account_id" = ?').get(caller.accountId);
-      if (!wallet) throw new Error(`account ${caller.accountId} has no wallet`);
-      throw insufficientCredits(a, (wallet as { available: number }).available);
+      const available = availableCreditsSqlite(sqlite, caller.accountId);
+      if (available === undefined) throw new Error(`account ${caller.accountId} has no wallet`);
+      throw insufficientCredits(a, available);
     }
     ctx.faults.reach('create.hold');
     const task = newTaskRow(a);
     sqlite.prepare(INSERT_TASK).run(TASK_COLUMNS.map((c) => task[c]));
     ctx.faults.reach('create.task-row');
-    sqlite.prepare(INSERT_WORK).run(
-      firstWork(task).flatMap((w) => {
-        const row = newWorkRow(now, w);
-        return WORK_COLUMNS.map((c) => row[c]);
-      }),
-    );
+    scheduleWorkSqlite(sqlite, now, firstWork(task));
     ctx.faults.reach('create.work-items'); // the last statement before COMMIT: everything above rolls back
     return { task, replayed: false };
   });

@@ -2,7 +2,7 @@ import type { Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { Database } from '../storage/schema.js';
-import type { NewWork } from '../worker/schedule-work.js';
+import type { NewWork } from '../queue/schedule-work.js';
 import type { PreparedRequest } from './prepare-request.js';
 import type { TaskRow } from './task-record.js';
 

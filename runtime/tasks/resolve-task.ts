@@ -3,7 +3,8 @@ import type { TaskErrorCode } from '../../generated/errors.js';
 import type { Context } from '../context.js';
 import { releaseHold, settleHold } from '../ledger/ledger.js';
 import type { Trx } from '../storage/executor.js';
-import { scheduleWork } from '../worker/schedule-work.js';
+import { scheduleWork } from '../queue/schedule-work.js';
+import { endTaskWork } from '../queue/work-items.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
 
 /**
@@ -39,13 +40,7 @@ async function resolveOnce(
       .where('state', 'in', ['queued', 'running'])
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw new Error(`task ${taskId} resolved concurrently`);
-    await trx
-      .updateTable('work_items')
-      .set({ done_at: now })
-      .where('task_id', '=', taskId)
-      .where('kind', 'in', ['run', 'poll', 'expire'])
-      .where('done_at', 'is', null)
-      .execute();
+    await endTaskWork(trx, taskId, ['run', 'poll', 'expire'], now);
     if (task.retention_seconds !== null || ctx.config.retentionSeconds > 0) {
       // A service retention of 0 means no service-wide limit: then the task's own retention alone applies.
       const seconds = Math.min(

@@ -1,6 +1,7 @@
 import type { Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
+import { endTaskWork } from '../queue/work-items.js';
 import { decodeCursor, keysetAfter, pageOf } from '../storage/cursor.js';
 import { inputUploadKeysOf } from './input-uploads.js';
 import { isTerminal } from './states.js';
@@ -77,13 +78,7 @@ export async function purgeTaskContent(ctx: Context, task: TaskRow): Promise<num
       .where('id', '=', task.id)
       .where('purged_at', 'is', null)
       .executeTakeFirst();
-    await trx
-      .updateTable('work_items')
-      .set({ done_at: now })
-      .where('task_id', '=', task.id)
-      .where('kind', '=', 'purge')
-      .where('done_at', 'is', null)
-      .execute();
+    await endTaskWork(trx, task.id, ['purge'], now);
     if (Number(result.numUpdatedRows) !== 1) {
       const row = await trx.selectFrom('tasks').select('purged_at').where('id', '=', task.id).executeTakeFirstOrThrow();
       return row.purged_at!;

@@ -1,3 +1,4 @@
+import { wakeTaskPoll } from '../queue/work-items.js';
 import type { Db } from '../storage/dialect.js';
 import { OPEN_STATES } from './states.js';
 
@@ -34,16 +35,7 @@ export async function wakeOnUpstreamCallback(
       .executeTakeFirst();
     if (!task) return 'ended';
     if (task.upstream_callback_at !== null) return 'replay';
-    const woken = await trx
-      .updateTable('work_items')
-      .set({ due_at: now })
-      .where('task_id', '=', taskId)
-      .where('kind', '=', 'poll')
-      .where('done_at', 'is', null)
-      .where('lease_owner', 'is', null)
-      .where('due_at', '>', now)
-      .executeTakeFirst();
-    if (Number(woken.numUpdatedRows) === 0) return 'idle';
+    if (!(await wakeTaskPoll(trx, taskId, now))) return 'idle';
     await trx.updateTable('tasks').set({ upstream_callback_at: now }).where('id', '=', taskId).execute();
     return 'woken';
   });

@@ -3,11 +3,10 @@ import { matchLanguage } from '../http/language.js';
 import { newId } from '../ids.js';
 import { checkUrlShape, hostIsAllowed, type OutboundPolicy } from '../net/address-policy.js';
 import type { Db } from '../storage/dialect.js';
-import { DELIVER_WORK } from './enqueue.js';
 import { parseEvents } from './events.js';
 import { newEndpointSecret } from './signing.js';
 import { consoleRefusal } from '../console/refusal.js';
-import { scheduleWork } from '../worker/schedule-work.js';
+import { scheduleWork } from '../queue/schedule-work.js';
 
 /**
  * What the console (the CLI and the console pages) does with webhooks. Refusals are console
@@ -259,7 +258,7 @@ export async function resendDelivery(
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1)
       throw consoleRefusal('invalid_request', `delivery ${deliveryId} changed meanwhile; try again`);
-    await scheduleWork(trx, now, { kind: DELIVER_WORK, taskId: delivery.task_id, refId: deliveryId, dueAt: now });
+    await scheduleWork(trx, now, { kind: 'deliver', taskId: delivery.task_id, refId: deliveryId, dueAt: now });
   });
   return { deliveryId, state: 'pending' };
 }

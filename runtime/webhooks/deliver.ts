@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { outboundPolicy } from '../config.js';
 import type { Context } from '../context.js';
 import type { Database } from '../storage/schema.js';
-import type { WorkHandler, WorkOutcome } from '../worker/worker.js';
+import type { WorkHandler, WorkOutcome } from '../queue/work-handler.js';
 import { postOnce, type PostResult } from '../net/outbound.js';
 import { endpointSignatureHeader, signCallback, unixSeconds } from './signing.js';
 

@@ -5,13 +5,10 @@ import { newId } from '../ids.js';
 import type { Trx } from '../storage/executor.js';
 import type { Database } from '../storage/schema.js';
 import { taskRecord, type TaskRecord, type TaskRow } from '../tasks/task-record.js';
-import { scheduleWork } from '../worker/schedule-work.js';
+import { scheduleWork } from '../queue/schedule-work.js';
 import { eventFor } from './events.js';
 
 type DeliveryRow = Insertable<Database['webhook_deliveries']>;
-
-/** The work kind that attempts one delivery; its ref_id is the delivery id. */
-export const DELIVER_WORK = 'deliver';
 
 /**
  * Task callback body, payload version 2: exactly the envelope recordInfo returns for the task,
@@ -106,6 +103,6 @@ export async function enqueueDeliveries(trx: Trx, task: TaskRow, now: number, ct
   await scheduleWork(
     trx,
     now,
-    ...rows.map((row) => ({ kind: DELIVER_WORK, taskId: task.id, refId: row.id, dueAt: now })),
+    ...rows.map((row) => ({ kind: 'deliver' as const, taskId: task.id, refId: row.id, dueAt: now })),
   );
 }

@@ -1,7 +1,7 @@
 import type { ResolutionHook } from '../tasks/resolve-task.js';
-import type { WorkHandler } from '../worker/worker.js';
+import type { WorkHandlers } from '../queue/work-handler.js';
 import { deliverHandler } from './deliver.js';
-import { DELIVER_WORK, enqueueDeliveries } from './enqueue.js';
+import { enqueueDeliveries } from './enqueue.js';
 
 /**
  * Webhooks: task callbacks and Standard Webhooks account endpoints. The resolution hook writes
@@ -10,4 +10,4 @@ import { DELIVER_WORK, enqueueDeliveries } from './enqueue.js';
  */
 export const webhookResolutionHook: ResolutionHook = enqueueDeliveries;
 
-export const webhookWorkHandlers: Record<string, WorkHandler> = { [DELIVER_WORK]: deliverHandler() };
+export const webhookWorkHandlers = { deliver: deliverHandler() } satisfies WorkHandlers;

@@ -4,13 +4,10 @@ import type { Context } from '../context.js';
 import { failTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
-import { handOver } from './hand-over.js';
-import { CHECK_WORK } from './lanes.js';
-import type { WorkHandler, WorkItem } from './worker.js';
+import { handOver } from '../queue/hand-over.js';
+import type { WorkHandler, WorkHandlers, WorkItem } from '../queue/work-handler.js';
+import { REFERENCES_CHECKED } from '../queue/work-kinds.js';
 import { taskById } from '../tasks/task-rows.js';
-
-/** ref_id of a run item written by a passed check: its references were checked, the run starts the deployment. */
-export const REFERENCES_CHECKED = 'references-checked';
 
 /**
  * A task whose check fetches external files: its run item hands the task to the check lane (a
@@ -18,7 +15,7 @@ export const REFERENCES_CHECKED = 'references-checked';
  * The check item's handler writes the run item back when the references pass.
  */
 export async function sendToCheck(ctx: Context, item: WorkItem): Promise<void> {
-  await handOver(ctx, item, { kind: CHECK_WORK, refId: null });
+  await handOver(ctx, item, { kind: 'check' });
 }
 
 /** Whether a run item comes from a passed check (the check is not made again). */
@@ -45,4 +42,4 @@ const checkTask: WorkHandler = async (ctx, item) => {
   return { done: true };
 };
 
-export const checkWorkHandlers: Record<string, WorkHandler> = { [CHECK_WORK]: checkTask };
+export const checkWorkHandlers = { check: checkTask } satisfies WorkHandlers;

@@ -1,7 +1,9 @@
 import type { Context } from '../context.js';
 import { expireUploads } from '../files/cleanup.js';
-import { scheduleWork } from './schedule-work.js';
-import type { WorkHandler } from './worker.js';
+import { scheduleWork } from '../queue/schedule-work.js';
+import type { WorkHandler, WorkHandlers } from '../queue/work-handler.js';
+import type { WorkKind } from '../queue/work-kinds.js';
+import { hasPendingWork } from '../queue/work-items.js';
 
 const HOUR_MS = 3600 * 1000;
 
@@ -39,22 +41,19 @@ const expireIdempotencyKeys: WorkHandler = async (ctx) => {
   return { retryAt: now + HOUR_MS };
 };
 
-export const maintenanceWorkHandlers: Record<string, WorkHandler> = {
+/** The recurring maintenance kinds, each with one pending item at a time. */
+const MAINTENANCE_KINDS = ['expire-idempotency-keys', 'expire-uploads'] as const satisfies readonly WorkKind[];
+
+export const maintenanceWorkHandlers = {
   'expire-idempotency-keys': expireIdempotencyKeys,
   'expire-uploads': expireUploads,
-};
+} satisfies Record<(typeof MAINTENANCE_KINDS)[number], WorkHandler> satisfies WorkHandlers;
 
 /** Makes sure each recurring maintenance job has one pending work item (any worker may run it). */
 export async function scheduleMaintenance(ctx: Context): Promise<void> {
   const now = ctx.clock.now();
-  for (const kind of Object.keys(maintenanceWorkHandlers)) {
-    const pending = await ctx.db.kysely
-      .selectFrom('work_items')
-      .select('id')
-      .where('kind', '=', kind)
-      .where('done_at', 'is', null)
-      .executeTakeFirst();
-    if (!pending) {
+  for (const kind of MAINTENANCE_KINDS) {
+    if (!(await hasPendingWork(ctx.db.kysely, kind))) {
       await scheduleWork(ctx.db.kysely, now, { kind, dueAt: now });
     }
   }

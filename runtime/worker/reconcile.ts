@@ -8,12 +8,10 @@ import type { TaskRow } from '../tasks/task-record.js';
 import { taskById } from '../tasks/task-rows.js';
 import type { Executor } from '../storage/executor.js';
 import { completedJobCost } from './job-cost.js';
-import { scheduleWork } from './schedule-work.js';
+import { scheduleWork } from '../queue/schedule-work.js';
 import { DEPLOYMENT_CALL_TIMEOUT_MS, jobOf, releaseResult, timeBoxed } from './task-job.js';
 import { jobMayStillRun } from './upstream-cancel.js';
-import type { WorkHandler, WorkOutcome } from './worker.js';
-
-export const RECONCILE_WORK = 'reconcile';
+import type { WorkHandler, WorkHandlers, WorkOutcome } from '../queue/work-handler.js';
 
 /** How a reconciled job ended (tasks.upstream_final_state); `unresolved`: it had not ended at the horizon. */
 export type UpstreamFinalState = 'succeeded' | 'failed' | 'canceled' | 'lost' | 'unresolved';
@@ -28,7 +26,7 @@ export type UpstreamFinalState = 'succeeded' | 'failed' | 'canceled' | 'lost' | 
  * Nothing is downloaded: the job's result links are never read.
  */
 export async function scheduleReconcile(db: Executor, now: number, ctx: Context, taskId: string): Promise<void> {
-  await scheduleWork(db, now, { kind: RECONCILE_WORK, taskId, dueAt: now + ctx.config.upstreamReconcilePollMs });
+  await scheduleWork(db, now, { kind: 'reconcile', taskId, dueAt: now + ctx.config.upstreamReconcilePollMs });
 }
 
 /** The resolution hook that writes the `reconcile` work item, in the transaction that ends the task (runtime/service.ts). */
@@ -114,4 +112,4 @@ const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   return { done: true };
 };
 
-export const reconcileWorkHandlers: Record<string, WorkHandler> = { [RECONCILE_WORK]: reconcileJob };
+export const reconcileWorkHandlers = { reconcile: reconcileJob } satisfies WorkHandlers;

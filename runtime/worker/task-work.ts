@@ -16,10 +16,10 @@ import { storeOutputs, upstreamCostMicros } from './store-outputs.js';
 import { submitTask } from './submit.js';
 import { taskSignal } from './task-signal.js';
 import { jobOf, releaseResult, timeBoxed, upstreamReason } from './task-job.js';
-import { scheduleWork } from './schedule-work.js';
-import { UPSTREAM_CANCEL_WORK, upstreamCancelWorkHandlers } from './upstream-cancel.js';
+import { scheduleWork } from '../queue/schedule-work.js';
+import { upstreamCancelWorkHandlers } from './upstream-cancel.js';
 import { reconcileWorkHandlers, scheduleReconcile } from './reconcile.js';
-import type { WorkHandler, WorkItem, WorkOutcome } from './worker.js';
+import type { WorkHandler, WorkHandlers, WorkItem, WorkOutcome } from '../queue/work-handler.js';
 
 /** A deployment that keeps failing to answer is given up after this many polls in a row; the task fails and the hold is released. */
 const MAX_POLL_FAILURES = 8;
@@ -98,7 +98,7 @@ const runTask: WorkHandler = async (ctx, item) => {
     // Whether or not it can be stopped, how the job ends is learned later (./reconcile.ts).
     await scheduleReconcile(trx, now, ctx, task.id);
     if (!deployment.cancel) return false;
-    await scheduleWork(trx, now, { kind: UPSTREAM_CANCEL_WORK, taskId: task.id, dueAt: now });
+    await scheduleWork(trx, now, { kind: 'upstream-cancel', taskId: task.id, dueAt: now });
     return true;
   });
   if (cancelAfter) ctx.wakeWorkers();
@@ -307,7 +307,7 @@ const purgeExpiredContent: WorkHandler = async (ctx, item) => {
   return { done: true };
 };
 
-export const taskWorkHandlers: Record<string, WorkHandler> = {
+export const taskWorkHandlers = {
   run: runTask,
   poll: pollTask,
   expire: expireDueTask,
@@ -315,4 +315,4 @@ export const taskWorkHandlers: Record<string, WorkHandler> = {
   ...checkWorkHandlers,
   ...upstreamCancelWorkHandlers,
   ...reconcileWorkHandlers,
-};
+} satisfies WorkHandlers;

@@ -5,10 +5,9 @@ import { recordCallAnswered, recordCallFailure } from '../routing/health.js';
 import type { ResolutionHook } from '../tasks/resolve-task.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { taskById } from '../tasks/task-rows.js';
-import { scheduleWork } from './schedule-work.js';
-import type { WorkHandler } from './worker.js';
+import { scheduleWork } from '../queue/schedule-work.js';
+import type { WorkHandler, WorkHandlers } from '../queue/work-handler.js';
 
-export const UPSTREAM_CANCEL_WORK = 'upstream-cancel';
 /** Attempts at cancelling one upstream job before it is left to the upstream's own limits (logged). */
 const MAX_CANCEL_ATTEMPTS = 6;
 const CANCEL_TIMEOUT_MS = 30_000;
@@ -32,7 +31,7 @@ export function jobMayStillRun(task: Pick<TaskRow, 'state' | 'error_code'>): boo
 export const upstreamCancelHook: ResolutionHook = async (trx, task, now, ctx) => {
   if (!task.deployment || !task.deployment_handle || !jobMayStillRun(task)) return;
   if (!ctx.deployments.byName(task.deployment)?.cancel) return;
-  await scheduleWork(trx, now, { kind: UPSTREAM_CANCEL_WORK, taskId: task.id, dueAt: now });
+  await scheduleWork(trx, now, { kind: 'upstream-cancel', taskId: task.id, dueAt: now });
 };
 
 const cancelUpstreamJob: WorkHandler = async (ctx: Context, item) => {
@@ -78,4 +77,4 @@ const cancelUpstreamJob: WorkHandler = async (ctx: Context, item) => {
   }
 };
 
-export const upstreamCancelWorkHandlers: Record<string, WorkHandler> = { [UPSTREAM_CANCEL_WORK]: cancelUpstreamJob };
+export const upstreamCancelWorkHandlers = { 'upstream-cancel': cancelUpstreamJob } satisfies WorkHandlers;

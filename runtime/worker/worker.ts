@@ -1,31 +1,17 @@
 import type { Context } from '../context.js';
 import { newId } from '../ids.js';
-import { claimItems, nextDueAt, NO_CAP, type ClaimScope, type WorkItem } from './claim.js';
-import { ItemAborted, LeaseHeartbeat } from './heartbeat.js';
-import { kindFilter, workLanes, type KindFilter, type Lane } from './lanes.js';
+import { claimItems, nextDueAt, NO_CAP, recordOutcome, type ClaimScope, type WorkItem } from '../queue/claim.js';
+import { ItemAborted, LeaseHeartbeat } from '../queue/heartbeat.js';
+import { kindFilter, workLanes, type KindFilter, type Lane } from '../queue/lanes.js';
+import type { WorkHandlers, WorkOutcome } from '../queue/work-handler.js';
 
 /** Pause after a partial batch: a few milliseconds of latency for far fewer claim statements. */
 const GATHER_MS = 10;
 
-export type { WorkItem } from './claim.js';
-/**
- * What a handler wants done with its item: finished, or tried again at a later time. `attempts`
- * counts the claims of an item; a handler may set it (a poll that got an answer starts again from
- * 0: only failures in a row count against a deployment; a 429 does not count at all).
- */
-export type WorkOutcome = { done: true } | { retryAt: number; attempts?: number };
-/**
- * `signal` (always given by the worker; a test calling a handler may leave it out) is aborted, its
- * reason an ItemAborted, when the item must stop where it is: another worker took its lease over,
- * or the service is shutting down and its grace ran out. A handler that can run long (a download)
- * passes it on, and once it is aborted records nothing more.
- */
-export type WorkHandler = (ctx: Context, item: WorkItem, signal?: AbortSignal) => Promise<WorkOutcome>;
-
 /**
  * Claims due work items with a lease and runs them. Work lives in the database, so a worker that
  * dies loses its lease and another takes the item over; handlers make their effect happen once.
- * Each lane (runtime/worker/lanes.ts) has its own slots and its own claims, and in each lane one
+ * Each lane (runtime/queue/lanes.ts) has its own slots and its own claims, and in each lane one
  * account holds at most workerAccountCap leases at a time.
  */
 export class Worker {
@@ -37,7 +23,7 @@ export class Worker {
 
   constructor(
     private readonly ctx: Context,
-    private readonly handlers: Record<string, WorkHandler>,
+    private readonly handlers: WorkHandlers,
   ) {
     const lanes = workLanes(ctx.config);
     this.lanes = lanes.map((lane) => new LaneLoop(this, lane, kindFilter(lane, lanes)));
@@ -115,7 +101,7 @@ export class Worker {
    * (the update below is of the owner's lease only: the other worker records its own run).
    */
   async process(item: WorkItem): Promise<void> {
-    const handler = this.handlers[item.kind];
+    const handler = this.handlers[item.kind as keyof WorkHandlers];
     const controller = new AbortController();
     const heartbeat = new LeaseHeartbeat(this.ctx, item, this.owner, (why) => controller.abort(new ItemAborted(why)));
     this.inFlight.add(controller);
@@ -137,18 +123,7 @@ export class Worker {
       this.inFlight.delete(controller);
     }
     this.ctx.faults.reach('worker.handled'); // the handler's effect is done, the item not yet marked: it runs again
-    const db = this.ctx.db.kysely;
-    const owned = db.updateTable('work_items').where('id', '=', item.id).where('lease_owner', '=', this.owner);
-    if ('done' in outcome) await owned.set({ done_at: this.ctx.clock.now(), lease_until: null }).execute();
-    else
-      await owned
-        .set({
-          due_at: outcome.retryAt,
-          lease_owner: null,
-          lease_until: null,
-          ...(outcome.attempts !== undefined ? { attempts: outcome.attempts } : {}),
-        })
-        .execute();
+    await recordOutcome(this.ctx.db, item.id, this.owner, outcome, this.ctx.clock.now());
   }
 }
 

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/catalogue.js';
+import { importCycles, valueImports } from './import-graph.js';
 
 /**
  * The rooms of the provider side (docs/architecture.md: the tree of runtime/ and "Where is routing decided?"): deployments/ is the port only,
@@ -37,6 +38,12 @@ function importedRooms(file: string, text: string): string[] {
   }
   return [...rooms].sort();
 }
+
+/** Every room of runtime/ (its folders), and generated/. */
+const ROOMS = [
+  ...readdirSync(join(ROOT, 'runtime')).filter((name) => statSync(join(ROOT, 'runtime', name)).isDirectory()),
+  'generated',
+];
 
 /** `file -> room` for every import of a room's files that is not among `allowed`. */
 function strayImports(room: string, allowed: readonly string[]): string[] {
@@ -173,5 +180,74 @@ describe('the one-way rule (issue 26, step 4)', () => {
     const text = readFileSync(join(ROOT, 'generated/support.ts'), 'utf8');
     expect(text).not.toMatch(/\bfunction\b|\binterface\b|\bconst\b/);
     expect(importedTops('generated/support.ts', text)).toEqual(['catalogue-core']);
+  });
+});
+
+/**
+ * The queue and the rooms around it (issue 26, step 2; docs/architecture.md): queue/ owns work
+ * items below tasks/; worker/ (the task pipeline) sits above tasks/; webhooks/ schedules its
+ * deliveries through queue/. No import runs back up, and no file cycle exists outside type imports.
+ */
+describe('the queue room and the direction of imports (issue 26, step 2)', () => {
+  it('tasks/, ledger/ and webhooks/ import nothing from worker/', () => {
+    const stray = ['tasks', 'ledger', 'webhooks'].flatMap((room) =>
+      strayImports(
+        room,
+        ROOMS.filter((r) => r !== 'worker'),
+      ),
+    );
+    expect(stray).toEqual([]);
+  });
+
+  it('worker/ imports nothing from webhooks/ (the kind map names the delivery kind)', () => {
+    expect(
+      strayImports(
+        'worker',
+        ROOMS.filter((r) => r !== 'webhooks'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('queue/ stands below tasks/: it imports only storage/ (and top-level files: context, config)', () => {
+    expect(strayImports('queue', ['storage'])).toEqual([]);
+  });
+
+  it('no import cycle among the files of runtime/ (type-only imports aside)', () => {
+    const graph = new Map(
+      tsFiles('runtime').map((file) => [file, valueImports(file, readFileSync(join(ROOT, file), 'utf8'))] as const),
+    );
+    expect(graph.size).toBeGreaterThan(100);
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  it.each([
+    ['a value import', { text: "import { a } from './b.js';", want: ['runtime/x/b.ts'] }],
+    ['an export from', { text: "export { a } from '../y/b.js';", want: ['runtime/y/b.ts'] }],
+    ['a mixed import', { text: "import { a, type B } from './b.js';", want: ['runtime/x/b.ts'] }],
+    ['a namespace import', { text: "import * as b from './b.js';", want: ['runtime/x/b.ts'] }],
+    ['an import for its effect', { text: "import './b.js';", want: ['runtime/x/b.ts'] }],
+    ['import type', { text: "import type { A } from './b.js';", want: [] }],
+    ['only type names', { text: "import { type A, type B } from './b.js';", want: [] }],
+    ['export type', { text: "export type { A } from './b.js';", want: [] }],
+    ['a package', { text: "import ts from 'typescript';", want: [] }],
+    ['a dynamic import', { text: "const m = await import('./b.js');", want: [] }],
+  ])('valueImports reads %s', (_name, { text, want }) => {
+    expect(valueImports('runtime/x/a.ts', text)).toEqual(want);
+  });
+
+  it.each([
+    ['none', { given: { a: ['b'], b: ['c'], c: [] }, want: [] }],
+    ['two files', { given: { a: ['b'], b: ['a'], c: ['a'] }, want: [['a', 'b']] }],
+    ['a ring of three', { given: { a: ['b'], b: ['c'], c: ['a'] }, want: [['a', 'b', 'c']] }],
+    ['a file importing itself', { given: { a: ['a'] }, want: [['a']] }],
+    ['an import outside the graph', { given: { a: ['z'] }, want: [] }],
+  ])('importCycles finds %s', (_name, { given, want }) => {
+    expect(importCycles(new Map(Object.entries(given)))).toEqual(want);
+  });
+
+  it('the direction check finds an upward import (it is not vacuous)', () => {
+    expect(importedRooms('runtime/tasks/resolve-task.ts', "import { x } from '../worker/task-work.js';")).toEqual([
+      'worker',
+    ]);
   });
 });

@@ -23,7 +23,18 @@ function offenders(dir: string, pattern: RegExp, allowed: readonly string[] = []
 const SELECT = /\.selectFrom\(/;
 const SELECT_WALLETS = /\.(?:selectFrom|updateTable)\(\s*['"]wallets['"]/;
 const SELECT_TASKS = /\.selectFrom\(\s*['"]tasks['"]/;
+/** The tables of money: their rows change in runtime/ledger only. */
+const MONEY_TABLE = String.raw`"?(?:wallets|holds|ledger_entries)\b"?`;
+/** A raw statement text that changes a money table (`UPDATE wallets`, `INSERT INTO holds`, `delete from "ledger_entries"`). */
+const RAW_MONEY_WRITE = new RegExp(String.raw`\b(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s+${MONEY_TABLE}`, 'i');
+/** A Kysely write to a money table, or a statement text built for one (`sqliteInsertText('holds', …)`). */
+const BUILT_MONEY_WRITE =
+  /\.(?:updateTable|insertInto|deleteFrom|replaceInto|mergeInto)\(\s*['"](?:wallets|holds|ledger_entries)['"]|sqliteInsertText\(\s*['"](?:wallets|holds|ledger_entries)['"]/;
+/** A raw read of the wallets table (`select "available" from "wallets"`). */
+const RAW_WALLETS_READ = /\b(?:FROM|JOIN)\s+"?wallets\b/i;
 const INSERT_WORK = /\.insertInto\(\s*['"]work_items['"]/;
+/** Any mention of the work items table: a query, a statement text, a comment. */
+const WORK_ITEMS = /\bwork_items\b/;
 /** The (created_at, id) keyset condition, either spelling: `x.refTuple('created_at', 'id')` or `x.or([x('created_at', …), x.and([…])])`. */
 const KEYSET = /refTuple\(\s*['"]created_at['"]|\.or\(\[\s*\w+\(\s*['"]created_at['"]/;
 
@@ -34,6 +45,18 @@ describe('data access stays behind its modules (issue 20)', () => {
 
   it('the wallets table is read and changed in runtime/ledger only', () => {
     expect(offenders('runtime', SELECT_WALLETS, ['runtime/ledger/', 'runtime/storage/migrations/'])).toEqual([]);
+  });
+
+  it('no statement outside runtime/ledger writes wallets, holds or ledger entries, raw or through Kysely (issue 26)', () => {
+    const allowed = ['runtime/ledger/', 'runtime/storage/migrations/'];
+    expect([
+      ...offenders('runtime', RAW_MONEY_WRITE, allowed),
+      ...offenders('runtime', BUILT_MONEY_WRITE, allowed),
+    ]).toEqual([]);
+  });
+
+  it('no raw statement outside runtime/ledger reads the wallets table (issue 26)', () => {
+    expect(offenders('runtime', RAW_WALLETS_READ, ['runtime/ledger/', 'runtime/storage/migrations/'])).toEqual([]);
   });
 
   it('tasks are read in runtime/tasks (the deployments module keeps its two aggregates per deployment)', () => {
@@ -49,8 +72,14 @@ describe('data access stays behind its modules (issue 20)', () => {
 
   it('work items are inserted by scheduleWork only', () => {
     expect(offenders('runtime', INSERT_WORK, ['runtime/storage/migrations/'])).toEqual([
-      'runtime/worker/schedule-work.ts',
+      'runtime/queue/schedule-work.ts',
     ]);
+  });
+
+  it('the work_items table is read and written in runtime/queue only (issue 26; its schema and migrations aside)', () => {
+    expect(
+      offenders('runtime', WORK_ITEMS, ['runtime/queue/', 'runtime/storage/schema.ts', 'runtime/storage/migrations/']),
+    ).toEqual([]);
   });
 
   it('the keyset condition is written once, in storage/cursor.ts', () => {
@@ -61,6 +90,28 @@ describe('data access stays behind its modules (issue 20)', () => {
     expect(SELECT.test("await db.kysely.selectFrom('tasks').selectAll()")).toBe(true);
     expect(SELECT_WALLETS.test("trx\n    .selectFrom('wallets')")).toBe(true);
     expect(SELECT_TASKS.test("ctx.db.kysely\n  .selectFrom('tasks')")).toBe(true);
+    for (const text of [
+      'UPDATE wallets SET available = available - $4::bigint',
+      'update "wallets" set "available" = "available" - ?',
+      'INSERT INTO holds (task_id, account_id)',
+      'insert into "ledger_entries" ("account_id") values (?)',
+      'DELETE FROM holds WHERE task_id = $1',
+    ])
+      expect([text, RAW_MONEY_WRITE.test(text)]).toEqual([text, true]);
+    for (const text of [
+      "trx\n    .updateTable('wallets')",
+      "trx.insertInto('holds').values({})",
+      'db.deleteFrom("ledger_entries")',
+      "sqliteInsertText('holds', ['task_id'])",
+    ])
+      expect([text, BUILT_MONEY_WRITE.test(text)]).toEqual([text, true]);
+    for (const text of ['UPDATE wallet_history SET x = 1', "trx.updateTable('tasks')", 'INSERT INTO holdings (a)'])
+      expect([text, RAW_MONEY_WRITE.test(text) || BUILT_MONEY_WRITE.test(text)]).toEqual([text, false]);
+    expect(RAW_WALLETS_READ.test('select "available" from "wallets" where "account_id" = ?')).toBe(true);
+    expect(RAW_WALLETS_READ.test('(SELECT available FROM wallets WHERE account_id = $1)')).toBe(true);
+    expect(WORK_ITEMS.test("ctx.db.kysely.selectFrom('work_items')")).toBe(true);
+    expect(WORK_ITEMS.test('INSERT INTO work_items (kind) VALUES ($1)')).toBe(true);
+    expect(WORK_ITEMS.test('the work items of a task')).toBe(false);
     expect(INSERT_WORK.test("trx.insertInto('work_items').values({})")).toBe(true);
     expect(KEYSET.test("eb.or([eb('created_at', '<', createdAt), eb.and([])])")).toBe(true);
     expect(KEYSET.test("eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id))")).toBe(true);

@@ -2,6 +2,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../storage/dialect.js';
 import type { Database } from '../storage/schema.js';
 import type { KindFilter } from './lanes.js';
+import type { WorkOutcome } from './work-handler.js';
 
 export type WorkItem = Selectable<Database['work_items']>;
 
@@ -107,4 +108,29 @@ export async function renewLease(db: Db, id: number, owner: string, leaseUntil: 
     .where('done_at', 'is', null)
     .executeTakeFirst();
   return Number(renewed.numUpdatedRows) === 1;
+}
+
+/**
+ * Records a run's outcome on an item under this owner's lease: done, or due again at `retryAt`
+ * with its lease released (and its attempts set where the handler said). An item whose lease
+ * another worker took over is left as it is: that worker records its own run.
+ */
+export async function recordOutcome(
+  db: Db,
+  id: number,
+  owner: string,
+  outcome: WorkOutcome,
+  now: number,
+): Promise<void> {
+  const owned = db.kysely.updateTable('work_items').where('id', '=', id).where('lease_owner', '=', owner);
+  if ('done' in outcome) await owned.set({ done_at: now, lease_until: null }).execute();
+  else
+    await owned
+      .set({
+        due_at: outcome.retryAt,
+        lease_owner: null,
+        lease_until: null,
+        ...(outcome.attempts !== undefined ? { attempts: outcome.attempts } : {}),
+      })
+      .execute();
 }

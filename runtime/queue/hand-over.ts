@@ -1,6 +1,10 @@
 import type { Context } from '../context.js';
 import type { WorkItem } from './claim.js';
 import { scheduleWork } from './schedule-work.js';
+import type { NewWork, WorkKind, WorkPayloads } from './work-kinds.js';
+
+/** The item that continues a handed-over item's work: a kind and its payload, the task being the item's. */
+export type NextWork = { [K in WorkKind]: { kind: K } & Omit<WorkPayloads[K], 'taskId'> }[WorkKind];
 
 /**
  * Ends a leased item and writes the item that continues its work (another kind, so another lane),
@@ -8,11 +12,7 @@ import { scheduleWork } from './schedule-work.js';
  * lease, so when a lease ran out and another worker took the item over, only the first of the two
  * to commit writes the next item; the other writes nothing. Returns whether this one did.
  */
-export async function handOver(
-  ctx: Context,
-  item: WorkItem,
-  next: { kind: string; refId: string | null },
-): Promise<boolean> {
+export async function handOver(ctx: Context, item: WorkItem, next: NextWork): Promise<boolean> {
   const now = ctx.clock.now();
   const handed = await ctx.db.kysely.transaction().execute(async (trx) => {
     const ended = await trx
@@ -23,7 +23,7 @@ export async function handOver(
       .where('done_at', 'is', null)
       .executeTakeFirst();
     if (Number(ended.numUpdatedRows) !== 1) return false;
-    await scheduleWork(trx, now, { kind: next.kind, taskId: item.task_id, refId: next.refId, dueAt: now });
+    await scheduleWork(trx, now, { ...next, taskId: item.task_id, dueAt: now } as NewWork);
     return true;
   });
   // Wakes this process's lanes at once (the ending item wakes them too) and, on PostgreSQL, other processes' workers.

@@ -1,12 +1,7 @@
 import type { Executor } from '../storage/executor.js';
+import type { NewWork, WorkFields } from './work-kinds.js';
 
-/** What a new work item says: its kind, when it is due, and the task and row it is about (if any). */
-export interface NewWork {
-  kind: string;
-  dueAt: number;
-  taskId?: string | null;
-  refId?: string | null;
-}
+export type { NewWork, WorkKind, WorkOf } from './work-kinds.js';
 
 /** The columns of a new work item, in the order `newWorkRow` gives their values (the direct inserts bind them so). */
 export const WORK_COLUMNS = [
@@ -23,10 +18,11 @@ export const WORK_COLUMNS = [
 
 /** A new item is unleased, unattempted and not done. */
 export function newWorkRow(now: number, w: NewWork) {
+  const fields: WorkFields & { dueAt: number } = w;
   return {
     kind: w.kind,
-    task_id: w.taskId ?? null,
-    ref_id: w.refId ?? null,
+    task_id: fields.taskId ?? null,
+    ref_id: fields.refId ?? null,
     due_at: w.dueAt,
     lease_owner: null,
     lease_until: null,
@@ -37,7 +33,8 @@ export function newWorkRow(now: number, w: NewWork) {
 }
 
 /**
- * The one insert of work items (createTask's direct statements bind the same row, `newWorkRow`).
+ * The one insert of work items (createTask's direct statements bind the same row, `newWorkRow`:
+ * schedule-work-direct.ts).
  * Several items go in one statement. Callers write it in the transaction whose outcome it continues.
  */
 export async function scheduleWork(db: Executor, now: number, ...items: NewWork[]): Promise<void> {

@@ -1,8 +1,5 @@
 import type { Config } from '../config.js';
-import { DELIVER_WORK } from '../webhooks/enqueue.js';
-
-/** The work kind that checks a task's external reference files before its run (runtime/worker/check-work.ts). */
-export const CHECK_WORK = 'check';
+import type { WorkKind } from './work-kinds.js';
 
 /**
  * A pool of the worker with its own slots, claimed on its own: the claim takes only the lane's
@@ -12,7 +9,7 @@ export const CHECK_WORK = 'check';
 export interface Lane {
   name: string;
   /** The lane's kinds; with `others`, every kind no other lane names. */
-  kinds: readonly string[] | 'others';
+  kinds: readonly WorkKind[] | 'others';
   concurrency: number;
 }
 
@@ -20,14 +17,14 @@ export interface Lane {
 export function workLanes(config: Config): Lane[] {
   return [
     { name: 'tasks', kinds: 'others', concurrency: config.workerConcurrency },
-    { name: 'checks', kinds: [CHECK_WORK], concurrency: config.workerCheckConcurrency },
-    { name: 'deliveries', kinds: [DELIVER_WORK], concurrency: config.workerDeliveryConcurrency },
+    { name: 'checks', kinds: ['check'], concurrency: config.workerCheckConcurrency },
+    { name: 'deliveries', kinds: ['deliver'], concurrency: config.workerDeliveryConcurrency },
   ];
 }
 
 /** Which kinds a lane's claim takes: these kinds, or every kind but these. */
 export interface KindFilter {
-  kinds: string[];
+  kinds: WorkKind[];
   except: boolean;
 }
 
