@@ -1,9 +1,10 @@
 /** `mediaforge deployments check|status` and `mediaforge report margin` (docs/deployments.md). */
 import { buildDeployments } from '../../routing/build.js';
-import { DeploymentsFileError, loadDeploymentsFile } from '../../routing/deployments-file.js';
+import { DeploymentsFileError, type DeploymentsPlan, loadDeploymentsFile } from '../../routing/deployments-file.js';
+import { probeLine, probeUpstreams, type UpstreamProbe } from '../../routing/probe-upstreams.js';
 import { marginReport } from '../../routing/margin.js';
 import { deploymentsStatus } from '../../routing/status.js';
-import { configFromEnv, processEnvironment } from '../../config.js';
+import { type Config, configFromEnv, processEnvironment } from '../../config.js';
 import { withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
 import { UsageError } from '../usage-error.js';
@@ -31,22 +32,38 @@ export async function deploymentsCheck({ values }: CommandInput): Promise<number
   try {
     const plan = loadDeploymentsFile(file, cfg.environment);
     const routed = [...plan.routes.keys()];
+    const probes = values.probe === true ? await probeAll(cfg, plan) : undefined;
+    const ok = probes?.every((p) => p.ok) ?? true;
     print(
       values,
       {
-        ok: true,
+        ok,
         file,
         upstreams: [...plan.upstreams.values()].map((u) => ({ name: u.name, kind: u.kind })),
         models: routed,
+        ...(probes ? { probes } : {}),
       },
-      `${file}: ok (${plan.upstreams.size} upstreams, ${routed.length} models routed)`,
+      [
+        `${file}: ok (${plan.upstreams.size} upstreams, ${routed.length} models routed)`,
+        ...(probes ?? []).map(probeLine),
+      ].join('\n'),
     );
-    return 0;
+    return ok ? 0 : 1;
   } catch (error) {
     if (!(error instanceof DeploymentsFileError)) throw error;
     if (values.json) console.log(JSON.stringify({ ok: false, file, problems: error.problems }));
     else console.error(error.problems.join('\n'));
     return 1;
+  }
+}
+
+/** The probes of every upstream of the plan, as serve runs them at start. */
+async function probeAll(cfg: Config, plan: DeploymentsPlan): Promise<UpstreamProbe[]> {
+  const deployments = buildDeployments(cfg, () => Date.now(), plan);
+  try {
+    return await probeUpstreams(deployments);
+  } finally {
+    deployments.close();
   }
 }
 
