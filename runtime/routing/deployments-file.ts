@@ -185,6 +185,17 @@ export function parseDeployments(file: string, text: string, env: Environment = 
       }
       if (raw.callbacks !== undefined && typeof raw.callbacks !== 'boolean')
         problem([...here, 'callbacks'], 'callbacks must be true or false');
+      else if (raw.callbacks === true && kind === 'openai-videos')
+        problem(
+          [...here, 'callbacks'],
+          'an upstream of kind openai-videos takes no callbacks: the Videos API has no completion callback (it is polled)',
+        );
+      // The callback URL is MEDIAFORGE_PUBLIC_URL's; without it the service names its listen address, which only an upstream on this host can reach.
+      else if (raw.callbacks === true && !env.MEDIAFORGE_PUBLIC_URL && !(url && isLoopback(url)))
+        problem(
+          [...here, 'callbacks'],
+          `callbacks: true needs MEDIAFORGE_PUBLIC_URL, the address upstream ${name} calls back (unset, only an upstream on this host, a loopback baseUrl, could reach the service)`,
+        );
       spec.callbacks = raw.callbacks === true;
     }
     if (raw.maxInFlight !== undefined) {
@@ -307,8 +318,21 @@ export function parseDeployments(file: string, text: string, env: Environment = 
       cooldown = { failures: failures as number, ms: (seconds as number) * 1000 };
     }
   }
+  // Serve would then serve nothing, silently. Said only of an otherwise clean file: a file with other problems is refused for those.
+  if (isObject(data.models) && routes.size === 0 && problems.length === 0)
+    problem(
+      ['models'],
+      'the file routes no model: serve would serve nothing (list at least one model id under models)',
+    );
+
   if (problems.length) throw new DeploymentsFileError(problems);
   return { file, upstreams, routes, cooldown };
+}
+
+/** Whether a URL names this host (127.0.0.0/8, ::1, localhost): an upstream there reaches the service's listen address. */
+function isLoopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function safeUrl(text: string): URL | undefined {
