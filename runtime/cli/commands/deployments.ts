@@ -3,7 +3,8 @@ import { buildDeployments } from '../../routing/build.js';
 import { DeploymentsFileError, type DeploymentsPlan, loadDeploymentsFile } from '../../routing/deployments-file.js';
 import { probeLine, probeUpstreams, type UpstreamProbe } from '../../routing/probe-upstreams.js';
 import { marginReport } from '../../routing/margin.js';
-import { deploymentsStatus } from '../../routing/status.js';
+import { type DeploymentStatusReport, deploymentsStatus } from '../../routing/status.js';
+import { readServedPlan } from '../../routing/served-plan.js';
 import { type Config, configFromEnv, processEnvironment } from '../../config.js';
 import { withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
@@ -67,30 +68,37 @@ async function probeAll(cfg: Config, plan: DeploymentsPlan): Promise<UpstreamPro
   }
 }
 
-/** `deployments status`: each deployment's state, in flight, submits and failures, from the database. */
+/** One deployment of `deployments status` as text: its state, counts, and why it last failed. */
+function statusLine(d: DeploymentStatusReport): string {
+  const failures = Object.values(d.failures).reduce((a, n) => a + n, 0);
+  return [
+    `${d.name} (${d.kind}) ${d.state} in flight ${d.inFlight}${d.maxInFlight === null ? '' : `/${d.maxInFlight}`}`,
+    `submits ${d.submits} failures ${failures}`,
+    ...(d.coolingUntil ? [`cooling until ${d.coolingUntil}`] : []),
+    ...(d.lastFailure ? [`last failure${d.lastFailureAt ? ` at ${d.lastFailureAt}` : ''}: ${d.lastFailure}`] : []),
+  ].join(' ');
+}
+
+/**
+ * `deployments status`: each deployment's state, in flight, submits and failures, from the
+ * database. It only reads, so it needs no upstream key; without --deployments it reads the plan
+ * the service recorded at its start (runtime/routing/served-plan.ts).
+ */
 export async function deploymentsStatusCommand({ values }: CommandInput): Promise<number> {
   const cfg = config(values);
-  const deployments = buildDeployments(
-    cfg,
-    () => Date.now(),
-    cfg.deploymentsFile ? loadDeploymentsFile(cfg.deploymentsFile, cfg.environment) : undefined,
-  );
-  try {
-    const status = await withCommandDb(cfg, (db) => deploymentsStatus(db, deployments, Date.now()));
-    print(
-      values,
-      { deployments: status },
-      status
-        .map(
-          (d) =>
-            `${d.name} (${d.kind}) ${d.state} in flight ${d.inFlight}${d.maxInFlight === null ? '' : `/${d.maxInFlight}`} submits ${d.submits} failures ${Object.values(d.failures).reduce((a, n) => a + n, 0)}${d.coolingUntil ? ` cooling until ${d.coolingUntil}` : ''}`,
-        )
-        .join('\n'),
-    );
-    return 0;
-  } finally {
-    deployments.close();
-  }
+  const status = await withCommandDb(cfg, async (db) => {
+    const plan = cfg.deploymentsFile
+      ? loadDeploymentsFile(cfg.deploymentsFile, cfg.environment, { withoutSecrets: true })
+      : await readServedPlan(db, cfg.environment);
+    const deployments = buildDeployments(cfg, () => Date.now(), plan);
+    try {
+      return await deploymentsStatus(db, deployments, Date.now());
+    } finally {
+      deployments.close();
+    }
+  });
+  print(values, { deployments: status }, status.map(statusLine).join('\n'));
+  return 0;
 }
 
 /** `report margin`: revenue against upstream cost per model and deployment. */
