@@ -7,7 +7,7 @@
  */
 import type { Language } from './errors.js';
 
-export type UiTextKey = 'auth.email' | 'auth.password' | 'auth.signIn' | 'auth.signOut' | 'auth.signUp' | 'auth.title' | 'balance.summary' | 'common.loading' | 'common.networkError' | 'console.balance' | 'console.deliveries' | 'console.keys' | 'console.settings' | 'console.shownOnce' | 'console.tasks' | 'console.usage' | 'console.webhooks' | 'deliveries.colAttempts' | 'deliveries.colDelivery' | 'deliveries.colEvent' | 'deliveries.colKind' | 'deliveries.colLastStatus' | 'deliveries.colState' | 'deliveries.colTask' | 'deliveries.refresh' | 'deliveries.resend' | 'delivery.delivered' | 'delivery.failed' | 'delivery.kindCallback' | 'delivery.kindEndpoint' | 'delivery.pending' | 'form.markers' | 'form.range' | 'form.urlsPlaceholder' | 'keys.colCreated' | 'keys.colKey' | 'keys.colWorkspace' | 'keys.createPersonal' | 'keys.createTeam' | 'keys.newKey' | 'keys.none' | 'keys.revoke' | 'keys.revokedOn' | 'keys.teamPlaceholder' | 'nav.console' | 'nav.docs' | 'nav.playground' | 'playground.charged' | 'playground.generate' | 'playground.heading' | 'playground.model' | 'playground.modelOption' | 'playground.noQuote' | 'playground.quote' | 'playground.result' | 'playground.separate' | 'playground.startHint' | 'playground.task' | 'playground.unaffordable' | 'settings.language' | 'settings.languageBrowser' | 'settings.languageHint' | 'settings.payloadVersion' | 'settings.payloadVersionOption' | 'settings.save' | 'settings.saved' | 'state.canceled' | 'state.expired' | 'state.failed' | 'state.queued' | 'state.running' | 'state.succeeded' | 'tasks.colCreated' | 'tasks.colCredits' | 'tasks.colModel' | 'tasks.colState' | 'tasks.colTask' | 'tasks.colWallet' | 'upload.done' | 'upload.label' | 'upload.lockedHint' | 'upload.uploading' | 'usage.axisCredits' | 'usage.chartTitle' | 'usage.colCredits' | 'usage.colModel' | 'usage.colTasks' | 'usage.day' | 'wallet.api' | 'wallet.playground' | 'webhooks.add' | 'webhooks.colEndpoint' | 'webhooks.colEvents' | 'webhooks.colState' | 'webhooks.colUrl' | 'webhooks.delete' | 'webhooks.deleteConfirm' | 'webhooks.disable' | 'webhooks.disabled' | 'webhooks.enable' | 'webhooks.enabled' | 'webhooks.endpointSecret' | 'webhooks.endpointSecretRotated' | 'webhooks.endpoints' | 'webhooks.endpointsIntro' | 'webhooks.newSecret' | 'webhooks.newUrl' | 'webhooks.rotateEndpointSecret' | 'webhooks.rotateSecret' | 'webhooks.secretIntro';
+export type UiTextKey = 'auth.email' | 'auth.password' | 'auth.signIn' | 'auth.signOut' | 'auth.signUp' | 'auth.title' | 'balance.summary' | 'common.loading' | 'common.networkError' | 'console.balance' | 'console.deliveries' | 'console.keys' | 'console.settings' | 'console.shownOnce' | 'console.tasks' | 'console.usage' | 'console.webhooks' | 'deliveries.colAttempts' | 'deliveries.colDelivery' | 'deliveries.colEvent' | 'deliveries.colKind' | 'deliveries.colLastStatus' | 'deliveries.colState' | 'deliveries.colTask' | 'deliveries.refresh' | 'deliveries.resend' | 'delivery.delivered' | 'delivery.failed' | 'delivery.kindCallback' | 'delivery.kindEndpoint' | 'delivery.pending' | 'form.markers' | 'form.range' | 'form.urlsPlaceholder' | 'keys.colCreated' | 'keys.colKey' | 'keys.colWorkspace' | 'keys.createPersonal' | 'keys.createTeam' | 'keys.newKey' | 'keys.none' | 'keys.revoke' | 'keys.revokedOn' | 'keys.teamPlaceholder' | 'nav.console' | 'nav.docs' | 'nav.playground' | 'playground.cannotAfford' | 'playground.charged' | 'playground.generate' | 'playground.heading' | 'playground.model' | 'playground.modelOption' | 'playground.noQuote' | 'playground.quote' | 'playground.result' | 'playground.separate' | 'playground.startHint' | 'playground.task' | 'playground.unaffordable' | 'settings.language' | 'settings.languageBrowser' | 'settings.languageHint' | 'settings.payloadVersion' | 'settings.payloadVersionOption' | 'settings.save' | 'settings.saved' | 'state.canceled' | 'state.expired' | 'state.failed' | 'state.queued' | 'state.running' | 'state.succeeded' | 'tasks.colCreated' | 'tasks.colCredits' | 'tasks.colModel' | 'tasks.colState' | 'tasks.colTask' | 'tasks.colWallet' | 'upload.done' | 'upload.label' | 'upload.lockedHint' | 'upload.uploading' | 'usage.axisCredits' | 'usage.chartTitle' | 'usage.colCredits' | 'usage.colModel' | 'usage.colTasks' | 'usage.day' | 'wallet.api' | 'wallet.playground' | 'webhooks.add' | 'webhooks.colEndpoint' | 'webhooks.colEvents' | 'webhooks.colState' | 'webhooks.colUrl' | 'webhooks.delete' | 'webhooks.deleteConfirm' | 'webhooks.disable' | 'webhooks.disabled' | 'webhooks.enable' | 'webhooks.enabled' | 'webhooks.endpointSecret' | 'webhooks.endpointSecretRotated' | 'webhooks.endpoints' | 'webhooks.endpointsIntro' | 'webhooks.newSecret' | 'webhooks.newUrl' | 'webhooks.rotateEndpointSecret' | 'webhooks.rotateSecret' | 'webhooks.secretIntro';
 export type UiTexts = Record<UiTextKey, string>;
 
 /** Each language by its own name, for the language picker. */
@@ -75,6 +75,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'Console',
     'nav.docs': 'Docs',
     'nav.playground': 'Playground',
+    'playground.cannotAfford': 'Generate is off: this holds up to {max} credits and your playground balance is {available}.',
     'playground.charged': 'Charged {credits} credits ({cost} USD) for {seconds} s.',
     'playground.generate': 'Generate',
     'playground.heading': 'Playground · {balance} free credits left',
@@ -187,6 +188,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': '控制台',
     'nav.docs': '文档',
     'nav.playground': '体验区',
+    'playground.cannotAfford': '“生成”已停用：此任务最多冻结 {max} 积分，而你的体验余额为 {available}。',
     'playground.charged': '已扣除 {credits} 积分（{cost} 美元），时长 {seconds} 秒。',
     'playground.generate': '生成',
     'playground.heading': '体验区 · 剩余 {balance} 免费积分',
@@ -299,6 +301,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': '主控台',
     'nav.docs': '文件',
     'nav.playground': '體驗區',
+    'playground.cannotAfford': '「產生」已停用：此任務最多保留 {max} 點，而你的體驗餘額為 {available}。',
     'playground.charged': '已扣除 {credits} 點（{cost} 美元），長度 {seconds} 秒。',
     'playground.generate': '生成',
     'playground.heading': '體驗區 · 剩餘 {balance} 免費點數',
@@ -411,6 +414,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'コンソール',
     'nav.docs': 'ドキュメント',
     'nav.playground': 'プレイグラウンド',
+    'playground.cannotAfford': '「生成」は無効です：このタスクは最大 {max} クレジットを確保しますが、プレイグラウンドの残高は {available} です。',
     'playground.charged': '{seconds} 秒分として {credits} クレジット（{cost} USD）を請求しました。',
     'playground.generate': '生成する',
     'playground.heading': 'プレイグラウンド · 無料クレジット残り {balance}',
@@ -523,6 +527,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': '콘솔',
     'nav.docs': '문서',
     'nav.playground': '플레이그라운드',
+    'playground.cannotAfford': '생성이 꺼져 있습니다: 이 작업은 최대 {max} 크레딧을 보류하지만 플레이그라운드 잔액은 {available}입니다.',
     'playground.charged': '{seconds}초 분량에 {credits} 크레딧({cost} USD)이 청구되었습니다.',
     'playground.generate': '생성',
     'playground.heading': '플레이그라운드 · 남은 무료 크레딧 {balance}',
@@ -635,6 +640,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'Konsole',
     'nav.docs': 'Dokumentation',
     'nav.playground': 'Testbereich',
+    'playground.cannotAfford': 'Generieren ist aus: Dies reserviert bis zu {max} Credits, Ihr Guthaben im Testbereich beträgt {available}.',
     'playground.charged': '{credits} Credits ({cost} USD) für {seconds} s berechnet.',
     'playground.generate': 'Generieren',
     'playground.heading': 'Testbereich · noch {balance} Gratis-Credits',
@@ -747,6 +753,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'Console',
     'nav.docs': 'Documentation',
     'nav.playground': 'Bac à sable',
+    'playground.cannotAfford': 'Générer est désactivé : cette tâche réserve jusqu\'à {max} crédits et votre solde du bac à sable est de {available}.',
     'playground.charged': '{credits} crédits ({cost} USD) facturés pour {seconds} s.',
     'playground.generate': 'Générer',
     'playground.heading': 'Bac à sable · {balance} crédits gratuits restants',
@@ -859,6 +866,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'Consola',
     'nav.docs': 'Documentación',
     'nav.playground': 'Zona de pruebas',
+    'playground.cannotAfford': 'Generar está desactivado: esto reserva hasta {max} créditos y tu saldo de la zona de pruebas es {available}.',
     'playground.charged': 'Se cobraron {credits} créditos ({cost} USD) por {seconds} s.',
     'playground.generate': 'Generar',
     'playground.heading': 'Zona de pruebas · quedan {balance} créditos gratis',
@@ -971,6 +979,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'Console',
     'nav.docs': 'Documentação',
     'nav.playground': 'Área de testes',
+    'playground.cannotAfford': 'Gerar está desativado: isto reserva até {max} créditos e seu saldo da área de testes é {available}.',
     'playground.charged': 'Cobrados {credits} créditos ({cost} USD) por {seconds} s.',
     'playground.generate': 'Gerar',
     'playground.heading': 'Área de testes · {balance} créditos grátis restantes',
@@ -1083,6 +1092,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'Консоль',
     'nav.docs': 'Документация',
     'nav.playground': 'Песочница',
+    'playground.cannotAfford': 'Кнопка «Создать» отключена: задача резервирует до {max} кредитов, а баланс песочницы — {available}.',
     'playground.charged': 'Списано {credits} кредитов ({cost} USD) за {seconds} с.',
     'playground.generate': 'Сгенерировать',
     'playground.heading': 'Песочница · осталось бесплатных кредитов: {balance}',
@@ -1195,6 +1205,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'Console',
     'nav.docs': 'Documentazione',
     'nav.playground': 'Area di prova',
+    'playground.cannotAfford': 'Genera è disattivato: questa attività trattiene fino a {max} crediti e il saldo dell\'area di prova è {available}.',
     'playground.charged': 'Addebitati {credits} crediti ({cost} USD) per {seconds} s.',
     'playground.generate': 'Genera',
     'playground.heading': 'Area di prova · {balance} crediti gratuiti rimasti',
@@ -1307,6 +1318,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'nav.console': 'Konsola',
     'nav.docs': 'Dokumentacja',
     'nav.playground': 'Piaskownica',
+    'playground.cannotAfford': 'Generowanie jest wyłączone: zadanie blokuje do {max} kredytów, a saldo piaskownicy wynosi {available}.',
     'playground.charged': 'Pobrano {credits} kredytów ({cost} USD) za {seconds} s.',
     'playground.generate': 'Generuj',
     'playground.heading': 'Piaskownica · pozostało darmowych kredytów: {balance}',

@@ -36,6 +36,8 @@ describe('the playground and the console in a browser', () => {
   let page: Page;
   const foreign: string[] = [];
   const problems: string[] = [];
+  /** Every live quote the pages asked for, and its answer's status. */
+  const quotes: { status: number }[] = [];
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -66,6 +68,9 @@ describe('the playground and the console in a browser', () => {
     });
     page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+    page.on('response', (response) => {
+      if (new URL(response.url()).pathname === '/playground/api/quote') quotes.push({ status: response.status() });
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -100,6 +105,8 @@ describe('the playground and the console in a browser', () => {
     expect(runnable.length).toBeGreaterThan(0);
     await page.locator('#f-prompt').waitFor();
     expect(await page.locator('#model').inputValue()).toBe(runnable[0].id);
+    // An untouched form is not quoted: no request, so no 400 for the prompt it does not have yet (issue 28, item 8).
+    expect(quotes).toEqual([]);
     // Nothing typed yet: a hint where the price will be, no field error, Generate available.
     await expect
       .poll(() => page.locator('#quote').innerText(), { timeout: 5000 })
@@ -116,8 +123,39 @@ describe('the playground and the console in a browser', () => {
     await expect.poll(() => page.locator('#err-prompt').innerText(), { timeout: 5000 }).not.toBe('');
   }, 30_000);
 
+  it('says "from" what a task costs without a reference video, quotes nothing untouched, and turns Generate off with the reason past the balance (issue 28, item 8)', async () => {
+    // A model whose 5 s clip costs 9 only with a reference video (its published minimum) and 19 without one.
+    const mini = 'vendor_a/family_a-2.0-mini/reference-to-video';
+    expect(catalogue.get(mini)!.info.pricing.minimumFor5sCredits).toBe(9);
+    expect(await page.locator(`#model option[value="${mini}"]`).innerText()).toContain('from 19 credits / 5 s');
+    // Another model, untouched: still nothing asked.
+    const asked = quotes.length;
+    const expensive = 'vendor_b/family_b-1.1/text-to-video';
+    await page.locator('#model').selectOption(expensive);
+    await page.locator('#f-prompt').waitFor();
+    await page.waitForTimeout(400);
+    expect(quotes.length).toBe(asked);
+    expect(await page.locator('#quote').innerText()).toBe(UI_TEXT.en['playground.startHint']);
+    // A prompt: the quote holds more than the 30 credits, so Generate is off and says why.
+    await page.locator('#f-prompt').fill('a lighthouse at dusk');
+    await expect.poll(() => page.locator('#quote').getAttribute('data-credits'), { timeout: 5000 }).not.toBeNull();
+    const checked = catalogue.get(expensive)!.validate({ prompt: 'a lighthouse at dusk' });
+    if (!checked.ok) throw new Error('the expensive model needs more than a prompt');
+    const max = catalogue.get(expensive)!.price(checked.value).maxCredits;
+    expect(max).toBeGreaterThan(30);
+    expect(await page.locator('#submit').isDisabled()).toBe(true);
+    expect(await page.locator('#submit-reason').innerText()).toBe(
+      UI_TEXT.en['playground.cannotAfford'].replace('{max}', String(max)).replace('{available}', '30'),
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-unaffordable.png'), fullPage: true });
+  }, 30_000);
+
   it('generates the form from the schema, quotes live, shows field errors, runs to success and plays the video', async () => {
     await page.locator('#model').selectOption(MODEL);
+    // Within the balance again: Generate on, no reason shown.
+    await page.locator('#f-prompt').fill('a lighthouse at dusk');
+    await expect.poll(() => page.locator('#submit').isDisabled(), { timeout: 5000 }).toBe(false);
+    expect(await page.locator('#submit-reason').innerText()).toBe('');
     // Generated controls: an enum select with its default, a bounded integer, a checkbox.
     expect(await page.locator('#f-resolution').inputValue()).toBe('768p');
     expect(await page.locator('#f-duration_seconds').getAttribute('max')).toBe('15');
