@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/build.js';
+import { FalQueueServer } from '../support/fal-queue-server.js';
 import { JobsProtocolServer, refusedUrl } from '../support/jobs-protocol-server.js';
 import { OpenAiVideosServer } from '../support/openai-videos-server.js';
 import { ReplicateServer } from '../support/replicate-server.js';
@@ -39,10 +40,11 @@ describe('the start-up probe', () => {
   const jobs = new JobsProtocolServer({ apiKey: GOOD });
   const openai = new OpenAiVideosServer();
   const replicate = new ReplicateServer({ apiKey: GOOD });
+  const fal = new FalQueueServer({ apiKey: GOOD });
   let dir: string;
   let file: string;
   beforeAll(async () => {
-    await Promise.all([jobs.start(), openai.start(), replicate.start()]);
+    await Promise.all([jobs.start(), openai.start(), replicate.start(), fal.start()]);
     dir = mkdtempSync(join(tmpdir(), 'mf-probe-'));
     file = join(dir, 'deployments.yaml');
     writeFileSync(
@@ -57,6 +59,8 @@ describe('the start-up probe', () => {
         `  relay-api: { kind: openai-videos, baseUrl: "${jobs.baseUrl}", secretEnv: GOOD_KEY }`,
         `  repl: { kind: replicate, baseUrl: "${replicate.baseUrl}", secretEnv: GOOD_KEY }`,
         `  repl-refused: { kind: replicate, baseUrl: "${replicate.baseUrl}", secretEnv: BAD_KEY }`,
+        `  fal: { kind: fal-queue, baseUrl: "${fal.baseUrl}", secretEnv: GOOD_KEY }`,
+        `  fal-refused: { kind: fal-queue, baseUrl: "${fal.baseUrl}", secretEnv: BAD_KEY }`,
         '  local: { kind: simulator }',
         'models:',
         '  vendor_d/family_d/reference-to-video:',
@@ -65,12 +69,14 @@ describe('the start-up probe', () => {
         '    - { upstream: wrongpath }',
         '    - { upstream: dead }',
         '    - { upstream: local }',
+        '    - { upstream: fal, upstreamModel: fal-ai/family-d/reference-to-video }',
+        '    - { upstream: fal-refused, upstreamModel: fal-ai/family-d/reference-to-video }',
         '',
       ].join('\n'),
     );
   });
   afterAll(async () => {
-    await Promise.all([jobs.close(), openai.close(), replicate.close()]);
+    await Promise.all([jobs.close(), openai.close(), replicate.close(), fal.close()]);
   });
 
   const expected = [
@@ -82,6 +88,9 @@ describe('the start-up probe', () => {
     /upstream relay-api \(openai-videos\): wrong path \(GET \/api\/v1\/videos: status 404\)/,
     /upstream repl \(replicate\): ok \(GET \/v1\/account: status 200\)/,
     /upstream repl-refused \(replicate\): key refused \(GET \/v1\/account: status 401\)/,
+    // fal: the status of a request never made, under the routed app's owner and alias (404: the queue answered, the key taken).
+    /upstream fal \(fal-queue\): ok \(GET \/fal-ai\/family-d\/requests\/0{8}-0{4}-0{4}-0{4}-0{12}\/status: status 404\)/,
+    /upstream fal-refused \(fal-queue\): key refused \(GET \/fal-ai\/family-d\/requests\/\S+\/status: status 401\)/,
   ];
 
   it('deployments check --probe: one line per upstream, exit 1 when one fails, no key, nothing created', async () => {
