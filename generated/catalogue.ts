@@ -46,6 +46,8 @@ export interface ModelInfo {
       assumedSeconds: number;
     } | null;
     minimumFor5sCredits: number;
+    /** The same when no optional reference list is given (rates needing one, as with_video, left out): what the playground says "from". */
+    minimumFor5sWithoutReferencesCredits: number;
   };
   outputSizes: Record<string, Record<string, string>> | null;
   /** The output file (spec/shared/output.yaml and the model's `output` block). */
@@ -121,7 +123,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: null,
     output: {
@@ -265,7 +268,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 17
+      minimumFor5sCredits: 17,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720' },
@@ -411,7 +415,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720' },
@@ -532,7 +537,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: null,
     output: {
@@ -681,7 +687,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 19
+      minimumFor5sCredits: 19,
+      minimumFor5sWithoutReferencesCredits: 19
     },
     outputSizes: null,
     output: {
@@ -836,7 +843,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 9
+      minimumFor5sCredits: 9,
+      minimumFor5sWithoutReferencesCredits: 19
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720' },
@@ -993,7 +1001,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 19
+      minimumFor5sCredits: 19,
+      minimumFor5sWithoutReferencesCredits: 19
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720' },
@@ -1125,7 +1134,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 19
+      minimumFor5sCredits: 19,
+      minimumFor5sWithoutReferencesCredits: 19
     },
     outputSizes: null,
     output: {
@@ -1275,7 +1285,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 53
+      minimumFor5sCredits: 53,
+      minimumFor5sWithoutReferencesCredits: 53
     },
     outputSizes: null,
     output: {
@@ -1433,7 +1444,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 33
+      minimumFor5sCredits: 33,
+      minimumFor5sWithoutReferencesCredits: 53
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720', '1080p': '1920x1080', '4k': '3840x2160' },
@@ -1588,7 +1600,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 53
+      minimumFor5sCredits: 53,
+      minimumFor5sWithoutReferencesCredits: 53
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720', '1080p': '1920x1080', '4k': '3840x2160' },
@@ -1718,7 +1731,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 53
+      minimumFor5sCredits: 53,
+      minimumFor5sWithoutReferencesCredits: 53
     },
     outputSizes: null,
     output: {
@@ -1861,7 +1875,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 93
+      minimumFor5sCredits: 93,
+      minimumFor5sWithoutReferencesCredits: 93
     },
     outputSizes: null,
     output: {
@@ -2013,7 +2028,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 56
+      minimumFor5sCredits: 56,
+      minimumFor5sWithoutReferencesCredits: 93
     },
     outputSizes: {
       '21:9': { '480p': '1120x480', '720p': '1680x720', '1080p': '2520x1080' },
@@ -2167,7 +2183,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 93
+      minimumFor5sCredits: 93,
+      minimumFor5sWithoutReferencesCredits: 93
     },
     outputSizes: {
       '21:9': { '480p': '1120x480', '720p': '1680x720', '1080p': '2520x1080' },
@@ -2296,7 +2313,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 93
+      minimumFor5sCredits: 93,
+      minimumFor5sWithoutReferencesCredits: 93
     },
     outputSizes: null,
     output: {
@@ -2439,7 +2457,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 105
+      minimumFor5sCredits: 105,
+      minimumFor5sWithoutReferencesCredits: 105
     },
     outputSizes: null,
     output: {
@@ -2558,7 +2577,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 105
+      minimumFor5sCredits: 105,
+      minimumFor5sWithoutReferencesCredits: 105
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080' },
@@ -2672,7 +2692,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 105
+      minimumFor5sCredits: 105,
+      minimumFor5sWithoutReferencesCredits: 105
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080' },
@@ -2801,7 +2822,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 17
+      minimumFor5sCredits: 17,
+      minimumFor5sWithoutReferencesCredits: 17
     },
     outputSizes: null,
     output: {
@@ -2960,7 +2982,8 @@ const INFO: ModelInfo[] = [
         holdAssumesSeconds: 5
       },
       sourceClip: null,
-      minimumFor5sCredits: 17
+      minimumFor5sCredits: 17,
+      minimumFor5sWithoutReferencesCredits: 17
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080' },
@@ -3105,7 +3128,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 49
+      minimumFor5sCredits: 49,
+      minimumFor5sWithoutReferencesCredits: 49
     },
     outputSizes: null,
     output: {
@@ -3233,7 +3257,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: { field: 'reference_video_urls', maxTotalSeconds: 5, holdAssumesSeconds: 5 },
       sourceClip: null,
-      minimumFor5sCredits: 49
+      minimumFor5sCredits: 49,
+      minimumFor5sWithoutReferencesCredits: 49
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080' },
@@ -3364,7 +3389,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 49
+      minimumFor5sCredits: 49,
+      minimumFor5sWithoutReferencesCredits: 49
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080' },
@@ -3491,7 +3517,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 46
+      minimumFor5sCredits: 46,
+      minimumFor5sWithoutReferencesCredits: 46
     },
     outputSizes: null,
     output: {
@@ -3652,7 +3679,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 46
+      minimumFor5sCredits: 46,
+      minimumFor5sWithoutReferencesCredits: 46
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720', '1080p': '1920x1080' },
@@ -3809,7 +3837,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 46
+      minimumFor5sCredits: 46,
+      minimumFor5sWithoutReferencesCredits: 46
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720', '1080p': '1920x1080' },
@@ -3926,7 +3955,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 46
+      minimumFor5sCredits: 46,
+      minimumFor5sWithoutReferencesCredits: 46
     },
     outputSizes: null,
     output: {
@@ -4063,7 +4093,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 176
+      minimumFor5sCredits: 176,
+      minimumFor5sWithoutReferencesCredits: 176
     },
     outputSizes: null,
     output: {
@@ -4225,7 +4256,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 176
+      minimumFor5sCredits: 176,
+      minimumFor5sWithoutReferencesCredits: 176
     },
     outputSizes: {
       '16:9': { '1080p': '1920x1080', '2k': '2560x1440', '4k': '3840x2160' },
@@ -4383,7 +4415,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 176
+      minimumFor5sCredits: 176,
+      minimumFor5sWithoutReferencesCredits: 176
     },
     outputSizes: {
       '16:9': { '1080p': '1920x1080', '2k': '2560x1440', '4k': '3840x2160' },
@@ -4502,7 +4535,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 176
+      minimumFor5sCredits: 176,
+      minimumFor5sWithoutReferencesCredits: 176
     },
     outputSizes: null,
     output: {
@@ -4640,7 +4674,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 108
+      minimumFor5sCredits: 108,
+      minimumFor5sWithoutReferencesCredits: 108
     },
     outputSizes: null,
     output: {
@@ -4802,7 +4837,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 108
+      minimumFor5sCredits: 108,
+      minimumFor5sWithoutReferencesCredits: 108
     },
     outputSizes: {
       '16:9': { '1080p': '1920x1080', '2k': '2560x1440', '4k': '3840x2160' },
@@ -4960,7 +4996,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 108
+      minimumFor5sCredits: 108,
+      minimumFor5sWithoutReferencesCredits: 108
     },
     outputSizes: {
       '16:9': { '1080p': '1920x1080', '2k': '2560x1440', '4k': '3840x2160' },
@@ -5079,7 +5116,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 108
+      minimumFor5sCredits: 108,
+      minimumFor5sWithoutReferencesCredits: 108
     },
     outputSizes: null,
     output: {
@@ -5217,7 +5255,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: null,
     output: {
@@ -5378,7 +5417,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720', '1080p': '1920x1080' },
@@ -5535,7 +5575,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '720p': '1280x720', '1080p': '1920x1080' },
@@ -5652,7 +5693,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: null,
     output: {
@@ -5784,7 +5826,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 162
+      minimumFor5sCredits: 162,
+      minimumFor5sWithoutReferencesCredits: 162
     },
     outputSizes: null,
     output: {
@@ -5905,7 +5948,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 162
+      minimumFor5sCredits: 162,
+      minimumFor5sWithoutReferencesCredits: 162
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080' },
@@ -6041,7 +6085,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 162
+      minimumFor5sCredits: 162,
+      minimumFor5sWithoutReferencesCredits: 162
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080' },
@@ -6196,7 +6241,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 51
+      minimumFor5sCredits: 51,
+      minimumFor5sWithoutReferencesCredits: 51
     },
     outputSizes: null,
     output: {
@@ -6384,7 +6430,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 51
+      minimumFor5sCredits: 51,
+      minimumFor5sWithoutReferencesCredits: 51
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080', '4k': '3840x2160' },
@@ -6596,7 +6643,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: false },
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 51
+      minimumFor5sCredits: 51,
+      minimumFor5sWithoutReferencesCredits: 51
     },
     outputSizes: {
       '16:9': { '720p': '1280x720', '1080p': '1920x1080', '4k': '3840x2160' },
@@ -6731,7 +6779,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: { with_video: true, generate_audio: false },
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'clip-length', assumedSeconds: 15 },
-      minimumFor5sCredits: 76
+      minimumFor5sCredits: 76,
+      minimumFor5sWithoutReferencesCredits: 76
     },
     outputSizes: null,
     output: {
@@ -6869,7 +6918,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 45
+      minimumFor5sCredits: 45,
+      minimumFor5sWithoutReferencesCredits: 45
     },
     outputSizes: null,
     output: {
@@ -7014,7 +7064,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 45
+      minimumFor5sCredits: 45,
+      minimumFor5sWithoutReferencesCredits: 45
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '540p': '960x540', '768p': '1366x768', '1080p': '1920x1080' },
@@ -7174,7 +7225,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 45
+      minimumFor5sCredits: 45,
+      minimumFor5sWithoutReferencesCredits: 45
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '540p': '960x540', '768p': '1366x768', '1080p': '1920x1080' },
@@ -7310,7 +7362,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 45
+      minimumFor5sCredits: 45,
+      minimumFor5sWithoutReferencesCredits: 45
     },
     outputSizes: null,
     output: {
@@ -7466,7 +7519,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 45
+      minimumFor5sCredits: 45,
+      minimumFor5sWithoutReferencesCredits: 45
     },
     outputSizes: null,
     output: {
@@ -7611,7 +7665,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 45
+      minimumFor5sCredits: 45,
+      minimumFor5sWithoutReferencesCredits: 45
     },
     outputSizes: {
       '16:9': { '480p': '854x480', '540p': '960x540', '768p': '1366x768', '1080p': '1920x1080' },
@@ -7771,7 +7826,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 45
+      minimumFor5sCredits: 45,
+      minimumFor5sWithoutReferencesCredits: 45
     },
     outputSizes: null,
     output: {
@@ -7924,7 +7980,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 28
+      minimumFor5sCredits: 28,
+      minimumFor5sWithoutReferencesCredits: 28
     },
     outputSizes: null,
     output: {
@@ -8062,7 +8119,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 28
+      minimumFor5sCredits: 28,
+      minimumFor5sWithoutReferencesCredits: 28
     },
     outputSizes: {
       '16:9': { '768p': '1366x768', '2k': '2560x1440' },
@@ -8208,7 +8266,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 28
+      minimumFor5sCredits: 28,
+      minimumFor5sWithoutReferencesCredits: 28
     },
     outputSizes: {
       '16:9': { '768p': '1366x768', '2k': '2560x1440' },
@@ -8328,7 +8387,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 28
+      minimumFor5sCredits: 28,
+      minimumFor5sWithoutReferencesCredits: 28
     },
     outputSizes: null,
     output: {
@@ -8475,7 +8535,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: null,
     output: {
@@ -8608,7 +8669,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: null,
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: {
       '16:9': { '540p': '960x540', '720p': '1280x720', '1080p': '1920x1080', '2k': '2560x1440', '4k': '3840x2160' },
@@ -8744,7 +8806,8 @@ const INFO: ModelInfo[] = [
       fixedOptions: {},
       referenceClips: null,
       sourceClip: { field: 'video_url', output: 'joined', billSourceSeconds: false, assumedSeconds: 5 },
-      minimumFor5sCredits: 34
+      minimumFor5sCredits: 34,
+      minimumFor5sWithoutReferencesCredits: 34
     },
     outputSizes: null,
     output: {

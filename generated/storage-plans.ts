@@ -19,6 +19,9 @@ export const STORAGE_PLANS: readonly StoragePlan[] = [
 /** Lifetime purchases at which storage unlocks: the first plan with room (named in the storage_locked message). */
 export const STORAGE_UNLOCK_CREDITS: number = 1000;
 
+/** The least room of a console user's playground library, whatever the user's own plan (`playground` in the spec file). */
+export const PLAYGROUND_STORAGE_BYTES: number = 104857600;
+
 /** The plan of an account whose owner has purchased `purchasedCredits` in all. */
 export function storagePlanFor(purchasedCredits: number): StoragePlan {
   let plan = STORAGE_PLANS[0];

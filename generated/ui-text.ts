@@ -7,7 +7,7 @@
  */
 import type { Language } from './errors.js';
 
-export type UiTextKey = 'auth.email' | 'auth.password' | 'auth.signIn' | 'auth.signOut' | 'auth.signUp' | 'auth.title' | 'balance.summary' | 'common.loading' | 'common.networkError' | 'console.accountId' | 'console.balance' | 'console.deliveries' | 'console.keys' | 'console.settings' | 'console.shownOnce' | 'console.tasks' | 'console.usage' | 'console.webhooks' | 'deliveries.colAttempts' | 'deliveries.colDelivery' | 'deliveries.colEvent' | 'deliveries.colKind' | 'deliveries.colLastStatus' | 'deliveries.colState' | 'deliveries.colTask' | 'deliveries.refresh' | 'deliveries.resend' | 'delivery.delivered' | 'delivery.failed' | 'delivery.kindCallback' | 'delivery.kindEndpoint' | 'delivery.pending' | 'form.markers' | 'form.range' | 'form.urlsPlaceholder' | 'keys.colCreated' | 'keys.colKey' | 'keys.colWorkspace' | 'keys.createPersonal' | 'keys.createTeam' | 'keys.newKey' | 'keys.none' | 'keys.revoke' | 'keys.revokedOn' | 'keys.teamPlaceholder' | 'nav.console' | 'nav.docs' | 'nav.playground' | 'operator.accounts' | 'operator.addCredits' | 'operator.added' | 'operator.audit' | 'operator.balance' | 'operator.chartTitle' | 'operator.colAccount' | 'operator.colAction' | 'operator.colAddress' | 'operator.colAvailable' | 'operator.colDeployment' | 'operator.colDetails' | 'operator.colFailures' | 'operator.colInFlight' | 'operator.colLastFailure' | 'operator.colState' | 'operator.colTarget' | 'operator.colUsers' | 'operator.colWhen' | 'operator.colWho' | 'operator.cost' | 'operator.credits' | 'operator.deployments' | 'operator.margin' | 'operator.marginTotal' | 'operator.none' | 'operator.note' | 'operator.open' | 'operator.revenue' | 'operator.search' | 'operator.searchPlaceholder' | 'operator.usage' | 'playground.charged' | 'playground.generate' | 'playground.heading' | 'playground.model' | 'playground.modelOption' | 'playground.noQuote' | 'playground.quote' | 'playground.result' | 'playground.separate' | 'playground.startHint' | 'playground.task' | 'playground.unaffordable' | 'settings.language' | 'settings.languageBrowser' | 'settings.languageHint' | 'settings.payloadVersion' | 'settings.payloadVersionOption' | 'settings.save' | 'settings.saved' | 'state.canceled' | 'state.expired' | 'state.failed' | 'state.queued' | 'state.running' | 'state.succeeded' | 'tasks.colCreated' | 'tasks.colCredits' | 'tasks.colModel' | 'tasks.colState' | 'tasks.colTask' | 'tasks.colWallet' | 'upload.done' | 'upload.label' | 'upload.lockedHint' | 'upload.uploading' | 'usage.axisCredits' | 'usage.chartTitle' | 'usage.colCredits' | 'usage.colModel' | 'usage.colTasks' | 'usage.day' | 'wallet.api' | 'wallet.playground' | 'webhooks.add' | 'webhooks.colEndpoint' | 'webhooks.colEvents' | 'webhooks.colState' | 'webhooks.colUrl' | 'webhooks.delete' | 'webhooks.deleteConfirm' | 'webhooks.disable' | 'webhooks.disabled' | 'webhooks.enable' | 'webhooks.enabled' | 'webhooks.endpointSecret' | 'webhooks.endpointSecretRotated' | 'webhooks.endpoints' | 'webhooks.endpointsIntro' | 'webhooks.newSecret' | 'webhooks.newUrl' | 'webhooks.rotateEndpointSecret' | 'webhooks.rotateSecret' | 'webhooks.secretIntro';
+export type UiTextKey = 'auth.email' | 'auth.password' | 'auth.signIn' | 'auth.signOut' | 'auth.signUp' | 'auth.title' | 'balance.summary' | 'common.loading' | 'common.networkError' | 'console.accountId' | 'console.balance' | 'console.deliveries' | 'console.keys' | 'console.settings' | 'console.shownOnce' | 'console.tasks' | 'console.usage' | 'console.webhooks' | 'deliveries.colAttempts' | 'deliveries.colDelivery' | 'deliveries.colEvent' | 'deliveries.colKind' | 'deliveries.colLastStatus' | 'deliveries.colState' | 'deliveries.colTask' | 'deliveries.refresh' | 'deliveries.resend' | 'delivery.delivered' | 'delivery.failed' | 'delivery.kindCallback' | 'delivery.kindEndpoint' | 'delivery.pending' | 'form.markers' | 'form.range' | 'form.urlsPlaceholder' | 'keys.colCreated' | 'keys.colKey' | 'keys.colWorkspace' | 'keys.createPersonal' | 'keys.createTeam' | 'keys.newKey' | 'keys.none' | 'keys.revoke' | 'keys.revokedOn' | 'keys.teamPlaceholder' | 'nav.console' | 'nav.docs' | 'nav.playground' | 'operator.accounts' | 'operator.addCredits' | 'operator.added' | 'operator.audit' | 'operator.balance' | 'operator.chartTitle' | 'operator.colAccount' | 'operator.colAction' | 'operator.colAddress' | 'operator.colAvailable' | 'operator.colDeployment' | 'operator.colDetails' | 'operator.colFailures' | 'operator.colInFlight' | 'operator.colLastFailure' | 'operator.colState' | 'operator.colTarget' | 'operator.colUsers' | 'operator.colWhen' | 'operator.colWho' | 'operator.cost' | 'operator.credits' | 'operator.deployments' | 'operator.margin' | 'operator.marginTotal' | 'operator.none' | 'operator.note' | 'operator.open' | 'operator.revenue' | 'operator.search' | 'operator.searchPlaceholder' | 'operator.usage' | 'playground.cannotAfford' | 'playground.charged' | 'playground.generate' | 'playground.heading' | 'playground.model' | 'playground.modelOption' | 'playground.noQuote' | 'playground.quote' | 'playground.result' | 'playground.separate' | 'playground.startHint' | 'playground.task' | 'playground.unaffordable' | 'settings.language' | 'settings.languageBrowser' | 'settings.languageHint' | 'settings.payloadVersion' | 'settings.payloadVersionOption' | 'settings.save' | 'settings.saved' | 'state.canceled' | 'state.expired' | 'state.failed' | 'state.queued' | 'state.running' | 'state.succeeded' | 'tasks.colCreated' | 'tasks.colCredits' | 'tasks.colModel' | 'tasks.colState' | 'tasks.colTask' | 'tasks.colWallet' | 'upload.done' | 'upload.label' | 'upload.lockedHint' | 'upload.uploading' | 'usage.axisCredits' | 'usage.chartTitle' | 'usage.colCredits' | 'usage.colModel' | 'usage.colTasks' | 'usage.day' | 'wallet.api' | 'wallet.playground' | 'webhooks.add' | 'webhooks.colEndpoint' | 'webhooks.colEvents' | 'webhooks.colState' | 'webhooks.colUrl' | 'webhooks.delete' | 'webhooks.deleteConfirm' | 'webhooks.disable' | 'webhooks.disabled' | 'webhooks.enable' | 'webhooks.enabled' | 'webhooks.endpointSecret' | 'webhooks.endpointSecretRotated' | 'webhooks.endpoints' | 'webhooks.endpointsIntro' | 'webhooks.newSecret' | 'webhooks.newUrl' | 'webhooks.rotateEndpointSecret' | 'webhooks.rotateSecret' | 'webhooks.secretIntro';
 export type UiTexts = Record<UiTextKey, string>;
 
 /** Each language by its own name, for the language picker. */
@@ -108,6 +108,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': 'Search',
     'operator.searchPlaceholder': 'Email or account id',
     'operator.usage': 'Last {days} days: {tasks} tasks, {credits} credits.',
+    'playground.cannotAfford': 'Generate is off: this holds up to {max} credits and your playground balance is {available}.',
     'playground.charged': 'Charged {credits} credits ({cost} USD) for {seconds} s.',
     'playground.generate': 'Generate',
     'playground.heading': 'Playground · {balance} free credits left',
@@ -253,6 +254,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': '搜索',
     'operator.searchPlaceholder': '邮箱或账户 ID',
     'operator.usage': '最近 {days} 天：{tasks} 个任务，{credits} 积分。',
+    'playground.cannotAfford': '“生成”已停用：此任务最多冻结 {max} 积分，而你的体验余额为 {available}。',
     'playground.charged': '已扣除 {credits} 积分（{cost} 美元），时长 {seconds} 秒。',
     'playground.generate': '生成',
     'playground.heading': '体验区 · 剩余 {balance} 免费积分',
@@ -398,6 +400,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': '搜尋',
     'operator.searchPlaceholder': '電子郵件或帳戶 ID',
     'operator.usage': '最近 {days} 天：{tasks} 個任務，{credits} 點數。',
+    'playground.cannotAfford': '「產生」已停用：此任務最多保留 {max} 點，而你的體驗餘額為 {available}。',
     'playground.charged': '已扣除 {credits} 點（{cost} 美元），長度 {seconds} 秒。',
     'playground.generate': '生成',
     'playground.heading': '體驗區 · 剩餘 {balance} 免費點數',
@@ -543,6 +546,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': '検索',
     'operator.searchPlaceholder': 'メールアドレスまたはアカウント ID',
     'operator.usage': '直近 {days} 日: {tasks} 件のタスク、{credits} クレジット。',
+    'playground.cannotAfford': '「生成」は無効です：このタスクは最大 {max} クレジットを確保しますが、プレイグラウンドの残高は {available} です。',
     'playground.charged': '{seconds} 秒分として {credits} クレジット（{cost} USD）を請求しました。',
     'playground.generate': '生成する',
     'playground.heading': 'プレイグラウンド · 無料クレジット残り {balance}',
@@ -688,6 +692,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': '검색',
     'operator.searchPlaceholder': '이메일 또는 계정 ID',
     'operator.usage': '최근 {days}일: 작업 {tasks}개, {credits} 크레딧.',
+    'playground.cannotAfford': '생성이 꺼져 있습니다: 이 작업은 최대 {max} 크레딧을 보류하지만 플레이그라운드 잔액은 {available}입니다.',
     'playground.charged': '{seconds}초 분량에 {credits} 크레딧({cost} USD)이 청구되었습니다.',
     'playground.generate': '생성',
     'playground.heading': '플레이그라운드 · 남은 무료 크레딧 {balance}',
@@ -833,6 +838,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': 'Suchen',
     'operator.searchPlaceholder': 'E-Mail oder Konto-ID',
     'operator.usage': 'Letzte {days} Tage: {tasks} Aufgaben, {credits} Credits.',
+    'playground.cannotAfford': 'Generieren ist aus: Dies reserviert bis zu {max} Credits, Ihr Guthaben im Testbereich beträgt {available}.',
     'playground.charged': '{credits} Credits ({cost} USD) für {seconds} s berechnet.',
     'playground.generate': 'Generieren',
     'playground.heading': 'Testbereich · noch {balance} Gratis-Credits',
@@ -978,6 +984,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': 'Rechercher',
     'operator.searchPlaceholder': 'E-mail ou identifiant de compte',
     'operator.usage': '{days} derniers jours : {tasks} tâches, {credits} crédits.',
+    'playground.cannotAfford': 'Générer est désactivé : cette tâche réserve jusqu\'à {max} crédits et votre solde du bac à sable est de {available}.',
     'playground.charged': '{credits} crédits ({cost} USD) facturés pour {seconds} s.',
     'playground.generate': 'Générer',
     'playground.heading': 'Bac à sable · {balance} crédits gratuits restants',
@@ -1123,6 +1130,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': 'Buscar',
     'operator.searchPlaceholder': 'Correo o id de cuenta',
     'operator.usage': 'Últimos {days} días: {tasks} tareas, {credits} créditos.',
+    'playground.cannotAfford': 'Generar está desactivado: esto reserva hasta {max} créditos y tu saldo de la zona de pruebas es {available}.',
     'playground.charged': 'Se cobraron {credits} créditos ({cost} USD) por {seconds} s.',
     'playground.generate': 'Generar',
     'playground.heading': 'Zona de pruebas · quedan {balance} créditos gratis',
@@ -1268,6 +1276,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': 'Buscar',
     'operator.searchPlaceholder': 'E-mail ou id da conta',
     'operator.usage': 'Últimos {days} dias: {tasks} tarefas, {credits} créditos.',
+    'playground.cannotAfford': 'Gerar está desativado: isto reserva até {max} créditos e seu saldo da área de testes é {available}.',
     'playground.charged': 'Cobrados {credits} créditos ({cost} USD) por {seconds} s.',
     'playground.generate': 'Gerar',
     'playground.heading': 'Área de testes · {balance} créditos grátis restantes',
@@ -1413,6 +1422,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': 'Найти',
     'operator.searchPlaceholder': 'Email или id аккаунта',
     'operator.usage': 'Последние {days} дн.: задач {tasks}, кредитов {credits}.',
+    'playground.cannotAfford': 'Кнопка «Создать» отключена: задача резервирует до {max} кредитов, а баланс песочницы — {available}.',
     'playground.charged': 'Списано {credits} кредитов ({cost} USD) за {seconds} с.',
     'playground.generate': 'Сгенерировать',
     'playground.heading': 'Песочница · осталось бесплатных кредитов: {balance}',
@@ -1558,6 +1568,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': 'Cerca',
     'operator.searchPlaceholder': 'Email o id dell\'account',
     'operator.usage': 'Ultimi {days} giorni: {tasks} attività, {credits} crediti.',
+    'playground.cannotAfford': 'Genera è disattivato: questa attività trattiene fino a {max} crediti e il saldo dell\'area di prova è {available}.',
     'playground.charged': 'Addebitati {credits} crediti ({cost} USD) per {seconds} s.',
     'playground.generate': 'Genera',
     'playground.heading': 'Area di prova · {balance} crediti gratuiti rimasti',
@@ -1703,6 +1714,7 @@ export const UI_TEXT: Record<Language, UiTexts> = {
     'operator.search': 'Szukaj',
     'operator.searchPlaceholder': 'E-mail lub id konta',
     'operator.usage': 'Ostatnie {days} dni: {tasks} zadań, {credits} kredytów.',
+    'playground.cannotAfford': 'Generowanie jest wyłączone: zadanie blokuje do {max} kredytów, a saldo piaskownicy wynosi {available}.',
     'playground.charged': 'Pobrano {credits} kredytów ({cost} USD) za {seconds} s.',
     'playground.generate': 'Generuj',
     'playground.heading': 'Piaskownica · pozostało darmowych kredytów: {balance}',

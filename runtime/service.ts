@@ -10,6 +10,7 @@ import { buildDeployments } from './routing/build.js';
 import type { Deployment } from './deployments/deployment.js';
 import { loadDeploymentsFile, type DeploymentsPlan } from './routing/deployments-file.js';
 import { Deployments } from './routing/router.js';
+import { recordServedPlan } from './routing/served-plan.js';
 import { UpstreamStats } from './routing/upstream-stats.js';
 import { FaultPoints } from './faults.js';
 import { buildApp, createHttpServer } from './http/app.js';
@@ -93,6 +94,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     plan =
       options.deploymentsPlan ??
       (config.deploymentsFile ? loadDeploymentsFile(config.deploymentsFile, config.environment) : undefined);
+    // What `deployments status` reads when no file is named: the plan this service serves.
+    if (!options.deployments) await recordServedPlan(db, plan);
   } catch (error) {
     await db.close();
     throw error;

@@ -853,6 +853,7 @@ export interface components {
             };
             markerDescription: string;
             markerExample: string;
+            /** @description What the picker says "from", per 5 s, without any optional reference list (ModelPricing.minimumFor5sWithoutReferencesCredits). */
             minimumFor5sCredits: number;
             mode: string;
             /** @description Pairs of a reference field and its kind. */

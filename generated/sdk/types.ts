@@ -4393,6 +4393,8 @@ export interface components {
         ModelPricing: {
             /** @description Charge of a five-second clip at the lowest tier, in credits. */
             minimumFor5sCredits: number;
+            /** @description The same without any optional reference list: the rates that need one (such as `with_video`, set by a reference video) left out. */
+            minimumFor5sWithoutReferencesCredits?: number;
             rates: components["schemas"]["PriceRate"][];
             /** @constant */
             unit: "credits_per_second";

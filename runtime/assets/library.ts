@@ -23,6 +23,8 @@ export interface LibraryOwner {
    * grant, not a purchase).
    */
   planAccountId?: string;
+  /** A console user's playground library: it has at least the playground's allowance (PLAYGROUND_STORAGE_BYTES) whatever the plan. */
+  playground?: boolean;
 }
 
 export function ownerOf(caller: Pick<Caller, 'accountId' | 'workspace'>): LibraryOwner {

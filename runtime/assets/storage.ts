@@ -1,6 +1,11 @@
 import type { Selectable } from 'kysely';
 import type { BlobSource, PutOptions } from '../blobs/blob-store.js';
-import { STORAGE_UNLOCK_CREDITS, storagePlanFor, type StoragePlan } from '../../generated/storage-plans.js';
+import {
+  PLAYGROUND_STORAGE_BYTES,
+  STORAGE_UNLOCK_CREDITS,
+  storagePlanFor,
+  type StoragePlan,
+} from '../../generated/storage-plans.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { Executor, Trx } from '../storage/executor.js';
@@ -44,8 +49,12 @@ export async function storageState(
     .executeTakeFirstOrThrow();
   const reserved = await reservedBytes(db, owner, now, exceptUpload);
   const purchased = await purchasedCredits(db, owner.planAccountId ?? owner.accountId);
+  const own = storagePlanFor(purchased);
   return {
-    plan: storagePlanFor(purchased),
+    plan:
+      owner.playground && own.limitBytes < PLAYGROUND_STORAGE_BYTES
+        ? { name: 'playground', minPurchasedCredits: 0, limitBytes: PLAYGROUND_STORAGE_BYTES }
+        : own,
     lifetimePurchasedCredits: purchased,
     usedBytes: Number(usage.used) + reserved,
     reservedBytes: reserved,

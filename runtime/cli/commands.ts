@@ -78,7 +78,14 @@ export const COMMANDS: Command[] = [
   {
     words: ['deployments', 'check'],
     summary: 'check a deployments file as serve would (problems as file:line:col), starting nothing',
-    flags: { deployments: DEPLOYMENTS, json: JSON_OUT },
+    flags: {
+      deployments: DEPLOYMENTS,
+      probe: {
+        description:
+          'also probe each upstream (reachable, key accepted, path right) with a request that creates nothing',
+      },
+      json: JSON_OUT,
+    },
     load: deployments('deploymentsCheck'),
   },
   {

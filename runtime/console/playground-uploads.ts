@@ -6,10 +6,12 @@ import type { SessionUser } from './users.js';
 /**
  * The library playground uploads go to: the playground account's personal library (the one its
  * tasks read service:// references from). Its storage plan follows the user's own lifetime
- * purchases, recorded on the API account; the free playground credits are a grant, not a purchase.
+ * purchases, recorded on the API account (the free playground credits are a grant, not a purchase),
+ * with at least the playground's allowance (spec/storage-plans.yaml `playground`): a new user can
+ * try a model with an uploaded reference, as docs/console.md promises.
  */
 export function playgroundLibrary(user: SessionUser): LibraryOwner {
-  return { accountId: user.playgroundAccountId, library: 'personal', planAccountId: user.accountId };
+  return { accountId: user.playgroundAccountId, library: 'personal', planAccountId: user.accountId, playground: true };
 }
 
 /** The kind of file a model's reference field takes; 400 for an unknown model or a field that takes no file. */

@@ -106,15 +106,23 @@ export interface Deployment {
     headers: Record<string, string | string[] | undefined>;
     body: Buffer;
   }): boolean | Promise<boolean>;
-  /** Asks the upstream something that creates nothing, to learn whether it is reachable and takes the key; absent where the protocol has no such request. */
-  probe?(): Promise<ProbeResult>;
+  /**
+   * Asks the upstream something that creates nothing, to learn whether it is reachable, takes the
+   * key and answers at the configured path; absent where the protocol has no such request.
+   * `upstreamModel`: a model routed to it (fal's queue paths are per app).
+   */
+  probe?(upstreamModel?: string): Promise<ProbeResult>;
   /** Closes its connections (service shutdown). */
   close?(): void;
 }
 
+/** What a probe concluded: the upstream answered as expected, or which of the operator's settings is likely wrong. */
+export type ProbeOutcome = 'ok' | 'unreachable' | 'key refused' | 'wrong path' | 'failed';
+
 /** What an upstream's probe found (a request that creates nothing: reachable, key accepted, path right). */
 export interface ProbeResult {
   ok: boolean;
+  outcome: ProbeOutcome;
   /** The answer's HTTP status, when one came. */
   status?: number;
   detail: string;

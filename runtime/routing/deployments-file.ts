@@ -42,6 +42,8 @@ export interface RouteSpec {
 
 export interface DeploymentsPlan {
   file: string;
+  /** The file as read: what the service records as the plan it serves (it holds variable names, never a key). */
+  text: string;
   upstreams: Map<string, UpstreamSpec>;
   /** Model id -> its routes, in the file's order. */
   routes: Map<string, RouteSpec[]>;
@@ -103,7 +105,7 @@ export function usdToMicros(text: string): number | undefined {
  * all of them at once. Secrets are never in the file: `secretEnv` names the variable the key is
  * read from, here, at start, in `env` (the service's `Config.environment`).
  */
-export function loadDeploymentsFile(file: string, env: Environment): DeploymentsPlan {
+export function loadDeploymentsFile(file: string, env: Environment, options: ParseOptions = {}): DeploymentsPlan {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -112,10 +114,24 @@ export function loadDeploymentsFile(file: string, env: Environment): Deployments
       `${file}:1:1: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
     ]);
   }
-  return parseDeployments(file, text, env);
+  return parseDeployments(file, text, env, options);
 }
 
-export function parseDeployments(file: string, text: string, env: Environment = {}): DeploymentsPlan {
+export interface ParseOptions {
+  /**
+   * For a reader that sends nothing upstream (`deployments status`): the variables `secretEnv`
+   * names are not read nor required, and what depends on this process's environment
+   * (MEDIAFORGE_PUBLIC_URL for callbacks) is not checked. No `apiKey` is set.
+   */
+  withoutSecrets?: boolean;
+}
+
+export function parseDeployments(
+  file: string,
+  text: string,
+  env: Environment = {},
+  options: ParseOptions = {},
+): DeploymentsPlan {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
   const problems: string[] = [];
@@ -171,6 +187,7 @@ export function parseDeployments(file: string, text: string, env: Environment = 
       if (raw.secretEnv !== undefined) {
         if (typeof raw.secretEnv !== 'string' || !ENV_NAME.test(raw.secretEnv))
           problem([...here, 'secretEnv'], 'secretEnv must be the name of an environment variable');
+        else if (options.withoutSecrets) spec.secretEnv = raw.secretEnv;
         else if (!env[raw.secretEnv])
           problem(
             [...here, 'secretEnv'],
@@ -185,6 +202,22 @@ export function parseDeployments(file: string, text: string, env: Environment = 
       }
       if (raw.callbacks !== undefined && typeof raw.callbacks !== 'boolean')
         problem([...here, 'callbacks'], 'callbacks must be true or false');
+      else if (raw.callbacks === true && kind === 'openai-videos')
+        problem(
+          [...here, 'callbacks'],
+          'an upstream of kind openai-videos takes no callbacks: the Videos API has no completion callback (it is polled)',
+        );
+      // The callback URL is MEDIAFORGE_PUBLIC_URL's; without it the service names its listen address, which only an upstream on this host can reach.
+      else if (
+        raw.callbacks === true &&
+        !options.withoutSecrets &&
+        !env.MEDIAFORGE_PUBLIC_URL &&
+        !(url && isLoopback(url))
+      )
+        problem(
+          [...here, 'callbacks'],
+          `callbacks: true needs MEDIAFORGE_PUBLIC_URL, the address upstream ${name} calls back (unset, only an upstream on this host, a loopback baseUrl, could reach the service)`,
+        );
       spec.callbacks = raw.callbacks === true;
     }
     if (raw.maxInFlight !== undefined) {
@@ -307,8 +340,21 @@ export function parseDeployments(file: string, text: string, env: Environment = 
       cooldown = { failures: failures as number, ms: (seconds as number) * 1000 };
     }
   }
+  // Serve would then serve nothing, silently. Said only of an otherwise clean file: a file with other problems is refused for those.
+  if (isObject(data.models) && routes.size === 0 && problems.length === 0)
+    problem(
+      ['models'],
+      'the file routes no model: serve would serve nothing (list at least one model id under models)',
+    );
+
   if (problems.length) throw new DeploymentsFileError(problems);
-  return { file, upstreams, routes, cooldown };
+  return { file, text, upstreams, routes, cooldown };
+}
+
+/** Whether a URL names this host (127.0.0.0/8, ::1, localhost): an upstream there reaches the service's listen address. */
+function isLoopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function safeUrl(text: string): URL | undefined {

@@ -84,6 +84,13 @@ export class Deployments {
     return this.routesFor(model).find((r) => r.deployment.name === deploymentName);
   }
 
+  /** The model ids at a deployment of the file's routes to it (what a probe may ask about), in the file's order. */
+  upstreamModelsAt(name: string): string[] {
+    return [...(this.routes?.values() ?? [])]
+      .flat()
+      .flatMap((r) => (r.deployment.name === name ? [r.upstreamModel] : []));
+  }
+
   byName(name: string): Deployment | undefined {
     return this.all.find((d) => d.name === name);
   }

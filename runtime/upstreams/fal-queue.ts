@@ -1,6 +1,6 @@
 import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '../deployments/deployment.js';
 import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
@@ -9,6 +9,9 @@ import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 
 const PROTOCOL = 'fal-queue';
+/** The request id a probe asks about: no request has it. */
+const PROBE_REQUEST_ID = '00000000-0000-0000-0000-000000000000';
+
 /** fal-js's namespaces: an endpoint id under one of them has one segment more before the app's own path. */
 const NAMESPACES = ['workflows', 'comfy'];
 /** fal refuses a start timeout of a second or less (fal-js headers.ts). */
@@ -80,6 +83,16 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
       .join('/');
     const request = this.http.url(`/${base}/requests/${encodeURIComponent(id)}`).href;
     return { status: `${request}/status`, response: request, cancel: `${request}/cancel` };
+  }
+
+  /**
+   * The probe: the status of a request id that was never made, under the app routed here (fal-js
+   * `queue.status`), which creates nothing and needs the key. fal answers an unknown request and an
+   * unknown app alike (404), so the probe learns reachability and the key, not the app's path.
+   */
+  probe(upstreamModel?: string): Promise<ProbeResult> {
+    const app = upstreamModel ?? 'fal-ai/probe';
+    return this.probeGet(new URL(this.requestUrls(app, PROBE_REQUEST_ID).status), [200, 202, 404]);
   }
 
   async start(job: DeploymentJob): Promise<string> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '../deployments/deployment.js';
 import { mapInput } from './map-input.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
 import { UpstreamError, retryAfterMs } from '../deployments/upstream-error.js';
@@ -60,6 +60,11 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
   /** The Idempotency-Key of a task at this upstream: the same for every submit of the task, and nobody else's. */
   static idempotencyKey(taskId: string): string {
     return `mf-${createHash('sha256').update(`upstream-submit.${taskId}`).digest('base64url').slice(0, 32)}`;
+  }
+
+  /** The probe: the key's list of tasks (GET /jobs, the specification's listing), which creates nothing and needs the key; a baseUrl without `/api/v1` answers 404. */
+  probe(): Promise<ProbeResult> {
+    return this.probeGet(this.http.url('/jobs?limit=1'), [200]);
   }
 
   async start(job: DeploymentJob): Promise<string> {

@@ -1,6 +1,7 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
-import type { DeploymentJob } from '../deployments/deployment.js';
+import type { DeploymentJob, ProbeResult } from '../deployments/deployment.js';
+import { probeOfAnswer, probeOfError } from './probe-answer.js';
 import { inputMaps } from './map-input.js';
 import { resultStream, UpstreamHttp } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
@@ -50,6 +51,16 @@ export abstract class MappedUpstream {
       { ...this.options.results, ...(job.signal ? { signal: job.signal } : {}) },
       headers,
     );
+  }
+
+  /** A probe: one GET that creates nothing, with the key; `expected` are the protocol's own answers to it. */
+  protected async probeGet(target: URL, expected: readonly number[]): Promise<ProbeResult> {
+    try {
+      const answer = await this.http.json(target, { method: 'GET', timeoutMs: this.options.requestTimeoutMs });
+      return probeOfAnswer(`GET ${target.pathname}`, answer.status, expected);
+    } catch (error) {
+      return probeOfError(error);
+    }
   }
 
   close(): void {

@@ -1,6 +1,6 @@
 import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '../deployments/deployment.js';
 import { JobsDeployment } from './jobs.js';
 import { mapInput } from './map-input.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
@@ -58,6 +58,11 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
       { ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}), 'Accept-Language': 'en' },
       false,
     );
+  }
+
+  /** The probe: the list of videos (openai-node `videos.list()`, GET /videos), which creates nothing and needs the key; a baseUrl without the Videos API answers 404. */
+  probe(): Promise<ProbeResult> {
+    return this.probeGet(this.http.url('/videos?limit=1'), [200]);
   }
 
   async start(job: DeploymentJob): Promise<string> {

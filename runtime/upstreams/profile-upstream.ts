@@ -13,6 +13,7 @@ import { fillPath, fillTemplate, namedInputFields, type Names } from './profile-
 import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
 import { retryAfterMs } from '../deployments/upstream-error.js';
+import { probeOfAnswer, probeOfError } from './probe-answer.js';
 
 /** What is stored on the task: the submit's path (polls may repeat it) and the values `handle` captured. */
 interface ProfileHandle {
@@ -385,13 +386,12 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
   /** The profile's probe: a request that creates nothing (reachable, key accepted, path right). */
   async probe(): Promise<ProbeResult> {
     const probe = this.profile.probe;
-    if (!probe) return { ok: false, detail: `${this.kind}: the profile has no probe` };
+    if (!probe) return { ok: false, outcome: 'failed', detail: `${this.kind}: the profile has no probe` };
     try {
       const answer = await this.call(probe.method, probe.path, undefined);
-      const ok = probe.ok.includes(answer.status);
-      return { ok, status: answer.status, detail: `${probe.method} ${probe.path}: status ${answer.status}` };
+      return probeOfAnswer(`${probe.method} ${probe.path}`, answer.status, probe.ok);
     } catch (error) {
-      return { ok: false, detail: (error as Error).message };
+      return probeOfError(error);
     }
   }
 }

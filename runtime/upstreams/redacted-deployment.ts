@@ -72,8 +72,8 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
     ...(verifyCallback ? { verifyCallback: (request) => verifyCallback.call(inner, request) } : {}),
     ...(probe
       ? {
-          probe: async () => {
-            const found = await guarded(() => probe.call(inner));
+          probe: async (upstreamModel?: string) => {
+            const found = await guarded(() => probe.call(inner, upstreamModel));
             return { ...found, detail: redact(found.detail) };
           },
         }

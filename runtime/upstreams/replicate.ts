@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { providerMapping } from '../../generated/provider-mappings.js';
 import { MappedUpstream } from './mapped-upstream.js';
-import type { Deployment, DeploymentJob, DeploymentStatus } from '../deployments/deployment.js';
+import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '../deployments/deployment.js';
 import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
@@ -86,6 +86,11 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
 
   constructor(options: UpstreamOptions) {
     super(options, PROTOCOL, options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {});
+  }
+
+  /** The probe: the key's account (replicate-javascript `accounts.current()`, GET /account), which creates nothing; a baseUrl without `/v1` answers 404. */
+  probe(): Promise<ProbeResult> {
+    return this.probeGet(this.http.url('/account'), [200]);
   }
 
   async start(job: DeploymentJob): Promise<string> {

@@ -12,7 +12,8 @@ import { DownloadLog } from './slow-results.js';
  * main API answers it): POST /api/v1/jobs/createTask with a Bearer key and an Idempotency-Key (the
  * same key answers the same task), the envelope {code, msg, data}, GET /api/v1/jobs/recordInfo
  * (queued, running with progress, then succeeded with output.assets[].url on its own origin, or
- * failed with an English errorMessage), 404 for a task it does not know. Each behaviour a test
+ * failed with an English errorMessage), 404 for a task it does not know, GET /api/v1/jobs (one
+ * empty page of the key's tasks). Each behaviour a test
  * needs is a switch; what it received is recorded.
  */
 export interface JobsServerOptions {
@@ -197,6 +198,9 @@ export class JobsProtocolServer {
         this.options.withoutHints ? {} : { 'retry-after': '1' },
       );
     }
+    // The key's tasks, one page (the specification's GET /jobs): what a probe reads; nothing is created.
+    if (request.method === 'GET' && url.pathname === '/api/v1/jobs')
+      return this.envelope(response, 200, { tasks: [], nextCursor: null });
     if (request.method === 'GET' && url.pathname === '/api/v1/jobs/recordInfo') {
       this.polls++;
       if (this.polls <= (this.options.busyPolls ?? 0))

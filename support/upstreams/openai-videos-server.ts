@@ -87,6 +87,11 @@ export class OpenAiVideosServer {
     const match = /^\/v1\/videos(?:\/([^/]+)(\/content)?)?$/.exec(url.pathname);
     if (!match) return this.notFound(response);
     const [, id, content] = match;
+    // The list (openai-node videos.list()): one page of the videos not deleted, newest first.
+    if (request.method === 'GET' && !id) {
+      const data = [...this.videos.values()].filter((v) => !v.deleted).map((v) => this.object(v));
+      return this.json(response, 200, { object: 'list', data: data.reverse(), has_more: false });
+    }
     if (request.method === 'POST' && !id) {
       const form = await new Request(url, {
         method: 'POST',

@@ -215,6 +215,9 @@ export class ReplicateServer {
       );
     if (unauthorized)
       return this.problem(response, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
+    // The key's account (replicate-javascript accounts.current()).
+    if (request.method === 'GET' && url.pathname === '/v1/account')
+      return this.json(response, 200, { type: 'organization', username: 'acme', name: 'Acme', github_url: null });
     if (request.method === 'GET' && url.pathname === '/v1/webhooks/default/secret') {
       this.secretFetches++;
       return this.json(response, 200, { key: this.signingSecret });

@@ -1,7 +1,9 @@
 /**
  * The playground and the console in a real browser (a system Chromium, test/support/system-browser.ts, driven by playwright-core),
  * served by the real server: sign up, 30 free credits, a generation to success with the video
- * playing and the balance down by the quote; a PNG uploaded into a reference field and run; a key
+ * playing and the balance down by the quote; the picker's "from" price, no quote of an untouched
+ * form, Generate off with its reason past the balance; a PNG uploaded into a reference field by a
+ * user who bought nothing (the playground's allowance) and run; a key
  * made in the console used against the API; the signing secret rotated and a resent delivery
  * verified with the new secret; an endpoint disabled, rotated and deleted; the pages in German after
  * the language setting changes, and in French before sign-in. No request may leave the service's
@@ -11,7 +13,6 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORAGE_UNLOCK_CREDITS } from '../../generated/storage-plans.js';
 import { catalogue } from '../../generated/catalogue.js';
 import { codeMessage } from '../../generated/errors.js';
 import { UI_TEXT } from '../../generated/ui-text.js';
@@ -36,6 +37,8 @@ describe('the playground and the console in a browser', () => {
   let page: Page;
   const foreign: string[] = [];
   const problems: string[] = [];
+  /** Every live quote the pages asked for, and its answer's status. */
+  const quotes: { status: number }[] = [];
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -66,6 +69,9 @@ describe('the playground and the console in a browser', () => {
     });
     page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+    page.on('response', (response) => {
+      if (new URL(response.url()).pathname === '/playground/api/quote') quotes.push({ status: response.status() });
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -100,6 +106,8 @@ describe('the playground and the console in a browser', () => {
     expect(runnable.length).toBeGreaterThan(0);
     await page.locator('#f-prompt').waitFor();
     expect(await page.locator('#model').inputValue()).toBe(runnable[0].id);
+    // An untouched form is not quoted: no request, so no 400 for the prompt it does not have yet (issue 28, item 8).
+    expect(quotes).toEqual([]);
     // Nothing typed yet: a hint where the price will be, no field error, Generate available.
     await expect
       .poll(() => page.locator('#quote').innerText(), { timeout: 5000 })
@@ -116,8 +124,39 @@ describe('the playground and the console in a browser', () => {
     await expect.poll(() => page.locator('#err-prompt').innerText(), { timeout: 5000 }).not.toBe('');
   }, 30_000);
 
+  it('says "from" what a task costs without a reference video, quotes nothing untouched, and turns Generate off with the reason past the balance (issue 28, item 8)', async () => {
+    // A model whose 5 s clip costs 9 only with a reference video (its published minimum) and 19 without one.
+    const mini = 'vendor_a/family_a-2.0-mini/reference-to-video';
+    expect(catalogue.get(mini)!.info.pricing.minimumFor5sCredits).toBe(9);
+    expect(await page.locator(`#model option[value="${mini}"]`).innerText()).toContain('from 19 credits / 5 s');
+    // Another model, untouched: still nothing asked.
+    const asked = quotes.length;
+    const expensive = 'vendor_b/family_b-1.1/text-to-video';
+    await page.locator('#model').selectOption(expensive);
+    await page.locator('#f-prompt').waitFor();
+    await page.waitForTimeout(400);
+    expect(quotes.length).toBe(asked);
+    expect(await page.locator('#quote').innerText()).toBe(UI_TEXT.en['playground.startHint']);
+    // A prompt: the quote holds more than the 30 credits, so Generate is off and says why.
+    await page.locator('#f-prompt').fill('a lighthouse at dusk');
+    await expect.poll(() => page.locator('#quote').getAttribute('data-credits'), { timeout: 5000 }).not.toBeNull();
+    const checked = catalogue.get(expensive)!.validate({ prompt: 'a lighthouse at dusk' });
+    if (!checked.ok) throw new Error('the expensive model needs more than a prompt');
+    const max = catalogue.get(expensive)!.price(checked.value).maxCredits;
+    expect(max).toBeGreaterThan(30);
+    expect(await page.locator('#submit').isDisabled()).toBe(true);
+    expect(await page.locator('#submit-reason').innerText()).toBe(
+      UI_TEXT.en['playground.cannotAfford'].replace('{max}', String(max)).replace('{available}', '30'),
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-unaffordable.png'), fullPage: true });
+  }, 30_000);
+
   it('generates the form from the schema, quotes live, shows field errors, runs to success and plays the video', async () => {
     await page.locator('#model').selectOption(MODEL);
+    // Within the balance again: Generate on, no reason shown.
+    await page.locator('#f-prompt').fill('a lighthouse at dusk');
+    await expect.poll(() => page.locator('#submit').isDisabled(), { timeout: 5000 }).toBe(false);
+    expect(await page.locator('#submit-reason').innerText()).toBe('');
     // Generated controls: an enum select with its default, a bounded integer, a checkbox.
     expect(await page.locator('#f-resolution').inputValue()).toBe('768p');
     expect(await page.locator('#f-duration_seconds').getAttribute('max')).toBe('15');
@@ -166,19 +205,9 @@ describe('the playground and the console in a browser', () => {
     const picker = page.locator('#upload-reference_image_urls');
     expect(await picker.getAttribute('accept')).toBe('image/*');
     await page.locator('#f-prompt').fill('Picture 1 walks along a beach at dusk');
-    // No purchases yet: the library is locked, and the field says so (with what unlocks it).
-    await picker.setInputFiles({ name: 'fox.png', mimeType: 'image/png', buffer: png(400, 600, false) });
-    await expect
-      .poll(() => page.locator('#upload-error-reference_image_urls').innerText(), { timeout: 5000 })
-      .toContain(codeMessage('storage_locked', 'en', { threshold: STORAGE_UNLOCK_CREDITS, purchased: 0 }));
-    expect(await page.locator('#upload-error-reference_image_urls').innerText()).toContain(
-      UI_TEXT.en['upload.lockedHint'],
-    );
-    await page.screenshot({ path: join(ARTIFACTS, 'playground-upload-locked.png'), fullPage: true });
-
-    // The user buys credits (API account: unlocks storage), and the playground wallet is topped up for a second run.
-    const { account_id, playground_account_id } = await user();
-    await addCredits(t.service.ctx.db, account_id, 1000, Date.now());
+    // No purchases: the playground's allowance takes the file all the same (issue 28: "URLs or uploaded files").
+    // The playground wallet is topped up for a second run.
+    const { playground_account_id } = await user();
     await addCredits(t.service.ctx.db, playground_account_id, 100, Date.now());
     await picker.setInputFiles(TEXT_FILE);
     await expect
@@ -217,6 +246,8 @@ describe('the playground and the console in a browser', () => {
   }, 60_000);
 
   it('creates a key in the console that works against the API', async () => {
+    // The user buys 1000 credits (on the API account, not the playground's).
+    await addCredits(t.service.ctx.db, (await user()).account_id, 1000, Date.now());
     await page.goto(`${t.url}/console`);
     await page.locator('body[data-ready="true"]').waitFor();
     expect(await page.locator('#playground-balance').innerText()).toBe(
@@ -227,7 +258,7 @@ describe('the playground and the console in a browser', () => {
     expect(apiKey).toMatch(/^sk-service-/);
     const response = await fetch(`${t.url}/api/v1/chat/credit`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(response.status).toBe(200);
-    // The 1000 credits the user bought before uploading: the key spends from the API account.
+    // The 1000 credits the user bought: the key spends from the API account.
     expect(((await response.json()) as { data: { available: number } }).data.available).toBe(1000);
     await page.locator('#team-name').fill('studio');
     await page.locator('#create-team-key').click();

@@ -1,6 +1,7 @@
 /**
  * POST /playground/api/uploads over real HTTP: session and CSRF, the field's kind, the size cap,
- * types from the declared header and from the bytes, the storage plan of the user's purchases, and
+ * types from the declared header and from the bytes, the storage plan of the user's purchases (with
+ * the playground's allowance for a user who bought nothing), and
  * the service:// reference the playground (and only the playground) can then use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,14 +132,24 @@ describe('playground uploads', () => {
     expect(viaApi.body.data.errors[0]).toMatchObject({ path: 'input.reference_image_urls[0]', rule: 'asset' });
   });
 
-  it('a user without purchases has locked storage: 403 40302, in the account language', async () => {
+  it('a user without purchases uploads into the playground allowance; the API library stays locked (403 40302, in the account language)', async () => {
     const poor = await signUp(t, 'poor@example.com');
     expect((await poor.call('POST', '/console/api/settings', { language: 'de' })).status).toBe(200);
     const r = await upload(poor, png(400, 600, false));
-    expect(r.status).toBe(403);
-    expect(r.body.code).toBe(40302);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data.uri).toMatch(/^service:\/\/a\/a_/);
+    // The allowance is the playground's only: the same user's API key meets the plan of their purchases.
+    const key = (await poor.call('POST', '/console/api/keys', {})).body.data.apiKey as string;
+    const ticket = await t.call('POST', '/api/v1/common/upload-url', {
+      key,
+      body: { fileName: 'ref.png', contentType: 'image/png', size: 1000 },
+    });
+    expect(ticket.status).toBe(403);
+    expect(ticket.body.code).toBe(40302);
     // The 30 free credits are a grant, not a purchase: nothing purchased so far.
-    expect(r.body.msg).toBe(codeMessage('storage_locked', 'de', { threshold: STORAGE_UNLOCK_CREDITS, purchased: 0 }));
-    expect(r.body.msg).toContain(`${STORAGE_UNLOCK_CREDITS} Credits`);
+    expect(ticket.body.msg).toBe(
+      codeMessage('storage_locked', 'de', { threshold: STORAGE_UNLOCK_CREDITS, purchased: 0 }),
+    );
+    expect(ticket.body.msg).toContain(`${STORAGE_UNLOCK_CREDITS} Credits`);
   });
 });

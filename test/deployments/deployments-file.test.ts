@@ -199,6 +199,38 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
     },
   ],
   [
+    'callbacks on openai-videos (the Videos API has none)',
+    {
+      given: lines(
+        'upstreams:',
+        '  relay: { kind: openai-videos, baseUrl: "https://relay.example.invalid/v1", secretEnv: RELAY_KEY, callbacks: true }',
+        'models:',
+        '  vendor_b/family_c-2.6/reference-to-video: [{ upstream: relay }]',
+      ),
+      env: { ...ENV, MEDIAFORGE_PUBLIC_URL: 'https://edge.example.invalid' },
+      want: 'deployments.yaml:2:100: an upstream of kind openai-videos takes no callbacks',
+    },
+  ],
+  [
+    'callbacks without MEDIAFORGE_PUBLIC_URL on an upstream elsewhere',
+    {
+      given: lines(
+        'upstreams:',
+        RELAY.replace(' }', ', callbacks: true }'),
+        'models:',
+        `  ${MODEL}: [{ upstream: relay }]`,
+      ),
+      want: 'deployments.yaml:2:95: callbacks: true needs MEDIAFORGE_PUBLIC_URL, the address upstream relay calls back',
+    },
+  ],
+  [
+    'a file that routes no model',
+    {
+      given: lines('upstreams:', RELAY, 'models: {}'),
+      want: 'deployments.yaml:3:1: the file routes no model: serve would serve nothing',
+    },
+  ],
+  [
     'a bad cool-down',
     {
       given: lines('upstreams: {}', 'models: {}', 'cooldown: { failures: 0 }'),
@@ -208,6 +240,24 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
 ];
 
 describe('the deployments file', () => {
+  it.each([
+    [
+      'MEDIAFORGE_PUBLIC_URL set',
+      'https://relay.example.invalid/api/v1',
+      { MEDIAFORGE_PUBLIC_URL: 'https://edge.example.invalid' },
+    ],
+    ['a loopback upstream (it reaches the listen address)', 'http://127.0.0.1:9/api/v1', {}],
+    ['a localhost upstream', 'http://localhost:9/api/v1', {}],
+  ])('takes callbacks: true with %s', (_name, baseUrl, env) => {
+    const text = lines(
+      'upstreams:',
+      `  relay: { kind: jobs, baseUrl: "${baseUrl}", secretEnv: RELAY_KEY, callbacks: true }`,
+      'models:',
+      `  ${MODEL}: [{ upstream: relay }]`,
+    );
+    expect(problems(text, { ...ENV, ...env })).toEqual([]);
+  });
+
   it.each(BROKEN)('refuses %s with file:line:col', (_name, { given, env, want }) => {
     const found = problems(given, env ?? ENV);
     expect(found.length, found.join('\n')).toBe(1);

@@ -149,6 +149,42 @@ describe('errors of createTask and the task reads', () => {
       await unchanged();
     });
 
+    it.each([
+      ['a loopback http URL', 'http://127.0.0.1:9000/hook', true],
+      ['a name resolving to loopback', 'https://localhost/hook', true],
+      ['a private address', 'https://10.1.2.3/hook', true],
+      ['a port other than 443', 'https://example.com:8443/hook', true],
+      ['a user and password', 'https://user:pw@example.com/hook', false],
+      ['not a URL', 'not a url', false],
+    ])(
+      'a callback URL with %s: the two settings that would allow it named, in the caller language (%s)',
+      async (_name, callBackUrl, hinted) => {
+        for (const [language, phrase] of [
+          ['en', 'A test installation allows them with'],
+          ['de', 'Eine Testinstallation erlaubt sie mit'],
+        ]) {
+          const r = await createTask(
+            t,
+            account.apiKey,
+            { ...bodyD(), callBackUrl },
+            { headers: { 'accept-language': language } },
+          );
+          expectError(r, 400, 40002);
+          if (!hinted) {
+            expect(r.body.data).toEqual({ param: 'callBackUrl' });
+            continue;
+          }
+          expect(r.body.data.errors).toHaveLength(1);
+          const [hint] = r.body.data.errors;
+          expect(hint).toMatchObject({ path: 'callBackUrl', rule: 'callback_url_not_public' });
+          expect(hint.message).toContain(phrase);
+          expect(hint.message).toContain('MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE=1');
+          expect(hint.message).toContain('MEDIAFORGE_WEBHOOK_ALLOW_INSECURE=1');
+        }
+        await unchanged();
+      },
+    );
+
     it('a balance short of the hold is 402 40201', async () => {
       const poor = await t.account(PRICE_D - 1);
       expectError(await createTask(t, poor.apiKey, bodyD()), 402, 40201);

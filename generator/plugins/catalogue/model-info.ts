@@ -4,6 +4,16 @@ import { chargeCredits } from '../../../catalogue-core/money.js';
 /** The public description of a model: what GET /models returns and what the docs show. */
 export function modelInfo(model: Model) {
   const minimum = Math.min(...model.pricing.rates.map((r) => chargeCredits(r.rateHundredths, 5)));
+  // The rates a task without any optional reference list can get: a rate that needs a pricing option
+  // set by a non-empty list (with_video: a reference video given) is left out. What the playground
+  // says "from" (issue 28: "from 9" for a model that costs 19 without a reference video).
+  const needsList = new Set(model.pricing.options.filter((o) => o.nonEmpty).map((o) => o.name));
+  const withoutLists = model.pricing.rates.filter((r) =>
+    Object.entries(r.when).every(([name, value]) => !(needsList.has(name) && value === true)),
+  );
+  const minimumWithoutReferences = Math.min(
+    ...(withoutLists.length ? withoutLists : model.pricing.rates).map((r) => chargeCredits(r.rateHundredths, 5)),
+  );
   return {
     id: model.id,
     mode: model.mode,
@@ -27,6 +37,7 @@ export function modelInfo(model: Model) {
       referenceClips: model.pricing.referenceClips ?? null,
       sourceClip: model.pricing.sourceClip ?? null,
       minimumFor5sCredits: minimum,
+      minimumFor5sWithoutReferencesCredits: minimumWithoutReferences,
     },
     outputSizes: model.outputSizes?.table ?? null,
     output: {

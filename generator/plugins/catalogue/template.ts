@@ -44,6 +44,8 @@ export interface ModelInfo {
       assumedSeconds: number;
     } | null;
     minimumFor5sCredits: number;
+    /** The same when no optional reference list is given (rates needing one, as with_video, left out): what the playground says "from". */
+    minimumFor5sWithoutReferencesCredits: number;
   };
   outputSizes: Record<string, Record<string, string>> | null;
   /** The output file (spec/shared/output.yaml and the model's `output` block). */

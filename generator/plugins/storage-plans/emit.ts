@@ -53,6 +53,24 @@ export function loadStoragePlans(root: string): StoragePlanSpec[] {
   return out;
 }
 
+/** The playground's allowance (`playground.limitBytes`, optional: 0 when absent), checked as file:line. */
+export function loadPlaygroundAllowance(root: string): number {
+  const { source, problems } = readYaml(root, FILE);
+  if (!source) throw new SpecError(problems);
+  const playground = (source.data as { playground?: unknown } | null)?.playground;
+  if (playground === undefined) return 0;
+  const found: SpecProblem[] = [];
+  if (typeof playground !== 'object' || playground === null || Array.isArray(playground))
+    throw new SpecError([source.problem(['playground'], 'playground must be a map with limitBytes')]);
+  for (const key of Object.keys(playground))
+    if (key !== 'limitBytes') found.push(source.problem(['playground', key], `unknown key "${key}"`));
+  const { limitBytes } = playground as { limitBytes?: unknown };
+  if (!Number.isSafeInteger(limitBytes) || (limitBytes as number) < 0)
+    found.push(source.problem(['playground', 'limitBytes'], 'limitBytes must be a whole number >= 0'));
+  if (found.length) throw new SpecError(found);
+  return limitBytes as number;
+}
+
 /** generated/storage-plans.ts: the storage tiers of the asset library, and the plan of a lifetime purchase total (code: ./template.ts). */
 export const storagePlansPlugin: Plugin = {
   name: 'storage-plans',
@@ -67,6 +85,7 @@ export const storagePlansPlugin: Plugin = {
           values: {
             STORAGE_PLANS: plans,
             STORAGE_UNLOCK_CREDITS: plans.find((plan) => plan.limitBytes > 0)!.minPurchasedCredits,
+            PLAYGROUND_STORAGE_BYTES: loadPlaygroundAllowance(catalogue.root),
           },
         }),
       },

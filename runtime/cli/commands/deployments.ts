@@ -1,9 +1,11 @@
 /** `mediaforge deployments check|status` and `mediaforge report margin` (docs/deployments.md). */
 import { buildDeployments } from '../../routing/build.js';
-import { DeploymentsFileError, loadDeploymentsFile } from '../../routing/deployments-file.js';
+import { DeploymentsFileError, type DeploymentsPlan, loadDeploymentsFile } from '../../routing/deployments-file.js';
+import { probeLine, probeUpstreams, type UpstreamProbe } from '../../routing/probe-upstreams.js';
 import { marginReport } from '../../routing/margin.js';
-import { deploymentsStatus } from '../../routing/status.js';
-import { configFromEnv, processEnvironment } from '../../config.js';
+import { type DeploymentStatusReport, deploymentsStatus } from '../../routing/status.js';
+import { readServedPlan } from '../../routing/served-plan.js';
+import { type Config, configFromEnv, processEnvironment } from '../../config.js';
 import { withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
 import { UsageError } from '../usage-error.js';
@@ -31,17 +33,23 @@ export async function deploymentsCheck({ values }: CommandInput): Promise<number
   try {
     const plan = loadDeploymentsFile(file, cfg.environment);
     const routed = [...plan.routes.keys()];
+    const probes = values.probe === true ? await probeAll(cfg, plan) : undefined;
+    const ok = probes?.every((p) => p.ok) ?? true;
     print(
       values,
       {
-        ok: true,
+        ok,
         file,
         upstreams: [...plan.upstreams.values()].map((u) => ({ name: u.name, kind: u.kind })),
         models: routed,
+        ...(probes ? { probes } : {}),
       },
-      `${file}: ok (${plan.upstreams.size} upstreams, ${routed.length} models routed)`,
+      [
+        `${file}: ok (${plan.upstreams.size} upstreams, ${routed.length} models routed)`,
+        ...(probes ?? []).map(probeLine),
+      ].join('\n'),
     );
-    return 0;
+    return ok ? 0 : 1;
   } catch (error) {
     if (!(error instanceof DeploymentsFileError)) throw error;
     if (values.json) console.log(JSON.stringify({ ok: false, file, problems: error.problems }));
@@ -50,30 +58,47 @@ export async function deploymentsCheck({ values }: CommandInput): Promise<number
   }
 }
 
-/** `deployments status`: each deployment's state, in flight, submits and failures, from the database. */
-export async function deploymentsStatusCommand({ values }: CommandInput): Promise<number> {
-  const cfg = config(values);
-  const deployments = buildDeployments(
-    cfg,
-    () => Date.now(),
-    cfg.deploymentsFile ? loadDeploymentsFile(cfg.deploymentsFile, cfg.environment) : undefined,
-  );
+/** The probes of every upstream of the plan, as serve runs them at start. */
+async function probeAll(cfg: Config, plan: DeploymentsPlan): Promise<UpstreamProbe[]> {
+  const deployments = buildDeployments(cfg, () => Date.now(), plan);
   try {
-    const status = await withCommandDb(cfg, (db) => deploymentsStatus(db, deployments, Date.now()));
-    print(
-      values,
-      { deployments: status },
-      status
-        .map(
-          (d) =>
-            `${d.name} (${d.kind}) ${d.state} in flight ${d.inFlight}${d.maxInFlight === null ? '' : `/${d.maxInFlight}`} submits ${d.submits} failures ${Object.values(d.failures).reduce((a, n) => a + n, 0)}${d.coolingUntil ? ` cooling until ${d.coolingUntil}` : ''}`,
-        )
-        .join('\n'),
-    );
-    return 0;
+    return await probeUpstreams(deployments);
   } finally {
     deployments.close();
   }
+}
+
+/** One deployment of `deployments status` as text: its state, counts, and why it last failed. */
+function statusLine(d: DeploymentStatusReport): string {
+  const failures = Object.values(d.failures).reduce((a, n) => a + n, 0);
+  return [
+    `${d.name} (${d.kind}) ${d.state} in flight ${d.inFlight}${d.maxInFlight === null ? '' : `/${d.maxInFlight}`}`,
+    `submits ${d.submits} failures ${failures}`,
+    ...(d.coolingUntil ? [`cooling until ${d.coolingUntil}`] : []),
+    ...(d.lastFailure ? [`last failure${d.lastFailureAt ? ` at ${d.lastFailureAt}` : ''}: ${d.lastFailure}`] : []),
+  ].join(' ');
+}
+
+/**
+ * `deployments status`: each deployment's state, in flight, submits and failures, from the
+ * database. It only reads, so it needs no upstream key; without --deployments it reads the plan
+ * the service recorded at its start (runtime/routing/served-plan.ts).
+ */
+export async function deploymentsStatusCommand({ values }: CommandInput): Promise<number> {
+  const cfg = config(values);
+  const status = await withCommandDb(cfg, async (db) => {
+    const plan = cfg.deploymentsFile
+      ? loadDeploymentsFile(cfg.deploymentsFile, cfg.environment, { withoutSecrets: true })
+      : await readServedPlan(db, cfg.environment);
+    const deployments = buildDeployments(cfg, () => Date.now(), plan);
+    try {
+      return await deploymentsStatus(db, deployments, Date.now());
+    } finally {
+      deployments.close();
+    }
+  });
+  print(values, { deployments: status }, status.map(statusLine).join('\n'));
+  return 0;
 }
 
 /** `report margin`: revenue against upstream cost per model and deployment. */

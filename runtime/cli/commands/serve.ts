@@ -7,6 +7,7 @@
  */
 import { configFromEnv, processEnvironment } from '../../config.js';
 import { createService } from '../../service.js';
+import { probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
 import type { CommandInput } from '../commands.js';
 import { UsageError, wholeNumber } from '../usage-error.js';
 
@@ -60,6 +61,15 @@ export async function serve({ values }: CommandInput): Promise<number> {
   }
   service.worker?.start();
   if (!service.app) console.log(`mediaforge worker running (database ${config.dbUrl})`);
+  // Each upstream asked once at start, in the background: a dead one or a refused key is in the log at once, and serving does not wait for it.
+  probeUpstreams(service.ctx.deployments).then(
+    (probes) => {
+      for (const probe of probes)
+        if (probe.ok) service.ctx.log.info(probeLine(probe));
+        else service.ctx.log.warn(probeLine(probe));
+    },
+    (error) => service.ctx.log.error({ err: error }, 'upstream probe failed'),
+  );
 
   // Resolves only when a signal stopped the service; the process then exits even if a client
   // library left a timer or socket behind.

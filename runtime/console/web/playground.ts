@@ -56,6 +56,8 @@ async function main() {
   const formSlot = h('div');
   const quote = h('p', { id: 'quote', 'aria-live': 'polite' });
   const submit = h('button', { id: 'submit', text: t('playground.generate') });
+  // Why Generate is off, next to it (a disabled button says nothing on its own).
+  const submitReason = h('p', { id: 'submit-reason', class: 'hint', 'aria-live': 'polite' });
   const status = h('div', { id: 'status', 'aria-live': 'polite' });
   const result = h('div', { id: 'result' });
 
@@ -66,9 +68,23 @@ async function main() {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const current = () => models.find((m) => m.id === picker.value)!;
 
+  /** Generate is on unless the last quote holds more than the balance; then the reason is shown. */
+  function allowSubmit(over?: { max: number; available: number }) {
+    submit.disabled = over !== undefined;
+    submitReason.textContent = over ? t('playground.cannotAfford', over) : '';
+  }
+
   async function updateQuote() {
     if (!form) return;
     const seq = ++quoteSeq;
+    // Nothing asked before the user acts: a form with only its defaults has no prompt yet, and its quote would be a 400.
+    if (!acted) {
+      delete quote.dataset.credits;
+      quote.textContent = t('playground.startHint');
+      form.showErrors([]);
+      allowSubmit();
+      return;
+    }
     try {
       const q = await api('post', '/playground/api/quote', { body: { model: picker.value, input: form.read() } });
       if (seq !== quoteSeq) return;
@@ -78,17 +94,14 @@ async function main() {
       if (!q.affordable) parts.push(t('playground.unaffordable'));
       if (q.warnings.length) parts.push(q.warnings.map((w) => w.message).join(' '));
       quote.textContent = parts.join(' · ');
-      submit.disabled = !q.affordable;
+      allowSubmit(q.affordable ? undefined : { max: q.maxCredits, available: q.available });
     } catch (error) {
       if (seq !== quoteSeq) return;
       delete quote.dataset.credits;
-      if (acted) {
-        quote.textContent = t('playground.noQuote');
-        showError(error);
-      } else {
-        quote.textContent = t('playground.startHint');
-        form.showErrors([]);
-      }
+      quote.textContent = t('playground.noQuote');
+      showError(error);
+      // Pressing Generate shows what is wrong with the fields: it stays on.
+      allowSubmit();
     }
   }
   const scheduleQuote = () => {
@@ -167,7 +180,9 @@ async function main() {
     } catch (error) {
       showError(error);
     } finally {
+      // The balance changed: whether the same form is still affordable is the quote's to say.
       submit.disabled = false;
+      void updateQuote();
     }
   };
 
@@ -187,6 +202,7 @@ async function main() {
       formSlot,
       quote,
       submit,
+      submitReason,
     ),
     h('section', {}, h('h2', { text: t('playground.result') }), status, result),
   );

@@ -65,7 +65,8 @@ export const playgroundHandlers: PlaygroundHandlers = {
           referenceFields: info.referenceFields,
           markerDescription: info.markerDescription,
           markerExample: info.markerExample,
-          minimumFor5sCredits: info.pricing.minimumFor5sCredits,
+          // "From" on the picker: what a task costs without an optional reference list (a rate that needs a reference video is not where a prompt starts).
+          minimumFor5sCredits: info.pricing.minimumFor5sWithoutReferencesCredits,
           defaultsMaxCredits,
         })),
     );

@@ -1,0 +1,75 @@
+/**
+ * `deployments status` (issue 28): it only reads, so it runs without the upstreams' keys; without
+ * --deployments it reads the plan the running service recorded at its start (not the simulator
+ * alone), and its text form says why a deployment last failed.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { bodyD, createTask } from '../http/helpers.js';
+import { ROOT } from '../support/build.js';
+import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+const run = promisify(execFile);
+const KEY = 'sk-status-right-key';
+const WRONG = 'sk-status-wrong-key';
+
+describe('deployments status', () => {
+  const jobs = new JobsProtocolServer({ apiKey: KEY });
+  let t: TestService;
+  let file: string;
+  // Only the database: no upstream key in this environment.
+  const cli = (...args: string[]) => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'RELAY_KEY'));
+    return run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'deployments', 'status', ...args], {
+      cwd: ROOT,
+      env: { ...env, MEDIAFORGE_DB: t.config.dbUrl },
+    });
+  };
+
+  beforeAll(async () => {
+    await jobs.start();
+    const text = [
+      'upstreams:',
+      `  relay: { kind: jobs, baseUrl: "${jobs.baseUrl}", secretEnv: RELAY_KEY }`,
+      'models:',
+      '  vendor_d/family_d/reference-to-video: [{ upstream: relay }]',
+      '',
+    ].join('\n');
+    file = join(mkdtempSync(join(tmpdir(), 'mf-status-')), 'deployments.yaml');
+    writeFileSync(file, text);
+    // The service runs with a key the upstream refuses: its submits fail, and that is what status must say.
+    t = await startTestService({}, { deploymentsPlan: parseDeployments(file, text, { RELAY_KEY: WRONG }) });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await jobs.close();
+  });
+
+  it('reads the served plan without a key or a file, and gives the last failure reason in text', async () => {
+    const { apiKey } = await t.account(100_000);
+    expect((await createTask(t, apiKey, bodyD('a task the upstream refuses'))).status).toBe(202);
+    let report: { deployments: { name: string; lastFailure: string | null }[] } = { deployments: [] };
+    for (let i = 0; i < 40 && !report.deployments[0]?.lastFailure; i++) {
+      report = JSON.parse((await cli('--json')).stdout);
+      if (!report.deployments[0]?.lastFailure) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(report.deployments.map((d) => d.name)).toEqual(['relay']);
+    const text = (await cli()).stdout.trim().split('\n');
+    expect(text).toHaveLength(1);
+    expect(text[0]).toMatch(
+      /^relay \(jobs\) \w+ in flight \d+ submits \d+ failures [1-9]\d* .*last failure at \S+: .*status 401/,
+    );
+    expect(text[0]).not.toContain(WRONG);
+  }, 60_000);
+
+  it('reads a named file without its key', async () => {
+    const { stdout } = await cli('--deployments', file);
+    expect(stdout).toMatch(/^relay \(jobs\) /);
+  }, 30_000);
+});
