@@ -10,6 +10,20 @@ import { capped, chunksOf, rechunk, type BlobSource } from './blob-source.js';
 
 export { BlobTooLargeError, type BlobSource } from './blob-source.js';
 
+/** Bytes `start` to `end` of an object, both included (as in `Range: bytes=start-end`). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** What a media link answers about an object without reading it: its validators come from these. */
+export interface BlobInfo {
+  /** The whole object's size in bytes. */
+  size: number;
+  /** When the object was written (milliseconds since the epoch); an object is never changed in place, only replaced. */
+  modifiedAt: number;
+}
+
 export interface PutOptions {
   /** The most bytes the object may have; past it the write stops with BlobTooLargeError and nothing is kept. */
   maxBytes?: number;
@@ -24,6 +38,14 @@ export interface BlobStore {
   /** Stores the object and answers its size in bytes. */
   put(key: string, source: BlobSource, options?: PutOptions): Promise<number>;
   read(key: string): Promise<{ stream: NodeJS.ReadableStream; size: number } | undefined>;
+  /**
+   * Bytes `start` to `end` (inclusive) of the object, read from the store as a range (never the
+   * whole object). `end` past the last byte is clipped to it; `start` at or past the end yields an
+   * empty stream. `size` is the whole object's size. Undefined when there is no such object.
+   */
+  readRange(key: string, range: ByteRange): Promise<{ stream: NodeJS.ReadableStream; size: number } | undefined>;
+  /** The object's size and write time, without reading it; undefined when there is no such object. */
+  stat(key: string): Promise<BlobInfo | undefined>;
   delete(key: string): Promise<void>;
   /** Removes what writes cut short by a crash left (never visible as objects), once older than `olderThanMs`; answers how many. */
   sweepAbandoned(olderThanMs: number): Promise<number>;
@@ -75,15 +97,39 @@ export class LocalBlobStore implements BlobStore {
    * stream short or turn the answer into an error (the open handle keeps the bytes readable).
    */
   async read(key: string) {
-    const path = this.path(key);
-    const handle = await open(path, 'r').catch(() => undefined);
+    const opened = await this.openFile(key);
+    if (!opened) return undefined;
+    return { stream: opened.handle.createReadStream(), size: opened.size };
+  }
+
+  /** The same open-first read, of the file's bytes `start` to `end` only. */
+  async readRange(key: string, range: ByteRange) {
+    const opened = await this.openFile(key);
+    if (!opened) return undefined;
+    const { handle, size } = opened;
+    const end = Math.min(range.end, size - 1);
+    if (range.start > end) {
+      await handle.close();
+      return { stream: Readable.from([]), size };
+    }
+    return { stream: handle.createReadStream({ start: range.start, end }), size };
+  }
+
+  async stat(key: string): Promise<BlobInfo | undefined> {
+    const info = await stat(this.path(key)).catch(() => undefined);
+    if (!info?.isFile()) return undefined;
+    return { size: info.size, modifiedAt: Math.floor(info.mtimeMs) };
+  }
+
+  private async openFile(key: string) {
+    const handle = await open(this.path(key), 'r').catch(() => undefined);
     if (!handle) return undefined;
     const info = await handle.stat().catch(() => undefined);
     if (!info?.isFile()) {
       await handle.close();
       return undefined;
     }
-    return { stream: handle.createReadStream(), size: info.size };
+    return { handle, size: info.size };
   }
 
   async delete(key: string): Promise<void> {
@@ -182,6 +228,14 @@ export class DatabaseBlobStore implements BlobStore {
 
   /** A stream that reads one chunk row at a time, never the whole object. */
   async read(key: string) {
+    return this.readRange(key, { start: 0, end: Number.MAX_SAFE_INTEGER });
+  }
+
+  /**
+   * Reads only the chunk rows the range touches: every chunk but the last holds CHUNK_BYTES, so
+   * the first row is `start / CHUNK_BYTES`, and the stream stops after the row holding `end`.
+   */
+  async readRange(key: string, range: ByteRange) {
     const row = await this.db
       .selectFrom('blobs')
       .select(['chunk_set', 'size'])
@@ -191,15 +245,20 @@ export class DatabaseBlobStore implements BlobStore {
     const db = this.db;
     const set = row.chunk_set;
     const size = Number(row.size);
+    const start = range.start;
+    const end = Math.min(range.end, size - 1);
     async function* chunks(): AsyncGenerator<Buffer> {
+      if (start > end) return;
       if (set === null) {
         // Written before chunks existed: the bytes are in the row itself.
         const legacy = await db.selectFrom('blobs').select('bytes').where('key', '=', key).executeTakeFirst();
-        if (legacy) yield Buffer.from(legacy.bytes);
+        if (legacy) yield Buffer.from(legacy.bytes).subarray(start, end + 1);
         return;
       }
+      const first = Math.floor(start / CHUNK_BYTES);
+      const last = Math.floor(end / CHUNK_BYTES);
       let sent = 0;
-      for (let seq = 0; ; seq++) {
+      for (let seq = first; seq <= last; seq++) {
         const chunk = await db
           .selectFrom('blob_chunks')
           .select('bytes')
@@ -207,13 +266,30 @@ export class DatabaseBlobStore implements BlobStore {
           .where('seq', '=', seq)
           .executeTakeFirst();
         if (!chunk) break;
-        sent += chunk.bytes.byteLength;
-        yield Buffer.from(chunk.bytes);
+        // Every chunk but the last is whole, or the offsets below would point at the wrong bytes.
+        if (seq < last && chunk.bytes.byteLength !== CHUNK_BYTES)
+          throw new Error(`blob ${key} has a short chunk ${seq}`);
+        const offset = seq * CHUNK_BYTES;
+        const bytes = Buffer.from(chunk.bytes).subarray(
+          Math.max(0, start - offset),
+          Math.min(chunk.bytes.byteLength, end + 1 - offset),
+        );
+        sent += bytes.byteLength;
+        yield bytes;
       }
       // Replaced or deleted while being read: fail the stream rather than end it short.
-      if (sent !== size) throw new Error(`blob ${key} changed while it was read`);
+      if (sent !== end - start + 1) throw new Error(`blob ${key} changed while it was read`);
     }
     return { stream: Readable.from(chunks(), { objectMode: false }), size };
+  }
+
+  async stat(key: string): Promise<BlobInfo | undefined> {
+    const row = await this.db
+      .selectFrom('blobs')
+      .select(['size', 'created_at'])
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row ? { size: Number(row.size), modifiedAt: Number(row.created_at) } : undefined;
   }
 
   async delete(key: string): Promise<void> {
