@@ -49,6 +49,19 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Removes what writes cut short by a crash left (never visible as objects), once older than `olderThanMs`; answers how many. */
   sweepAbandoned(olderThanMs: number): Promise<number>;
+  /** A store that serves its objects itself (S3): a GET on it valid until `expiresAt` and no later. */
+  presignGet?(key: string, expiresAt: number, now: number): Promise<string>;
+  /** ... and takes uploads itself: a PUT of exactly `size` bytes of `contentType`, valid until `expiresAt`. */
+  presignPut?(
+    key: string,
+    object: { size: number; contentType: string },
+    expiresAt: number,
+    now: number,
+  ): Promise<string>;
+  /** Checked by `serve` before it starts: throws one line naming what is wrong when the store cannot be written. */
+  checkWritable?(): Promise<void>;
+  /** Lets go of connections the store keeps (the service's close). */
+  close?(): void;
 }
 
 const OWNER_ONLY_FILE = 0o600;
