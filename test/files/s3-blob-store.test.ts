@@ -8,7 +8,10 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobTooLargeError } from '../../runtime/blobs/blob-store.js';
 import { S3BlobStore } from '../../runtime/blobs/s3-blob-store.js';
+import { probeStored } from '../../runtime/files/probe.js';
 import { startFakeMultipartStore } from '../support/fake-multipart-store.js';
+import { clip } from './fixtures.js';
+import { movieHeaderLast } from './streams.js';
 import { startTestS3Server, TEST_BUCKET, type TestS3Server } from '../support/s3-server.js';
 
 const MiB = 1024 * 1024;
@@ -101,6 +104,36 @@ describe('the S3 blob store on an S3-compatible server', () => {
     await expect(store.put('refused/cut.mp4', failing())).rejects.toThrow('connection cut');
     for (const key of ['refused/too-big.mp4', 'refused/small-too-big.png', 'refused/cut.mp4'])
       expect(await store.stat(key)).toBeUndefined();
+  });
+
+  it('probes a stored video by range reads: the head, then the movie header after 30 MB of media, never the media', async () => {
+    const total = 30 * MiB;
+    const probing = new S3BlobStore(s3.settings('probe/'));
+    await probing.put('late.mp4', movieHeaderLast(clip(3, 24), total));
+    const gets: string[] = [];
+    let received = 0;
+    probing.client.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { method: string; headers: Record<string, string> };
+        if (request.method === 'GET') gets.push(request.headers.range ?? 'whole');
+        return next(args);
+      },
+      { step: 'deserialize', name: 'recordGets' },
+    );
+    const original = probing.readRange.bind(probing);
+    probing.readRange = async (key, range) => {
+      const got = await original(key, range);
+      if (got) (got.stream as NodeJS.ReadableStream).on('data', (chunk: Buffer) => (received += chunk.length));
+      return got;
+    };
+    const stored = await probeStored(probing, 'late.mp4');
+    expect(stored?.size).toBe(total);
+    expect(stored?.probed).toMatchObject({ kind: 'video', format: 'mp4', durationSeconds: 3 });
+    expect(gets.length).toBeGreaterThanOrEqual(2);
+    expect(gets.every((range) => /^bytes=\d+-\d+$/.test(range))).toBe(true);
+    // The head read is cut short and the media jumped over: far less than the object crosses the wire.
+    expect(received).toBeLessThan(total / 2);
+    probing.close();
   });
 
   it('deletes objects', async () => {
