@@ -895,6 +895,24 @@ export const CODES = {
       pl: 'Treść żądania jest zbyt duża.'
     }
   },
+  range_not_satisfiable: {
+    code: 41601,
+    http: 416,
+    messages: {
+      en: 'The requested range is not within the file.',
+      'zh-CN': '请求的范围不在文件之内。',
+      'zh-TW': '請求的範圍不在檔案之內。',
+      ja: '要求された範囲はファイルの中にありません。',
+      ko: '요청한 범위가 파일 안에 있지 않습니다.',
+      de: 'Der angeforderte Bereich liegt nicht innerhalb der Datei.',
+      fr: 'La plage demandée n\'est pas dans le fichier.',
+      es: 'El rango solicitado no está dentro del archivo.',
+      'pt-BR': 'O intervalo solicitado não está dentro do arquivo.',
+      ru: 'Запрошенный диапазон находится за пределами файла.',
+      it: 'L\'intervallo richiesto non è all\'interno del file.',
+      pl: 'Żądany zakres nie mieści się w pliku.'
+    }
+  },
   rate_limited: {
     code: 42901,
     http: 429,

@@ -131,9 +131,10 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
       }
     },
     getMedia: {
-      parameters: [{ name: 'objectKey', in: 'path', integer: false, error: 'link_invalid' }, { name: 'expires', in: 'query', integer: false, error: 'link_invalid' }, { name: 'sig', in: 'query', integer: false, error: 'link_invalid' }],
+      parameters: [{ name: 'objectKey', in: 'path', integer: false, error: 'link_invalid' }, { name: 'expires', in: 'query', integer: false, error: 'link_invalid' }, { name: 'sig', in: 'query', integer: false, error: 'link_invalid' }, { name: 'Range', in: 'header', integer: false, error: 'link_invalid' }, { name: 'If-Range', in: 'header', integer: false, error: 'link_invalid' }, { name: 'If-None-Match', in: 'header', integer: false, error: 'link_invalid' }, { name: 'If-Modified-Since', in: 'header', integer: false, error: 'link_invalid' }],
       path: validators.getMediaPath,
-      query: validators.getMediaQuery
+      query: validators.getMediaQuery,
+      headers: validators.getMediaHeaders
     },
     listModels: {
       parameters: [{ name: 'includeSchema', in: 'query', integer: false, error: 'invalid_parameter' }],

@@ -34,6 +34,7 @@ export declare const retryTaskHeaders: RequestValidator;
 export declare const retryTaskBody: RequestValidator;
 export declare const getMediaPath: RequestValidator;
 export declare const getMediaQuery: RequestValidator;
+export declare const getMediaHeaders: RequestValidator;
 export declare const listModelsQuery: RequestValidator;
 export declare const getModelPath: RequestValidator;
 export declare const uploadFilePath: RequestValidator;

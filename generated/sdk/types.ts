@@ -438,6 +438,23 @@ export interface paths {
          *     asset `preview`). The link is authorized by its signature (`expires`, `sig`),
          *     not by an API key. Links expire after about 20 minutes; an expired or altered
          *     link returns 403. Content destroyed by a purge or deletion returns 404.
+         *
+         *     Players seek with byte ranges (RFC 9110 section 14), on every blob store:
+         *     1. Every answer carries `Accept-Ranges: bytes`, a strong `ETag` and
+         *        `Last-Modified`; `HEAD` answers the same headers without a body.
+         *     2. One range (`bytes=a-b`, `bytes=a-`, `bytes=-n`) is answered 206 with
+         *        `Content-Range`; a last position past the end is clipped to it. A range
+         *        that starts at or past the end (or `bytes=-0`) is answered 416 with
+         *        `Content-Range: bytes *\/size`. Several ranges are answered with the whole
+         *        file (200), never multipart; a malformed `Range`, or one with another unit,
+         *        is ignored (200).
+         *     3. `If-None-Match` (or, without it, `If-Modified-Since`) that matches is
+         *        answered 304. `If-Range` that does not match the current `ETag` (strong
+         *        comparison) or `Last-Modified` makes the range ignored (200, whole file).
+         *     4. The link is checked first: an expired or altered link is 403 whatever the
+         *        other headers say.
+         *     5. A store that serves its objects itself may answer 302 to a link of its
+         *        own that expires no later than this one.
          */
         get: operations["getMedia"];
         put?: never;
@@ -5069,10 +5086,18 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The signed media links answer byte ranges. */
+        "Accept-Ranges": "bytes";
         /** @description Task reads and creates are never cached. */
         "Cache-Control": "no-store";
+        /** @description Strong validator of a media file: a digest of its object key, size and write time (a stored object is never changed in place, only replaced). */
+        ETag: string;
+        /** @description When the media file was written (HTTP date). */
+        "Last-Modified": string;
         /** @description On createTask 202, the relative URL of the task's status resource (`/api/v1/jobs/recordInfo?taskId=<taskId>`); on the compatible layer's content redirect, the signed link to the file. */
         Location: string;
+        /** @description The file's size in bytes. */
+        "Media-Content-Length": number;
         /** @description Seconds to wait: before the first status poll (createTask 202) or before retrying a rate-limited request (429). */
         "Retry-After": number;
         /** @description Requests allowed in the current rate-limit window. */
@@ -5718,7 +5743,19 @@ export interface operations {
                 /** @description Signature of the link or ticket, exactly as issued. */
                 sig: components["parameters"]["LinkSignature"];
             };
-            header?: never;
+            header?: {
+                /** @description Used only without `If-None-Match`: 304 when the file has not changed since. */
+                "If-Modified-Since"?: string;
+                /** @description `ETag`s the client holds (or `*`); when one matches, 304 without a body. */
+                "If-None-Match"?: string;
+                /** @description The `ETag` or `Last-Modified` of the copy the client holds part of; when it is not the current one, the `Range` is ignored and the whole file sent. */
+                "If-Range"?: string;
+                /**
+                 * @description One byte range, `bytes=a-b`, `bytes=a-` or `bytes=-n`. Typed as a string: a malformed value is ignored (the whole file), never refused.
+                 * @example bytes=0-1048575
+                 */
+                Range?: string;
+            };
             path: {
                 /** @description Opaque object key as it appears in the signed link (percent-encoded). */
                 objectKey: string;
@@ -5727,9 +5764,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The file. */
+            /** @description The whole file. */
             200: {
                 headers: {
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
+                    "Content-Length": components["headers"]["Media-Content-Length"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5744,8 +5785,66 @@ export interface operations {
                     "video/quicktime": string;
                 };
             };
+            /** @description The one byte range asked for, with the file's `Content-Type`. */
+            206: {
+                headers: {
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
+                    /** @description The range's length in bytes. */
+                    "Content-Length"?: number;
+                    /** @description The range sent and the file's size, `bytes a-b/size`. */
+                    "Content-Range"?: string;
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The file is read from the blob store directly: `Location` is the store's own link to it, expiring no later than this one (the S3 store in redirect mode). Clients that follow redirects get the answers above from there. */
+            302: {
+                headers: {
+                    /** @description The blob store's signed link to the file. */
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `If-None-Match` (or `If-Modified-Since`) matched: the client's copy is current. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description The range starts at or past the end of the file, or is `bytes=-0` (41601). */
+            416: {
+                headers: {
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
+                    /** @description The file's size, `bytes *\/size`. */
+                    "Content-Range"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 41601,
+                     *       "msg": "The requested range is not within the file.",
+                     *       "data": null,
+                     *       "request_id": "req_5f0c1e7a9b2d4c38"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
         };
     };

@@ -25,11 +25,13 @@ describe('the requests plugin', () => {
       body: { checkedBy: 'catalogue' },
     });
     expect(byId.get('retryTask')!.body).toMatchObject({ checkedBy: 'contract', error: 'invalid_parameter' });
-    expect(byId.get('getMedia')!.parameters.map((p) => p.error)).toEqual([
-      'link_invalid',
-      'link_invalid',
-      'link_invalid',
-    ]);
+    // The link's three parameters, then its request headers (Range and the conditions), never refused but typed alike.
+    expect(byId.get('getMedia')!.parameters.map((p) => [p.name, p.error])).toEqual(
+      ['objectKey', 'expires', 'sig', 'Range', 'If-Range', 'If-None-Match', 'If-Modified-Since'].map((name) => [
+        name,
+        'link_invalid',
+      ]),
+    );
     expect(byId.get('createTask')!.parameters.find((p) => p.name === 'Idempotency-Key')!.error).toBe(
       'invalid_idempotency_key',
     );
