@@ -50,7 +50,7 @@ export interface BlobStore {
   /** Removes what writes cut short by a crash left (never visible as objects), once older than `olderThanMs`; answers how many. */
   sweepAbandoned(olderThanMs: number): Promise<number>;
   /** A store that serves its objects itself (S3): a GET on it valid until `expiresAt` and no later. */
-  presignGet?(key: string, expiresAt: number, now: number): Promise<string>;
+  presignGet?(key: string, expiresAt: number, now: number, contentType?: string): Promise<string>;
   /** ... and takes uploads itself: a PUT of exactly `size` bytes of `contentType`, valid until `expiresAt`. */
   presignPut?(
     key: string,

@@ -151,10 +151,14 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** A GET of the object on the store itself, valid until `expiresAt` (milliseconds), never later. */
-  async presignGet(key: string, expiresAt: number, now: number): Promise<string> {
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.objectKey(key) }), {
-      expiresIn: secondsUntil(expiresAt, now),
+  async presignGet(key: string, expiresAt: number, now: number, contentType?: string): Promise<string> {
+    const get = new GetObjectCommand({
+      Bucket: this.settings.bucket,
+      Key: this.objectKey(key),
+      // Objects are written without a type: the link names the one the service would answer.
+      ...(contentType ? { ResponseContentType: contentType } : {}),
     });
+    return getSignedUrl(this.client, get, { expiresIn: secondsUntil(expiresAt, now) });
   }
 
   /** A PUT on the store bound to its length and type: both are signed, so another size or type is refused. */
