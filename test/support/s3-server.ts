@@ -37,7 +37,14 @@ export async function startTestS3Server(): Promise<TestS3Server> {
     configureBuckets: [{ name: TEST_BUCKET }],
   });
   const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
+  return s3ServerAt(`http://127.0.0.1:${port}`, async () => {
+    await server.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+}
+
+/** The settings and environments of a test S3 server already running at `endpoint` (the `s3` projects' one). */
+export function s3ServerAt(endpoint: string, close: () => Promise<void> = async () => {}): TestS3Server {
   const prefixOf = (prefix?: string) => prefix ?? `t${process.pid}-${served++}/`;
   const settings = (prefix?: string): S3Settings => ({
     bucket: TEST_BUCKET,
@@ -62,9 +69,6 @@ export async function startTestS3Server(): Promise<TestS3Server> {
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
     }),
-    async close() {
-      await server.close();
-      rmSync(directory, { recursive: true, force: true });
-    },
+    close,
   };
 }
