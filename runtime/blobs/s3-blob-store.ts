@@ -6,6 +6,7 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
@@ -120,6 +121,25 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.objectKey(key) }));
+  }
+
+  async *list(): AsyncGenerator<{ key: string; size: number }> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.settings.bucket,
+          Prefix: this.settings.prefix || undefined,
+          ContinuationToken: token,
+        }),
+      );
+      for (const object of page.Contents ?? []) {
+        const key = object.Key?.slice(this.settings.prefix.length);
+        // The start check's probe object is not media.
+        if (key && !key.startsWith('.mediaforge-check/')) yield { key, size: Number(object.Size ?? 0) };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
   }
 
   /** Multipart uploads under the prefix started more than `olderThanMs` ago (a writer that died mid-way), aborted. */
