@@ -36,8 +36,25 @@ const DATABASE_SUITES = [
   'test/console/operator*.test.ts',
   ...RELIABILITY_DATABASE_SUITES,
 ];
+/**
+ * The suites that run a third time with media in an S3-compatible store (issue 29): the library
+ * (uploaded through the store's presigned PUT), imports, the compatible layer's uploads and
+ * downloads, and upstream results streamed into the store; chosen to cover every path that writes or reads media
+ * without running everything again. test/support/s3-global-setup.ts starts s3rver for them.
+ * test/files/uploads.test.ts is not among them: it tests the service's own PUT, which the S3 store
+ * replaces with the store's (test/files/s3-uploads.test.ts); test/deployments/downloads.test.ts
+ * reads the local store's folders; media-ranges.test.ts and upload-lifetime.test.ts name their
+ * stores.
+ */
+const S3_SUITES = [
+  'test/files/library.test.ts',
+  'test/files/import.test.ts',
+  'test/compat/openai-sdk.test.ts',
+  'test/deployments/non-video-result.test.ts',
+];
 /** Long runs (`npm run test:long`, vitest.long.config.ts) are never part of `npm test`. */
 const LONG = 'test/**/*.long.test.ts';
+const S3_PROJECT = { globalSetup: ['./test/support/s3-global-setup.ts'], include: S3_SUITES, exclude: [LONG] };
 if (!pg) console.log('PostgreSQL suites skipped: set MEDIAFORGE_TEST_PG=postgres://... to run them (.ci/run does).');
 /** The browser suites need a system Chromium; without one they are left out, except under CI, where they must run (test/support/system-browser.ts). */
 const BROWSER_SUITES = 'test/**/*.browser.test.ts';
@@ -89,6 +106,10 @@ export default defineConfig({
               },
             },
           ]
+        : []),
+      { extends: true, test: { name: 's3', ...S3_PROJECT } },
+      ...(pg
+        ? [{ extends: true, test: { name: 's3-postgres', ...S3_PROJECT, env: { MEDIAFORGE_TEST_DB: 'postgres' } } }]
         : []),
     ],
   },

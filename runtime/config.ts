@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { catalogue } from '../generated/catalogue.js';
+import { parseBlobStoreSetting, s3SettingsFromEnv, type S3Settings } from './blobs/blob-store-setting.js';
 import { parseFaultPoints } from './faults.js';
 import type { OutboundPolicy, Resolver } from './net/address-policy.js';
 
@@ -50,8 +51,12 @@ export interface Config {
   leaseMs: number;
   /** After SIGTERM, how long items in flight (a result still downloading) may run before they are aborted and left for the next start. */
   shutdownGraceMs: number;
-  /** Where media objects live: a local directory, or the database (shared by several machines). */
-  blobStore: 'local' | 'database';
+  /** Where media objects live: a local directory, the database, or an S3-compatible bucket (both shared by several machines). */
+  blobStore: 'local' | 'database' | 's3';
+  /** The bucket and how to reach it, when blobStore is s3. */
+  s3?: S3Settings;
+  /** What a signed media link answers on a store that serves its objects itself: 302 to the store, or the bytes through the service. */
+  mediaLinks: 'redirect' | 'proxy';
   /** Redis URL for rate limits shared by all API processes; without it limits are per process. */
   redisUrl?: string;
   webhookAllowPrivate: boolean;
@@ -184,7 +189,8 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     workerAccountCap: int(env.MEDIAFORGE_WORKER_ACCOUNT_CAP, 8),
     leaseMs: int(env.MEDIAFORGE_LEASE_MS, 60_000),
     shutdownGraceMs: int(env.MEDIAFORGE_SHUTDOWN_GRACE_SECONDS, 30) * 1000,
-    blobStore: env.MEDIAFORGE_BLOB_STORE === 'database' ? 'database' : 'local',
+    ...blobStoreOf(env),
+    mediaLinks: env.MEDIAFORGE_MEDIA_LINKS === 'proxy' ? 'proxy' : 'redirect',
     redisUrl: env.MEDIAFORGE_REDIS || undefined,
     webhookAllowPrivate: env.MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE === '1',
     webhookAllowInsecure: env.MEDIAFORGE_WEBHOOK_ALLOW_INSECURE === '1',
@@ -215,6 +221,14 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     environment: env,
     ...overrides,
   };
+}
+
+/** The store of MEDIAFORGE_BLOB_STORE; a value that names none is local here, and stops `serve` (runtime/cli/commands/serve.ts). */
+function blobStoreOf(env: Environment): Pick<Config, 'blobStore' | 's3'> {
+  const setting = parseBlobStoreSetting(env.MEDIAFORGE_BLOB_STORE);
+  if ('problem' in setting) return { blobStore: 'local' };
+  if (setting.store !== 's3') return { blobStore: setting.store };
+  return { blobStore: 's3', s3: s3SettingsFromEnv(env, setting.bucket, setting.prefix) };
 }
 
 /** The first model of a mode in catalogue order (ids are never named in the runtime), else the first model. */

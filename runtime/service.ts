@@ -1,8 +1,8 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { KeyRevision } from './accounts/key-revision.js';
-import { DatabaseBlobStore, LocalBlobStore } from './blobs/blob-store.js';
+import { openBlobStore } from './blobs/open-blob-store.js';
 import { systemClock, type Clock } from './clock.js';
 import { outboundPolicy, type Config } from './config.js';
 import type { Context } from './context.js';
@@ -115,10 +115,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       ? new Deployments(options.deployments)
       : buildDeployments(config, () => clock.now(), plan),
     upstreamStats: new UpstreamStats(db),
-    blobs:
-      config.blobStore === 'database'
-        ? new DatabaseBlobStore(db.kysely, () => clock.now())
-        : new LocalBlobStore(resolve(join(config.dataDir, 'blobs'))),
+    blobs: openBlobStore(config, db, clock),
     // A resolution here is told to the other processes' waits (PostgreSQL NOTIFY).
     events: new TaskEvents((taskId) => {
       tell.taskResolved(taskId).catch((error) => log.error({ err: error }, 'notify failed'));
@@ -165,6 +162,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       }
       await worker?.stop();
       ctx.outbound.close();
+      ctx.blobs.close?.();
       await ctx.upstreamStats.flush();
       ctx.deployments.close();
       await listener.close();

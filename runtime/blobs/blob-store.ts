@@ -49,6 +49,21 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Removes what writes cut short by a crash left (never visible as objects), once older than `olderThanMs`; answers how many. */
   sweepAbandoned(olderThanMs: number): Promise<number>;
+  /** A store that serves its objects itself (S3): a GET on it valid until `expiresAt` and no later. */
+  presignGet?(key: string, expiresAt: number, now: number, contentType?: string): Promise<string>;
+  /** ... and takes uploads itself: a PUT of exactly `size` bytes of `contentType`, valid until `expiresAt`. */
+  presignPut?(
+    key: string,
+    object: { size: number; contentType: string },
+    expiresAt: number,
+    now: number,
+  ): Promise<string>;
+  /** Checked by `serve` before it starts: throws one line naming what is wrong when the store cannot be written. */
+  checkWritable?(): Promise<void>;
+  /** Every object's key and size, in no set order (`mediaforge blobs copy`); writes in progress are not objects. */
+  list(): AsyncIterable<{ key: string; size: number }>;
+  /** Lets go of connections the store keeps (the service's close). */
+  close?(): void;
 }
 
 const OWNER_ONLY_FILE = 0o600;
@@ -134,6 +149,22 @@ export class LocalBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
+  }
+
+  async *list(): AsyncGenerator<{ key: string; size: number }> {
+    const walk = async function* (root: string, folder: string): AsyncGenerator<{ key: string; size: number }> {
+      const entries = await readdir(join(root, folder), { withFileTypes: true }).catch(() => []);
+      for (const entry of entries) {
+        const key = folder ? `${folder}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) {
+          if (key !== '.partial') yield* walk(root, key);
+        } else if (entry.isFile()) {
+          const info = await stat(join(root, key)).catch(() => undefined);
+          if (info) yield { key, size: info.size };
+        }
+      }
+    };
+    yield* walk(this.root, '');
   }
 
   async sweepAbandoned(olderThanMs: number): Promise<number> {
@@ -298,6 +329,22 @@ export class DatabaseBlobStore implements BlobStore {
       await trx.deleteFrom('blobs').where('key', '=', key).execute();
       if (row?.chunk_set) await trx.deleteFrom('blob_chunks').where('chunk_set', '=', row.chunk_set).execute();
     });
+  }
+
+  async *list(): AsyncGenerator<{ key: string; size: number }> {
+    let after = '';
+    for (;;) {
+      const page = await this.db
+        .selectFrom('blobs')
+        .select(['key', 'size'])
+        .where('key', '>', after)
+        .orderBy('key')
+        .limit(500)
+        .execute();
+      for (const row of page) yield { key: row.key, size: Number(row.size) };
+      if (page.length < 500) return;
+      after = page[page.length - 1].key;
+    }
   }
 
   /** Chunk sets no object points at, written more than `olderThanMs` ago (a writer that died before its switch). */

@@ -70,6 +70,22 @@ export const COMMANDS: Command[] = [
     load: async () => (await import('./commands/serve.js')).serve,
   },
   {
+    words: ['blobs', 'copy'],
+    summary:
+      'copy every media object of the current store (MEDIAFORGE_BLOB_STORE) to another; resumable, sizes verified',
+    required: ['to'],
+    flags: {
+      to: {
+        value: 'STORE',
+        description:
+          'the target store: local, database or s3://BUCKET[/PREFIX] (S3 settings from MEDIAFORGE_S3_*, AWS_*)',
+      },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: async () => (await import('./commands/blobs.js')).blobsCopy,
+  },
+  {
     words: ['migrate'],
     summary: 'apply pending database migrations',
     flags: { db: DB, json: JSON_OUT },

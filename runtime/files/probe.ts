@@ -124,6 +124,8 @@ export interface ProbeSource {
   size: number;
   head: Buffer;
   open(): Promise<AsyncIterable<Buffer>>;
+  /** The bytes from `offset` on, when the source can seek (a stored object read by ranges): large boxes are then jumped over, not read. */
+  openAt?(offset: number): Promise<AsyncIterable<Buffer>>;
   /** The longest MP4/QuickTime movie header read (default MOOV_MAX); a file with a longer one is not probed. */
   moovMaxBytes?: number;
 }
@@ -143,17 +145,26 @@ export async function probeStored(
   blobs: BlobStore,
   key: string,
 ): Promise<{ probed: Probed | undefined; size: number } | undefined> {
-  const first = await blobs.read(key);
-  if (!first) return undefined;
-  const { head, close } = await peek(first.stream as AsyncIterable<Buffer>, headWanted);
-  await close();
-  const open = async () => {
-    const again = await blobs.read(key);
-    if (!again) throw new Error(`blob ${key} vanished while probed`);
-    return again.stream as AsyncIterable<Buffer>;
+  const info = await blobs.stat(key);
+  if (!info) return undefined;
+  const from = async (start: number, end = info.size - 1) => {
+    const range = await blobs.readRange(key, { start, end });
+    if (!range) throw new Error(`blob ${key} vanished while probed`);
+    return range.stream as AsyncIterable<Buffer>;
   };
-  return { probed: await probeSource({ size: first.size, head, open }), size: first.size };
+  // Ranges, never the whole object: the head as far as sniff may ask, then the boxes the movie walk needs.
+  const { head, close } = await peek(await from(0, HEAD_READ_MAX - 1), headWanted);
+  await close();
+  return {
+    probed: await probeSource({ size: info.size, head, open: () => from(0), openAt: (offset) => from(offset) }),
+    size: info.size,
+  };
 }
+
+/** The most `headWanted` asks for: a safetensors header at its longest, after its 8-byte length. */
+const HEAD_READ_MAX = Math.max(HEAD_BYTES, 8 + SAFETENSORS_HEADER_MAX);
+/** A box longer than this is jumped over with a new range read (where the source can seek) rather than read through. */
+const SEEK_OVER_BYTES = 1024 * 1024;
 
 /**
  * The whole probe: type, then dimensions and transparency (images, from the head), duration and
@@ -174,7 +185,7 @@ export async function probeSource(source: ProbeSource): Promise<Probed | undefin
     }
   }
   if (type.kind === 'video' && (type.format === 'mp4' || type.format === 'mov')) {
-    const movie = await readMovie(await source.open(), source.moovMaxBytes ?? MOOV_MAX);
+    const movie = await readMovie(source, source.moovMaxBytes ?? MOOV_MAX);
     if (!movie) return undefined;
     const video = movie.videoTracks[0];
     if (!video) {
@@ -215,15 +226,18 @@ export async function probeSource(source: ProbeSource): Promise<Probed | undefin
  * The top-level boxes are walked as the bytes stream by: `ftyp` and `moov` are kept, media data
  * (`mdat`, most of the file) is skipped, so only the headers are ever in memory.
  */
-async function readMovie(chunks: AsyncIterable<Buffer>, moovMax: number): Promise<Movie | undefined> {
+async function readMovie(source: ProbeSource, moovMax: number): Promise<Movie | undefined> {
   // mp4box.js logs every box it reads at its default level; set here, not when this module loads (imports have no side effects).
   Log.setLogLevel(Log.error);
-  const iterator = chunks[Symbol.asyncIterator]();
-  const reader = new ByteReader(iterator);
+  let iterator = (await source.open())[Symbol.asyncIterator]();
+  let reader = new ByteReader(iterator);
   const kept: Buffer[] = [];
+  /** Where the reader is in the file. */
+  let position = 0;
   try {
     for (;;) {
       const header = await reader.read(8);
+      position += header.length;
       if (header.length < 8) break;
       let size = header.readUInt32BE(0);
       const type = header.toString('latin1', 4, 8);
@@ -233,6 +247,7 @@ async function readMovie(chunks: AsyncIterable<Buffer>, moovMax: number): Promis
         if (large.length < 8) break;
         size = Number(large.readBigUInt64BE(0));
         headerBytes = Buffer.concat([header, large]);
+        position += large.length;
       }
       const bodyBytes = size === 0 ? Infinity : size - headerBytes.length;
       if (bodyBytes < 0) return undefined;
@@ -241,8 +256,18 @@ async function readMovie(chunks: AsyncIterable<Buffer>, moovMax: number): Promis
         const body = await reader.read(bodyBytes);
         if (body.length < bodyBytes) return undefined;
         kept.push(headerBytes, body);
+        position += body.length;
         if (type === 'moov') break;
-      } else if (size === 0 || !(await reader.skip(bodyBytes))) break;
+      } else if (size === 0) break;
+      else if (source.openAt && bodyBytes > SEEK_OVER_BYTES) {
+        // Media data (most of the file) is jumped over: the next box is read from where it starts.
+        position += bodyBytes;
+        if (position >= source.size) break;
+        await iterator.return?.();
+        iterator = (await source.openAt(position))[Symbol.asyncIterator]();
+        reader = new ByteReader(iterator);
+      } else if (!(await reader.skip(bodyBytes))) break;
+      else position += bodyBytes;
     }
   } finally {
     await iterator.return?.();

@@ -36,6 +36,8 @@ export async function createTicket(ctx: Context, owner: LibraryOwner, keyId: str
   const fileId = newId('f');
   const expiresAt = now + ctx.config.uploadTicketTtlSeconds * 1000;
   const contentType = normalizeType(request.contentType);
+  // A store that takes uploads itself (S3): the ticket is a PUT on it, the object's key fixed now.
+  const direct = ctx.blobs.presignPut ? `library/${fileId}.${uploadExtension(request.fileName, contentType)}` : null;
   await insertWithRoom(ctx, owner, request.size, async (trx) => {
     await trx
       .insertInto('uploads')
@@ -51,7 +53,7 @@ export async function createTicket(ctx: Context, owner: LibraryOwner, keyId: str
         max_bytes: request.size,
         state: 'pending',
         received_bytes: null,
-        blob_key: null,
+        blob_key: direct,
         asset_id: null,
         created_at: now,
         expires_at: expiresAt,
@@ -59,9 +61,13 @@ export async function createTicket(ctx: Context, owner: LibraryOwner, keyId: str
       })
       .execute();
   });
+  const uploadUrl =
+    direct && ctx.blobs.presignPut
+      ? await ctx.blobs.presignPut(direct, { size: request.size, contentType }, expiresAt, now)
+      : `${ctx.config.publicUrl}${signUploadPath(ctx.secret, fileId, expiresAt)}`;
   return {
     fileId,
-    uploadUrl: `${ctx.config.publicUrl}${signUploadPath(ctx.secret, fileId, expiresAt)}`,
+    uploadUrl,
     method: 'PUT' as const,
     headers: { 'Content-Type': contentType },
     expiresAt: new Date(expiresAt).toISOString(),
@@ -182,14 +188,21 @@ export async function commitUpload(
     if (existing) return existing;
     throw new ApiError('file_not_found', { param: 'fileId' });
   }
-  if (upload.state !== 'uploaded' || !upload.blob_key) throw new ApiError('file_not_uploaded', { param: 'fileId' });
-  const stored = await probeStored(ctx.blobs, upload.blob_key);
+  const direct = upload.state === 'pending' && upload.blob_key !== null;
+  if (direct) await receivedDirectly(ctx, upload);
+  else if (upload.state !== 'uploaded' || !upload.blob_key)
+    throw new ApiError('file_not_uploaded', { param: 'fileId' });
+  const blobKey = upload.blob_key!;
+  const stored = await probeStored(ctx.blobs, blobKey);
   if (!stored) throw new ApiError('file_not_uploaded', { param: 'fileId' });
   const { probed, size } = stored;
-  if (!probed || probed.kind !== upload.kind) throw new ApiError('file_type_not_allowed', { param: 'fileId' });
+  if (!probed || probed.kind !== upload.kind) {
+    if (direct) await refuseDirect(ctx, upload.id, blobKey);
+    throw new ApiError('file_type_not_allowed', { param: 'fileId' });
+  }
   const row = assetRow(
     owner,
-    { id: newId('a'), name: name ?? upload.file_name, probed, bytes: size, blobKey: upload.blob_key, source: 'upload' },
+    { id: newId('a'), name: name ?? upload.file_name, probed, bytes: size, blobKey, source: 'upload' },
     ctx.clock.now(),
   );
   let committed = false;
@@ -213,4 +226,46 @@ export async function commitUpload(
   );
   // A concurrent commit of the same file won: answer with its asset.
   return committed ? row : commitUpload(ctx, owner, fileId, name);
+}
+
+/**
+ * The commit of a ticket whose bytes went straight to the store (a presigned PUT): the object must
+ * be there, of the declared size (the store checked the signed length; a server that does not is
+ * checked here), before the upload counts as received. A wrong size is refused and deleted.
+ */
+async function receivedDirectly(ctx: Context, upload: UploadRow): Promise<void> {
+  const info = await ctx.blobs.stat(upload.blob_key!);
+  if (!info) throw new ApiError('file_not_uploaded', { param: 'fileId' });
+  if (info.size !== upload.declared_size) {
+    await refuseDirect(ctx, upload.id, upload.blob_key!);
+    throw info.size > upload.declared_size
+      ? new ApiError('payload_too_large', { param: 'fileId' })
+      : new ApiError('file_not_uploaded', { param: 'fileId' });
+  }
+  await ctx.db.kysely
+    .updateTable('uploads')
+    .set({ state: 'uploaded', received_bytes: info.size, uploaded_at: ctx.clock.now() })
+    .where('id', '=', upload.id)
+    .where('state', '=', 'pending')
+    .execute();
+}
+
+/** A directly uploaded file the commit refused: the ticket is spent (its reservation released) and the object deleted from the store. */
+async function refuseDirect(ctx: Context, uploadId: string, blobKey: string): Promise<void> {
+  await ctx.db.kysely
+    .updateTable('uploads')
+    .set({ state: 'failed' })
+    .where('id', '=', uploadId)
+    .where('state', 'in', ['pending', 'uploaded'])
+    .execute();
+  await ctx.blobs.delete(blobKey);
+}
+
+/** The extension of a directly uploaded object's key (media links read the type from it): the file name's, else the declared type's. */
+function uploadExtension(fileName: string, contentType: string): string {
+  const named = /\.([A-Za-z0-9]{1,10})$/.exec(fileName)?.[1]?.toLowerCase();
+  if (named) return named === 'jpeg' ? 'jpg' : named;
+  const subtype = contentType.split('/')[1] ?? '';
+  const known: Record<string, string> = { jpeg: 'jpg', quicktime: 'mov', mpeg: 'mp3', 'x-wav': 'wav' };
+  return known[subtype] ?? (/^[a-z0-9]{1,10}$/.test(subtype) ? subtype : 'bin');
 }

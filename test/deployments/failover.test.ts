@@ -3,7 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
-import { JobsProtocolServer, refusedUrl, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
+import {
+  JobsProtocolServer,
+  refusedUrl,
+  type JobsServerOptions,
+} from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**

@@ -3,9 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { createAccount, createKey } from '../../runtime/accounts/accounts.js';
 import { configFromEnv, type Config } from '../../runtime/config.js';
 import { createService, type Service, type ServiceOptions } from '../../runtime/service.js';
+import { s3ServerAt } from './s3-server.js';
 
 export interface HttpResult<T = any> {
   status: number;
@@ -37,6 +39,16 @@ export interface TestService {
  * MEDIAFORGE_TEST_DB=postgres (it exists when MEDIAFORGE_TEST_PG names a server).
  */
 export const TEST_DB: 'sqlite' | 'postgres' = process.env.MEDIAFORGE_TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
+
+/**
+ * The media store of this run: the configuration's default (local) unless vitest's `s3` projects
+ * started an S3 server (test/support/s3-global-setup.ts): services then keep their media there, each
+ * under its own prefix, unless a test names its store.
+ */
+function testStoreOverrides(): Partial<Config> {
+  const endpoint = inject('s3Endpoint');
+  return endpoint ? s3ServerAt(endpoint).serviceOverrides() : {};
+}
 
 /** A database URL for a service whose files live in `dir`: a file there, or a PostgreSQL schema named after it. */
 export async function testDbUrl(dir: string): Promise<string> {
@@ -101,6 +113,7 @@ export async function startTestService(
       signInPerAddressPerMinute: 1_000_000,
       signUpsPerAddressPerDay: 1_000_000,
       signInFailuresBeforeLockout: 1_000_000,
+      ...testStoreOverrides(),
       ...overrides,
     },
   );

@@ -5,7 +5,8 @@
  * running after MEDIAFORGE_SHUTDOWN_GRACE_SECONDS are aborted and left to run again), close the
  * database and exit 0 (`npm start` runs this process as npm's direct child: scripts/start.mjs).
  */
-import { configFromEnv, processEnvironment } from '../../config.js';
+import { parseBlobStoreSetting } from '../../blobs/blob-store-setting.js';
+import { configFromEnv, type Environment, processEnvironment } from '../../config.js';
 import { createService } from '../../service.js';
 import { probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
 import type { CommandInput } from '../commands.js';
@@ -26,7 +27,16 @@ export async function serve({ values }: CommandInput): Promise<number> {
   if (!Number.isInteger(config.port) || config.port > 65_535)
     throw new UsageError(`the port must be a whole number up to 65535 (got ${config.port})`);
 
+  const problem = storeSettingProblem(env);
+  if (problem) throw new Error(problem);
+
   const service = await createService(config, { logger: true, migrate: values.migrate === true });
+  try {
+    await service.ctx.blobs.checkWritable?.();
+  } catch (error) {
+    await service.close().catch(() => {});
+    throw error;
+  }
   if (config.webhookAllowPrivate || config.webhookAllowInsecure) {
     service.ctx.log.warn(
       'MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE / _INSECURE is on: outbound requests may reach private or plain-http destinations. Never use this in production.',
@@ -94,4 +104,17 @@ export async function serve({ values }: CommandInput): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/** A media-store setting that names nothing the service knows, in one line (the service would otherwise fall back silently). */
+function storeSettingProblem(env: Environment): string | undefined {
+  const setting = parseBlobStoreSetting(env.MEDIAFORGE_BLOB_STORE);
+  if ('problem' in setting) return setting.problem;
+  const checksum = env.MEDIAFORGE_S3_CHECKSUM;
+  if (checksum && !['when_supported', 'when_required'].includes(checksum))
+    return `MEDIAFORGE_S3_CHECKSUM must be when_supported or when_required (got ${checksum})`;
+  const links = env.MEDIAFORGE_MEDIA_LINKS;
+  if (links && !['redirect', 'proxy'].includes(links))
+    return `MEDIAFORGE_MEDIA_LINKS must be redirect or proxy (got ${links})`;
+  return undefined;
 }

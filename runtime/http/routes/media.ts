@@ -24,6 +24,8 @@ const MIME_BY_EXTENSION: Record<string, string> = {
  *
  * Players seek with byte ranges: one range is read from the store as a range and answered 206;
  * validators (ETag, Last-Modified) let a client keep its copy (304) or resume safely (If-Range).
+ * On a store that hands out its own links (S3, MEDIAFORGE_MEDIA_LINKS=redirect, its default) a
+ * valid link answers 302 to the store; `proxy` streams through the service as on the other stores.
  */
 export const mediaHandlers: Pick<Handlers<ApiRequests>, 'getMedia'> = {
   async getMedia(req) {
@@ -32,6 +34,20 @@ export const mediaHandlers: Pick<Handlers<ApiRequests>, 'getMedia'> = {
     if (link !== 'valid') throw new ApiError(link === 'expired' ? 'link_expired' : 'link_invalid');
     const info = await req.ctx.blobs.stat(key);
     if (!info) throw new ApiError('file_not_found');
+    const extension = key.split('.').pop() ?? '';
+    const contentType = MIME_BY_EXTENSION[extension] ?? 'application/octet-stream';
+    const { blobs, config, clock } = req.ctx;
+    // A store that serves its objects itself (S3): the bytes come from it, through a link that dies
+    // no later than this one; ranges and validators are then the store's.
+    if (blobs.presignGet && config.mediaLinks === 'redirect') {
+      const location = await blobs.presignGet(key, Number(req.query.expires) * 1000, clock.now(), contentType);
+      const redirect: Record<string, string> = {
+        Location: location,
+        'Cache-Control': 'no-store',
+        'Cross-Origin-Resource-Policy': 'cross-origin',
+      };
+      return { status: 302, raw: noBody(), headers: redirect };
+    }
     const validators = mediaValidators(key, info);
     const cache = {
       ETag: validators.etag,
@@ -43,10 +59,9 @@ export const mediaHandlers: Pick<Handlers<ApiRequests>, 'getMedia'> = {
     if (notModified(validators, headers['If-None-Match'], headers['If-Modified-Since']))
       return { status: 304, raw: noBody(), headers: cache };
 
-    const extension = key.split('.').pop() ?? '';
     const described = {
       ...cache,
-      'Content-Type': MIME_BY_EXTENSION[extension] ?? 'application/octet-stream',
+      'Content-Type': contentType,
       'Accept-Ranges': 'bytes',
     };
     // Range handling is defined for GET only (RFC 9110 section 14.2): a HEAD describes the whole file.

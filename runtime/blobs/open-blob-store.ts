@@ -1,0 +1,16 @@
+import { join, resolve } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Db } from '../storage/dialect.js';
+import { type BlobStore, DatabaseBlobStore, LocalBlobStore } from './blob-store.js';
+import { S3BlobStore } from './s3-blob-store.js';
+
+/** The blob store the configuration names (MEDIAFORGE_BLOB_STORE). */
+export function openBlobStore(config: Config, db: Db, clock: Clock): BlobStore {
+  if (config.blobStore === 'database') return new DatabaseBlobStore(db.kysely, () => clock.now());
+  if (config.blobStore === 's3') {
+    if (!config.s3) throw new Error('the S3 blob store needs its settings (MEDIAFORGE_BLOB_STORE=s3://BUCKET)');
+    return new S3BlobStore(config.s3);
+  }
+  return new LocalBlobStore(resolve(join(config.dataDir, 'blobs')));
+}
