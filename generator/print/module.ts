@@ -23,8 +23,10 @@ export interface ModuleSpec {
   values?: Record<string, unknown>;
   /** The name of a placeholder `type` alias -> the type it becomes. */
   types?: Record<string, ts.TypeNode>;
-  /** Import declarations placed after the template's own. */
+  /** Import declarations placed after the template's own (named imports, or a namespace import). */
   addImports?: OptionalKind<ImportDeclarationStructure>[];
+  /** Statements printed after the template's text, one a line (a declaration per generated name, say). */
+  addStatements?: ts.Statement[];
 }
 
 interface Edit {
@@ -70,6 +72,13 @@ function innerValue(expression: ts.Expression): ts.Expression {
 }
 
 function importDeclaration(structure: OptionalKind<ImportDeclarationStructure>): ts.ImportDeclaration {
+  const specifier = f.createStringLiteral(structure.moduleSpecifier, true);
+  if (structure.namespaceImport)
+    return f.createImportDeclaration(
+      undefined,
+      f.createImportClause(false, undefined, f.createNamespaceImport(f.createIdentifier(structure.namespaceImport))),
+      specifier,
+    );
   const named = Array.isArray(structure.namedImports) ? structure.namedImports : [];
   const specifiers = named.map((item) => {
     if (typeof item !== 'object' || typeof item.name !== 'string')
@@ -83,7 +92,7 @@ function importDeclaration(structure: OptionalKind<ImportDeclarationStructure>):
   return f.createImportDeclaration(
     undefined,
     f.createImportClause(false, undefined, f.createNamedImports(specifiers)),
-    f.createStringLiteral(structure.moduleSpecifier, true),
+    specifier,
   );
 }
 
@@ -156,5 +165,8 @@ export function printModule(spec: ModuleSpec): string {
   let text = file.text;
   for (const edit of edits.sort((a, b) => b.start - a.start))
     text = text.slice(0, edit.start) + edit.text + text.slice(edit.end);
-  return text.endsWith('\n') ? text : `${text}\n`;
+  if (!text.endsWith('\n')) text = `${text}\n`;
+  if (spec.addStatements?.length)
+    text += `\n${spec.addStatements.map((s) => printer.printNode(ts.EmitHint.Unspecified, s, file)).join('\n')}\n`;
+  return text;
 }
