@@ -2,7 +2,7 @@
 // Inputs: generated/openapi.json
 /*
  * generated/routes.ts and generated/console/routes.ts: an OpenAPI document's route table, which the
- * runtime binds (the console's too, through the one binder), and a `Handlers` type with one typed
+ * runtime binds (the console's too, through the one binder), and a `Handlers` interface with one typed
  * method per operationId, so a missing handler is a type error. This is the routes plugin's
  * template, printed with the operations filled in.
  */
@@ -300,6 +300,7 @@ export const routes: readonly RouteDef[] = [
   }
 ];
 
+/** The JSON body of the 2xx responses of an operation. */
 type SuccessBody<Op extends OperationId> = {
   [S in keyof operations[Op]['responses']]: S extends 200 | 201 | 202
     ? operations[Op]['responses'][S] extends { content: { 'application/json': infer B } }
@@ -325,10 +326,10 @@ export type RouteReply<Op extends OperationId> =
 
 /**
  * One handler per operationId, each given its operation's request type; the runtime must implement
- * every one (filled in by the generator: one method per operation, documented by its method, path
- * and summary).
+ * every one. (Filled in by the generator: one method per operation, documented by its method, path
+ * and summary.)
  */
-export type Handlers<Requests extends { [Op in OperationId]: unknown }> = {
+export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   /** GET /api/v1/assets: List the library's assets */
   listAssets(request: Requests['listAssets']): Promise<RouteReply<'listAssets'>>;
   /** POST /api/v1/assets: Save a finished task's output into the library */
@@ -387,4 +388,4 @@ export type Handlers<Requests extends { [Op in OperationId]: unknown }> = {
   deleteVideo(request: Requests['deleteVideo']): Promise<RouteReply<'deleteVideo'>>;
   /** GET /v1/videos/{video_id}/content: Redirect to the video file (compatible layer) */
   downloadVideoContent(request: Requests['downloadVideoContent']): Promise<RouteReply<'downloadVideoContent'>>;
-};
+}

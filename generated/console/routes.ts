@@ -2,7 +2,7 @@
 // Inputs: generated/console/openapi.json
 /*
  * generated/routes.ts and generated/console/routes.ts: an OpenAPI document's route table, which the
- * runtime binds (the console's too, through the one binder), and a `Handlers` type with one typed
+ * runtime binds (the console's too, through the one binder), and a `Handlers` interface with one typed
  * method per operationId, so a missing handler is a type error. This is the routes plugin's
  * template, printed with the operations filled in.
  */
@@ -272,6 +272,7 @@ export const routes: readonly RouteDef[] = [
   }
 ];
 
+/** The JSON body of the 2xx responses of an operation. */
 type SuccessBody<Op extends OperationId> = {
   [S in keyof operations[Op]['responses']]: S extends 200 | 201 | 202
     ? operations[Op]['responses'][S] extends { content: { 'application/json': infer B } }
@@ -297,10 +298,10 @@ export type RouteReply<Op extends OperationId> =
 
 /**
  * One handler per operationId, each given its operation's request type; the runtime must implement
- * every one (filled in by the generator: one method per operation, documented by its method, path
- * and summary).
+ * every one. (Filled in by the generator: one method per operation, documented by its method, path
+ * and summary.)
  */
-export type Handlers<Requests extends { [Op in OperationId]: unknown }> = {
+export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   /** GET /console/api/balance: The balances of the API wallet and the playground wallet. */
   consoleBalance(request: Requests['consoleBalance']): Promise<RouteReply<'consoleBalance'>>;
   /** GET /console/api/deliveries: The account's latest 100 webhook deliveries, newest first. */
@@ -353,4 +354,4 @@ export type Handlers<Requests extends { [Op in OperationId]: unknown }> = {
   playgroundTask(request: Requests['playgroundTask']): Promise<RouteReply<'playgroundTask'>>;
   /** POST /playground/api/uploads: One file for one reference field, as the raw body; ticket, bytes, probe and commit in one request. */
   playgroundUpload(request: Requests['playgroundUpload']): Promise<RouteReply<'playgroundUpload'>>;
-};
+}

@@ -23,6 +23,8 @@ export interface ModuleSpec {
   values?: Record<string, unknown>;
   /** The name of a placeholder `type` alias -> the type it becomes. */
   types?: Record<string, ts.TypeNode>;
+  /** The name of a placeholder `interface` -> the members that replace its sample ones, one a line. */
+  members?: Record<string, ts.TypeElement[]>;
   /** Import declarations placed after the template's own (named imports, or a namespace import). */
   addImports?: OptionalKind<ImportDeclarationStructure>[];
   /** Statements printed after the template's text, one a line (a declaration per generated name, say). */
@@ -102,6 +104,7 @@ export function printModule(spec: ModuleSpec): string {
   const where = spec.template.pathname;
   const values = spec.values ?? {};
   const types = spec.types ?? {};
+  const members = spec.members ?? {};
   const edits: Edit[] = [];
   const found = new Set<string>();
   const visit = (node: ts.Node): void => {
@@ -127,6 +130,18 @@ export function printModule(spec: ModuleSpec): string {
         text: printed(ts.EmitHint.Unspecified, types[node.name.text], file, start),
       });
       found.add(`type ${node.name.text}`);
+    } else if (ts.isInterfaceDeclaration(node) && Object.hasOwn(members, node.name.text)) {
+      const lineStart = file.text.lastIndexOf('\n', node.getStart(file) - 1) + 1;
+      const base = /^[ \t]*/.exec(file.text.slice(lineStart))![0];
+      // Each member on its own lines at the interface's indentation plus two, its comment above it.
+      const lines = members[node.name.text].flatMap((member) =>
+        printer
+          .printNode(ts.EmitHint.Unspecified, member, file)
+          .split('\n')
+          .map((line) => `\n${base}  ${line.replace(/^( {4})+/, (run) => ' '.repeat(run.length / 2))}`),
+      );
+      edits.push({ start: node.members.pos, end: node.end - 1, text: `${lines.join('')}\n${base}` });
+      found.add(`interface ${node.name.text}`);
     }
     ts.forEachChild(node, visit);
   };
@@ -135,6 +150,8 @@ export function printModule(spec: ModuleSpec): string {
     if (!found.has(`const ${name}`)) throw new Error(`${where}: no placeholder const ${name}`);
   for (const name of Object.keys(types))
     if (!found.has(`type ${name}`)) throw new Error(`${where}: no placeholder type ${name}`);
+  for (const name of Object.keys(members))
+    if (!found.has(`interface ${name}`)) throw new Error(`${where}: no placeholder interface ${name}`);
 
   const declarations = file.statements.filter(
     (s): s is ts.ImportDeclaration | ts.ExportDeclaration => ts.isImportDeclaration(s) || ts.isExportDeclaration(s),

@@ -7,7 +7,7 @@ import { printModule } from '../../print/module.js';
 
 /**
  * generated/routes.ts, printed from this plugin's template: the route table the runtime binds and a
- * `Handlers` type with one typed method per operationId, so a missing handler is a type error.
+ * `Handlers` interface with one typed method per operationId, so a missing handler is a type error.
  * generated/console/routes.ts is the same for the console's internal operations (session, not key;
  * layer `console`), typed from generated/console/types.ts: both tables go through the one binder.
  */
@@ -70,8 +70,8 @@ function routesFile(doc: JsonSchema, kind: TableKind): string {
     types: {
       OperationId: stringUnion(ops.map((op) => op.operationId)),
       Layer: stringUnion(kind.layers),
-      Handlers: f.createTypeLiteralNode(ops.map(handlerMethod)),
     },
+    members: { Handlers: ops.map(handlerMethod) },
     values: {
       routes: ops.map((op) => {
         const spans = op.parameters.find((p) => p.in === 'path' && p.spansSegments)?.name;

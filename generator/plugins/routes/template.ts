@@ -1,6 +1,6 @@
 /*
  * generated/routes.ts and generated/console/routes.ts: an OpenAPI document's route table, which the
- * runtime binds (the console's too, through the one binder), and a `Handlers` type with one typed
+ * runtime binds (the console's too, through the one binder), and a `Handlers` interface with one typed
  * method per operationId, so a missing handler is a type error. This is the routes plugin's
  * template, printed with the operations filled in.
  */
@@ -35,6 +35,7 @@ export interface RouteDef {
  */
 export const routes: readonly RouteDef[] = [];
 
+/** The JSON body of the 2xx responses of an operation. */
 type SuccessBody<Op extends OperationId> = {
   [S in keyof operations[Op]['responses']]: S extends 200 | 201 | 202
     ? operations[Op]['responses'][S] extends { content: { 'application/json': infer B } }
@@ -60,9 +61,10 @@ export type RouteReply<Op extends OperationId> =
 
 /**
  * One handler per operationId, each given its operation's request type; the runtime must implement
- * every one (filled in by the generator: one method per operation, documented by its method, path
- * and summary).
+ * every one. (Filled in by the generator: one method per operation, documented by its method, path
+ * and summary.)
  */
-export type Handlers<Requests extends { [Op in OperationId]: unknown }> = {
-  [Op in OperationId]: (request: Requests[Op]) => Promise<RouteReply<Op>>;
-};
+export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
+  /** A sample, replaced by the operations' methods. */
+  sample(request: Requests[OperationId]): Promise<RouteReply<OperationId>>;
+}
