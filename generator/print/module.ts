@@ -23,8 +23,12 @@ export interface ModuleSpec {
   values?: Record<string, unknown>;
   /** The name of a placeholder `type` alias -> the type it becomes. */
   types?: Record<string, ts.TypeNode>;
-  /** Import declarations placed after the template's own. */
+  /** The name of a placeholder `interface` -> the members that replace its sample ones, one a line. */
+  members?: Record<string, ts.TypeElement[]>;
+  /** Import declarations placed after the template's own (named imports, or a namespace import). */
   addImports?: OptionalKind<ImportDeclarationStructure>[];
+  /** Statements printed after the template's text, one a line (a declaration per generated name, say). */
+  addStatements?: ts.Statement[];
 }
 
 interface Edit {
@@ -70,6 +74,13 @@ function innerValue(expression: ts.Expression): ts.Expression {
 }
 
 function importDeclaration(structure: OptionalKind<ImportDeclarationStructure>): ts.ImportDeclaration {
+  const specifier = f.createStringLiteral(structure.moduleSpecifier, true);
+  if (structure.namespaceImport)
+    return f.createImportDeclaration(
+      undefined,
+      f.createImportClause(false, undefined, f.createNamespaceImport(f.createIdentifier(structure.namespaceImport))),
+      specifier,
+    );
   const named = Array.isArray(structure.namedImports) ? structure.namedImports : [];
   const specifiers = named.map((item) => {
     if (typeof item !== 'object' || typeof item.name !== 'string')
@@ -83,7 +94,7 @@ function importDeclaration(structure: OptionalKind<ImportDeclarationStructure>):
   return f.createImportDeclaration(
     undefined,
     f.createImportClause(false, undefined, f.createNamedImports(specifiers)),
-    f.createStringLiteral(structure.moduleSpecifier, true),
+    specifier,
   );
 }
 
@@ -93,6 +104,7 @@ export function printModule(spec: ModuleSpec): string {
   const where = spec.template.pathname;
   const values = spec.values ?? {};
   const types = spec.types ?? {};
+  const members = spec.members ?? {};
   const edits: Edit[] = [];
   const found = new Set<string>();
   const visit = (node: ts.Node): void => {
@@ -118,6 +130,18 @@ export function printModule(spec: ModuleSpec): string {
         text: printed(ts.EmitHint.Unspecified, types[node.name.text], file, start),
       });
       found.add(`type ${node.name.text}`);
+    } else if (ts.isInterfaceDeclaration(node) && Object.hasOwn(members, node.name.text)) {
+      const lineStart = file.text.lastIndexOf('\n', node.getStart(file) - 1) + 1;
+      const base = /^[ \t]*/.exec(file.text.slice(lineStart))![0];
+      // Each member on its own lines at the interface's indentation plus two, its comment above it.
+      const lines = members[node.name.text].flatMap((member) =>
+        printer
+          .printNode(ts.EmitHint.Unspecified, member, file)
+          .split('\n')
+          .map((line) => `\n${base}  ${line.replace(/^( {4})+/, (run) => ' '.repeat(run.length / 2))}`),
+      );
+      edits.push({ start: node.members.pos, end: node.end - 1, text: `${lines.join('')}\n${base}` });
+      found.add(`interface ${node.name.text}`);
     }
     ts.forEachChild(node, visit);
   };
@@ -126,6 +150,8 @@ export function printModule(spec: ModuleSpec): string {
     if (!found.has(`const ${name}`)) throw new Error(`${where}: no placeholder const ${name}`);
   for (const name of Object.keys(types))
     if (!found.has(`type ${name}`)) throw new Error(`${where}: no placeholder type ${name}`);
+  for (const name of Object.keys(members))
+    if (!found.has(`interface ${name}`)) throw new Error(`${where}: no placeholder interface ${name}`);
 
   const declarations = file.statements.filter(
     (s): s is ts.ImportDeclaration | ts.ExportDeclaration => ts.isImportDeclaration(s) || ts.isExportDeclaration(s),
@@ -156,5 +182,8 @@ export function printModule(spec: ModuleSpec): string {
   let text = file.text;
   for (const edit of edits.sort((a, b) => b.start - a.start))
     text = text.slice(0, edit.start) + edit.text + text.slice(edit.end);
-  return text.endsWith('\n') ? text : `${text}\n`;
+  if (!text.endsWith('\n')) text = `${text}\n`;
+  if (spec.addStatements?.length)
+    text += `\n${spec.addStatements.map((s) => printer.printNode(ts.EmitHint.Unspecified, s, file)).join('\n')}\n`;
+  return text;
 }

@@ -1,17 +1,11 @@
 import { Ajv } from 'ajv';
-import {
-  IndentationText,
-  NewLineKind,
-  Project,
-  QuoteKind,
-  VariableDeclarationKind,
-  Writers,
-  type WriterFunction,
-} from 'ts-morph';
+import { ts } from 'ts-morph';
 import { operations, type Operation, type ParameterIn } from '../../load/operations.js';
 import type { JsonSchema } from '../../load/types.js';
 import type { Plugin } from '../../plugin.js';
 import { ajvStandaloneModule } from '../../print/ajv-standalone.js';
+import { Identifier, stringUnion } from '../../print/literal.js';
+import { printModule } from '../../print/module.js';
 import { requestVectors } from './vectors.js';
 
 /** The parts of a request that are checked, with the suffix of their validator's export name. */
@@ -157,161 +151,73 @@ function requestFiles(
   ];
 }
 
-function newFile(name: string) {
-  const project = new Project({
-    useInMemoryFileSystem: true,
-    manipulationSettings: {
-      indentationText: IndentationText.TwoSpaces,
-      quoteKind: QuoteKind.Single,
-      newLineKind: NewLineKind.LineFeed,
-    },
-  });
-  return project.createSourceFile(name);
-}
+const f = ts.factory;
 
+/** validators.d.ts: the template's interfaces and `export declare const <name>: RequestValidator;` per validator. */
 function declarations(names: string[]): string {
-  const file = newFile('validators.d.ts');
-  file.addInterface({
-    isExported: true,
-    name: 'RequestValidatorError',
-    docs: ["The fields of ajv's ErrorObject the runtime reads."],
-    properties: [
-      { name: 'instancePath', type: 'string' },
-      { name: 'schemaPath', type: 'string' },
-      { name: 'keyword', type: 'string' },
-      { name: 'params', type: 'Record<string, unknown>' },
-    ],
+  return printModule({
+    template: new URL('./validators-template.ts', import.meta.url),
+    addStatements: names.map((name) =>
+      f.createVariableStatement(
+        [f.createModifier(ts.SyntaxKind.ExportKeyword), f.createModifier(ts.SyntaxKind.DeclareKeyword)],
+        f.createVariableDeclarationList(
+          [f.createVariableDeclaration(name, undefined, f.createTypeReferenceNode('RequestValidator'))],
+          ts.NodeFlags.Const,
+        ),
+      ),
+    ),
   });
-  file.addInterface({
-    isExported: true,
-    name: 'RequestValidator',
-    docs: ['An ajv standalone validator: true when the value passed; fills defaults in place.'],
-    callSignatures: [{ parameters: [{ name: 'value', type: 'unknown' }], returnType: 'boolean' }],
-    properties: [{ name: 'errors', type: 'RequestValidatorError[] | null', hasQuestionToken: true }],
-  });
-  for (const name of names) {
-    file.addVariableStatement({
-      isExported: true,
-      hasDeclareKeyword: true,
-      declarationKind: VariableDeclarationKind.Const,
-      declarations: [{ name, type: 'RequestValidator' }],
-    });
-  }
-  return file.getFullText();
 }
 
-const literal = (value: unknown) => JSON.stringify(value).replace(/"/g, "'");
-
+/** index.ts: the template's types and each operation's request rules, naming its validators. */
 function table(ops: Operation[], compiled: Set<string>, bodies: Map<string, JsonSchema>, errorsModule: string): string {
-  const file = newFile('index.ts');
-  file.addImportDeclaration({ isTypeOnly: true, namedImports: ['ErrorName'], moduleSpecifier: errorsModule });
-  file.addImportDeclaration({ isTypeOnly: true, namedImports: ['OperationId'], moduleSpecifier: '../routes.js' });
-  file.addImportDeclaration({
-    isTypeOnly: true,
-    namedImports: ['RequestValidator'],
-    moduleSpecifier: './validators.js',
-  });
-  file.addImportDeclaration({ namespaceImport: 'validators', moduleSpecifier: './validators.js' });
-  file.addInterface({
-    isExported: true,
-    name: 'ParameterRule',
-    properties: [
-      { name: 'name', type: 'string', isReadonly: true, docs: ['As the contract spells it (header names too).'] },
-      { name: 'in', type: "'query' | 'path' | 'header'", isReadonly: true },
-      {
-        name: 'integer',
-        type: 'boolean',
-        isReadonly: true,
-        docs: [
-          'A decimal integer literal in the URL or header is read as a number; anything else stays text and fails the type.',
-        ],
-      },
-      { name: 'error', type: 'ErrorName', isReadonly: true, docs: ['The business code a bad value answers with.'] },
-    ],
-  });
-  file.addInterface({
-    isExported: true,
-    name: 'BodyIssue',
-    docs: ["How a body property's problems are reported where the contract says (`x-issue`)."],
-    properties: [
-      { name: 'rule', type: 'string', isReadonly: true },
-      { name: 'key', type: 'string', isReadonly: true, docs: ['A validation message of spec/errors.yaml.'] },
-      { name: 'params', type: 'Readonly<Record<string, string>>', isReadonly: true },
-    ],
-  });
-  file.addInterface({
-    isExported: true,
-    name: 'RequestRules',
-    properties: [
-      { name: 'parameters', type: 'readonly ParameterRule[]', isReadonly: true },
-      { name: 'path', type: 'RequestValidator', isReadonly: true, hasQuestionToken: true },
-      { name: 'query', type: 'RequestValidator', isReadonly: true, hasQuestionToken: true },
-      { name: 'headers', type: 'RequestValidator', isReadonly: true, hasQuestionToken: true },
-      {
-        name: 'body',
-        type: '{ readonly validate: RequestValidator; readonly required: boolean; readonly error: ErrorName; readonly issues?: Readonly<Record<string, BodyIssue>>; readonly order?: readonly string[] }',
-        isReadonly: true,
-        hasQuestionToken: true,
-        docs: [
-          "A JSON body checked against the contract (of a body naming a model, its envelope: `input` is the model's validator's to check); `issues`: the contract's `x-issue` by the property's schema path; `order`: an envelope's fields, the order its problems are listed in.",
-        ],
-      },
-    ],
-  });
-  const entries: Record<string, WriterFunction> = {};
+  const rules: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
-    const fields: Record<string, string | WriterFunction> = {
-      parameters: (w) =>
-        w.write(
-          `[${op.parameters.map((p) => `{ name: ${literal(p.name)}, in: ${literal(p.in)}, integer: ${p.schema.type === 'integer'}, error: ${literal(p.error)} }`).join(', ')}]`,
-        ),
+    const rule: Record<string, unknown> = {
+      parameters: op.parameters.map((p) => ({
+        name: p.name,
+        in: p.in,
+        integer: p.schema.type === 'integer',
+        error: p.error,
+      })),
     };
     for (const part of PARTS)
       if (compiled.has(`${op.operationId}${part.suffix}`))
-        fields[part.key] = `validators.${op.operationId}${part.suffix}`;
+        rule[part.key] = new Identifier(`validators.${op.operationId}${part.suffix}`);
     if (compiled.has(`${op.operationId}Body`)) {
       const issues = issueOverrides(bodies.get(op.operationId)!);
-      fields.body = Writers.object({
-        validate: `validators.${op.operationId}Body`,
-        required: String(op.body!.required),
-        error: literal(op.body!.error),
-        ...(Object.keys(issues).length ? { issues: literal(issues) } : {}),
+      rule.body = {
+        validate: new Identifier(`validators.${op.operationId}Body`),
+        required: op.body!.required,
+        error: op.body!.error,
+        ...(Object.keys(issues).length ? { issues } : {}),
         // An envelope lists its problems field by field, as the model's validator lists input's.
         ...(op.body!.checkedBy === 'catalogue'
-          ? { order: literal(Object.keys(bodies.get(op.operationId)!.properties ?? {})) }
+          ? { order: Object.keys(bodies.get(op.operationId)!.properties ?? {}) }
           : {}),
-      });
+      };
     }
-    entries[op.operationId] = Writers.object(fields);
+    rules[op.operationId] = rule;
   }
-  file.addVariableStatement({
-    isExported: true,
-    declarationKind: VariableDeclarationKind.Const,
-    docs: ["Each operation's request rules, read by the HTTP layer before its handler runs."],
-    declarations: [
-      {
-        name: 'requestRules',
-        type: 'Readonly<Record<OperationId, RequestRules>>',
-        initializer: Writers.object(entries),
-      },
-    ],
-  });
   const defaulted = ops
-    .map(
-      (op) =>
-        [
-          op.operationId,
-          op.parameters.filter((p) => p.in === 'query' && p.schema.default !== undefined).map((p) => p.name),
-        ] as const,
-    )
-    .filter(([, names]) => names.length > 0);
-  file.addTypeAlias({
-    isExported: true,
-    name: 'DefaultedQuery',
-    docs: ['The query parameters with a contract default, by operation: always present after validation.'],
-    type: Writers.objectType({
-      properties: defaulted.map(([id, names]) => ({ name: id, type: names.map(literal).join(' | ') })),
-    }),
+    .map((op) => ({
+      id: op.operationId,
+      names: op.parameters.filter((p) => p.in === 'query' && p.schema.default !== undefined).map((p) => p.name),
+    }))
+    .filter(({ names }) => names.length > 0);
+  return printModule({
+    template: new URL('./template.ts', import.meta.url),
+    imports: {
+      '../errors/template.js': errorsModule,
+      '../routes/template.js': '../routes.js',
+      './validators-template.js': './validators.js',
+    },
+    addImports: [{ namespaceImport: 'validators', moduleSpecifier: './validators.js' }],
+    values: { requestRules: rules },
+    types: {
+      DefaultedQuery: f.createTypeLiteralNode(
+        defaulted.map(({ id, names }) => f.createPropertySignature(undefined, id, undefined, stringUnion(names))),
+      ),
+    },
   });
-  return file.getFullText();
 }
