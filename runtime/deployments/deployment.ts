@@ -77,6 +77,11 @@ export interface Deployment {
   readonly name: string;
   /** The adapter: simulator, openai-videos, jobs, ... (status pages and metrics). */
   readonly kind?: string;
+  /**
+   * Runs in this process and never fails a call (the simulator): it is never cooling, so admission
+   * (routing/availability.ts) answers without reading the health rows.
+   */
+  readonly inProcess?: boolean;
   accepts(model: ModelInfo): boolean;
   /** Whether this very input can go there (a model the protocol serves a subset of); true when absent. */
   acceptsInput?(model: ModelInfo, input: Record<string, unknown>): boolean;

@@ -14,15 +14,10 @@ export async function allCoolingUntil(
   model: ModelInfo,
   input: Record<string, unknown>,
 ): Promise<number | undefined> {
-  const names = [
-    ...new Set(
-      ctx.deployments
-        .routesFor(model, input)
-        .filter((r) => r.deployment.isAvailable())
-        .map((r) => r.deployment.name),
-    ),
-  ];
-  if (names.length === 0) return undefined;
+  const open = ctx.deployments.routesFor(model, input).filter((r) => r.deployment.isAvailable());
+  // A deployment that cannot fail is never cooling: no read on the request path of the default setup.
+  if (open.length === 0 || open.some((r) => r.deployment.inProcess)) return undefined;
+  const names = [...new Set(open.map((r) => r.deployment.name))];
   const now = ctx.clock.now();
   const rows = await healthRows(ctx.db.kysely, names);
   let soonest = Number.POSITIVE_INFINITY;

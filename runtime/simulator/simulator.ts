@@ -40,6 +40,8 @@ export function durationRange(
  */
 export class SimulatorDeployment implements Deployment {
   readonly kind = 'simulator';
+  /** Nothing to reach and nothing that fails: never cooling. */
+  readonly inProcess = true;
   /** Starting again only makes a new handle: nothing runs anywhere else. */
   readonly idempotentSubmit = true;
   private readonly rendered = new RenderCache(RENDER_CACHE_BYTES);
