@@ -58,6 +58,9 @@ describe('docs/operating.md', () => {
       expect(stdout).toMatch(/cli credits\.add acct_\S+ \{"credits":1000,"note":"first-day test credits"\}/);
       expect(stdout).toMatch(/cli user\.promote user_/);
       expect(stdout).toMatch(/relay \(jobs\) ok in flight 0/);
+      // `check --probe` of section 5: relay.invalid does not resolve, so its probe fails and says why.
+      expect(stdout).toMatch(/upstream relay \(jobs\): unreachable \(.*\): check baseUrl/);
+      expect(stdout).toContain('a probe failed (above)');
       expect(stdout).not.toContain('the-new-key');
       const log = readFileSync(join(dir, 'mediaforge.log'), 'utf8');
       expect(log).toContain(`mediaforge listening on http://127.0.0.1:${port}`);
