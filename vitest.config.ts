@@ -51,6 +51,7 @@ const S3_SUITES = [
   'test/files/import.test.ts',
   'test/compat/openai-sdk.test.ts',
   'test/deployments/non-video-result.test.ts',
+  'test/console/playground-uploads.test.ts',
 ];
 /** Long runs (`npm run test:long`, vitest.long.config.ts) are never part of `npm test`. */
 const LONG = 'test/**/*.long.test.ts';
