@@ -37,24 +37,51 @@ const DATABASE_SUITES = [
   ...RELIABILITY_DATABASE_SUITES,
 ];
 /**
- * The suites that run a third time with media in an S3-compatible store (issue 29): the library
- * (uploaded through the store's presigned PUT), imports, the compatible layer's uploads and
- * downloads, and upstream results streamed into the store; chosen to cover every path that writes or reads media
- * without running everything again. test/support/s3-global-setup.ts starts s3rver for them.
- * test/files/uploads.test.ts is not among them: it tests the service's own PUT, which the S3 store
- * replaces with the store's (test/files/s3-uploads.test.ts); test/deployments/downloads.test.ts
- * reads the local store's folders; media-ranges.test.ts and upload-lifetime.test.ts name their
- * stores.
+ * The suites that run a third time with media in an S3-compatible store (issue 29): the files,
+ * assets, compat and upstream suites that go through the public surface without naming a store:
+ * the library (uploaded through the store's presigned PUT), the playground's uploads (through the
+ * service, streamed to the store), imports, references, the compatible layer's uploads and
+ * downloads, and upstream results of the jobs, fal, Replicate and Runway protocols streamed into
+ * the store. test/support/s3-global-setup.ts starts s3rver for them; startTestService and
+ * startMediaforge put each service's media there. Left out: suites that read a store's own folders
+ * or rows or name their stores (uploads.test.ts and reservations.test.ts test the service's own
+ * PUT, which the S3 store replaces with the store's: s3-uploads.test.ts; downloads.test.ts,
+ * lifecycle.test.ts, outputs.test.ts, streaming.test.ts, media-ranges.test.ts,
+ * upload-lifetime.test.ts), and routing.test.ts (weights, nothing of the store).
  */
 const S3_SUITES = [
   'test/files/library.test.ts',
   'test/files/import.test.ts',
+  'test/files/acceptance.test.ts',
+  'test/files/length-limits.test.ts',
+  'test/files/reference-measure.test.ts',
+  'test/files/reference-stream.test.ts',
+  'test/console/playground-uploads.test.ts',
   'test/compat/openai-sdk.test.ts',
+  'test/compat/form-bounds.test.ts',
+  'test/compat/progress.test.ts',
+  'test/compat/readme-openai.test.ts',
   'test/deployments/non-video-result.test.ts',
+  'test/deployments/fal-queue.test.ts',
+  'test/deployments/replicate.test.ts',
+  'test/deployments/billed-clips.test.ts',
+  'test/deployments/simulator-output.test.ts',
+  'test/deployments/failover.test.ts',
+  'test/deployments/poll-outcomes.test.ts',
+  // One profile adapter's result download stands for the six (test/deployments/vendors/: the same store path, 30 s each).
+  'test/deployments/vendors/runway.test.ts',
 ];
 /** Long runs (`npm run test:long`, vitest.long.config.ts) are never part of `npm test`. */
 const LONG = 'test/**/*.long.test.ts';
-const S3_PROJECT = { globalSetup: ['./test/support/s3-global-setup.ts'], include: S3_SUITES, exclude: [LONG] };
+/** On PostgreSQL too, a representative few of those the postgres project runs: uploads, imports, the compatible layer, upstream results. */
+const S3_POSTGRES_SUITES = [
+  'test/files/library.test.ts',
+  'test/files/import.test.ts',
+  'test/compat/openai-sdk.test.ts',
+  'test/deployments/non-video-result.test.ts',
+  'test/deployments/fal-queue.test.ts',
+];
+const S3_SETUP = { globalSetup: ['./test/support/s3-global-setup.ts'], exclude: [LONG] };
 if (!pg) console.log('PostgreSQL suites skipped: set MEDIAFORGE_TEST_PG=postgres://... to run them (.ci/run does).');
 /** The browser suites need a system Chromium; without one they are left out, except under CI, where they must run (test/support/system-browser.ts). */
 const BROWSER_SUITES = 'test/**/*.browser.test.ts';
@@ -107,9 +134,19 @@ export default defineConfig({
             },
           ]
         : []),
-      { extends: true, test: { name: 's3', ...S3_PROJECT } },
+      { extends: true, test: { name: 's3', ...S3_SETUP, include: S3_SUITES } },
       ...(pg
-        ? [{ extends: true, test: { name: 's3-postgres', ...S3_PROJECT, env: { MEDIAFORGE_TEST_DB: 'postgres' } } }]
+        ? [
+            {
+              extends: true,
+              test: {
+                name: 's3-postgres',
+                ...S3_SETUP,
+                include: S3_POSTGRES_SUITES,
+                env: { MEDIAFORGE_TEST_DB: 'postgres' },
+              },
+            },
+          ]
         : []),
     ],
   },

@@ -15,6 +15,7 @@ import { benchLedger } from './ledger.js';
 import { benchMediaRanges } from './media-ranges.js';
 import { benchMemory } from './memory.js';
 import { benchReferenceCheck } from './reference-check.js';
+import { benchS3Store } from './s3-store.js';
 import { benchPostgres } from './postgres.js';
 import { benchProfiles } from './profiles.js';
 import { benchSignIns } from './signins.js';
@@ -69,6 +70,7 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['referenceCheckRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['upstreamResultRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['upstreamOverheadMs', { op: '<', value: 300 }, 'ms'],
+  ['s3UploadRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['slowResultDownloads', { op: '=', value: 1 }, 'fetches'],
   ['profileOverheadMs', { op: '<', value: 300 }, 'ms'],
   ['profilePollsPerSec', { op: '>=', value: 1500 }, 'polls/s'],
@@ -132,6 +134,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['memory', benchMemory],
   ['reference-check', benchReferenceCheck],
   ['upstream', benchUpstream],
+  ['s3-store', benchS3Store],
   ['media-ranges', benchMediaRanges],
   ['profiles', benchProfiles],
   ['generate', benchGenerate],

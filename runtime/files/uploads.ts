@@ -26,7 +26,19 @@ export interface TicketRequest {
  * The declared size is reserved against the plan with the ticket, in one transaction (see
  * `insertWithRoom`), until the file is committed or the ticket expires.
  */
-export async function createTicket(ctx: Context, owner: LibraryOwner, keyId: string, request: TicketRequest) {
+/**
+ * `receiver`: who takes the bytes. `store` (the API's tickets) is a presigned PUT on a store that
+ * takes uploads itself (S3) and the service's own signed PUT otherwise; `service` is always the
+ * service's own, for a caller that already holds the bytes in its request (the playground's form)
+ * and streams them to the store through receiveUpload.
+ */
+export async function createTicket(
+  ctx: Context,
+  owner: LibraryOwner,
+  keyId: string,
+  request: TicketRequest,
+  receiver: 'store' | 'service' = 'store',
+) {
   const kind = declaredKind(request.contentType, request.fileName);
   if (!kind || !ctx.config.uploadKinds.includes(kind))
     throw new ApiError('file_type_not_allowed', { param: 'contentType' });
@@ -37,7 +49,10 @@ export async function createTicket(ctx: Context, owner: LibraryOwner, keyId: str
   const expiresAt = now + ctx.config.uploadTicketTtlSeconds * 1000;
   const contentType = normalizeType(request.contentType);
   // A store that takes uploads itself (S3): the ticket is a PUT on it, the object's key fixed now.
-  const direct = ctx.blobs.presignPut ? `library/${fileId}.${uploadExtension(request.fileName, contentType)}` : null;
+  const direct =
+    receiver === 'store' && ctx.blobs.presignPut
+      ? `library/${fileId}.${uploadExtension(request.fileName, contentType)}`
+      : null;
   await insertWithRoom(ctx, owner, request.size, async (trx) => {
     await trx
       .insertInto('uploads')

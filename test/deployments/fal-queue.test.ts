@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
@@ -174,7 +172,11 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
     expect(asset.durationSeconds).toBeCloseTo(4, 0);
     const key = (JSON.parse(row.output_json!) as { key: string }[])[0].key;
     const served = Buffer.from(await (await fetch(asset.url)).arrayBuffer());
-    expect(served.equals(readFileSync(join(t.config.dataDir, 'blobs', key)))).toBe(true);
+    // The stored bytes read through the service's own store (local, database or S3 in the s3 projects).
+    const stored = await t.service.ctx.blobs.read(key);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stored!.stream) chunks.push(Buffer.from(chunk as Buffer));
+    expect(served.equals(Buffer.concat(chunks))).toBe(true);
     expect(first.downloads).toBe(1);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: task.credits });
     await t.checkLedger(accountId);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createAccount, type CreatedAccount } from '../../runtime/accounts/accounts.js';
 import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
-import { dropTestSchema, testDbUrl } from '../support/service.js';
+import { dropTestSchema, testDbUrl, testStoreEnvironment } from '../support/service.js';
 
 /**
  * A real `mediaforge serve` process (test/reliability/support.ts spawnServer) on its own database
@@ -39,7 +39,7 @@ export async function startMediaforge(
   const dir = mkdtempSync(join(tmpdir(), `mediaforge-${name}-`));
   for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
   const dbUrl = await testDbUrl(dir);
-  const fullEnv = { ...BASE_ENV, MEDIAFORGE_DB: dbUrl, MEDIAFORGE_DATA_DIR: dir, ...env };
+  const fullEnv = { ...BASE_ENV, ...testStoreEnvironment(), MEDIAFORGE_DB: dbUrl, MEDIAFORGE_DATA_DIR: dir, ...env };
   const resolved = Object.fromEntries(
     Object.entries(fullEnv).map(([k, v]) => [k, typeof v === 'string' ? v.replaceAll('$DIR', dir) : v]),
   );

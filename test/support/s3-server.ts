@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import S3rver from 's3rver';
+import { S3RVER_BUCKET, startS3rver } from '../../support/s3-server.js';
 import type { S3Settings } from '../../runtime/blobs/blob-store-setting.js';
 import type { Config } from '../../runtime/config.js';
 
 /** The bucket every test S3 server holds. */
-export const TEST_BUCKET = 'mediaforge-test';
+export const TEST_BUCKET = S3RVER_BUCKET;
 
 export interface TestS3Server {
   /** http://127.0.0.1:PORT */
@@ -22,25 +19,10 @@ export interface TestS3Server {
 
 let served = 0;
 
-/**
- * s3rver (an S3-compatible server on npm) on 127.0.0.1, a free port and a temporary directory, with
- * its keys S3RVER/S3RVER. It does not decode aws-chunked bodies: the store runs with
- * `when_required` checksums, as the docs say for such servers.
- */
+/** s3rver on loopback (support/s3-server.ts, shared with bench/), as a test S3 server. */
 export async function startTestS3Server(): Promise<TestS3Server> {
-  const directory = mkdtempSync(join(tmpdir(), 'mediaforge-s3-'));
-  const server = new S3rver({
-    address: '127.0.0.1',
-    port: 0,
-    directory,
-    silent: true,
-    configureBuckets: [{ name: TEST_BUCKET }],
-  });
-  const { port } = await server.run();
-  return s3ServerAt(`http://127.0.0.1:${port}`, async () => {
-    await server.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
+  const server = await startS3rver();
+  return s3ServerAt(server.endpoint, () => server.close());
 }
 
 /** The settings and environments of a test S3 server already running at `endpoint` (the `s3` projects' one). */

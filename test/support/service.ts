@@ -50,6 +50,16 @@ function testStoreOverrides(): Partial<Config> {
   return endpoint ? s3ServerAt(endpoint).serviceOverrides() : {};
 }
 
+/**
+ * The same for a `mediaforge serve` child process (test/deployments/support.ts startMediaforge):
+ * its environment's S3 settings in the `s3` projects, nothing otherwise (a test's own
+ * MEDIAFORGE_BLOB_STORE wins).
+ */
+export function testStoreEnvironment(): Record<string, string> {
+  const endpoint = inject('s3Endpoint');
+  return endpoint ? s3ServerAt(endpoint).environment() : {};
+}
+
 /** A database URL for a service whose files live in `dir`: a file there, or a PostgreSQL schema named after it. */
 export async function testDbUrl(dir: string): Promise<string> {
   if (TEST_DB === 'sqlite') return `sqlite:${join(dir, 'db.sqlite')}`;

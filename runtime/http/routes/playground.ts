@@ -131,7 +131,8 @@ export const playgroundHandlers: PlaygroundHandlers = {
       throw new ApiError('file_type_not_allowed', { param: 'Content-Type' });
     const owner = playgroundLibrary(user);
     const caller = await playgroundCaller(ctx.db, user);
-    const ticket = await createTicket(ctx, owner, caller.keyId, { fileName, contentType, size });
+    // The bytes are in this request: the service receives them and streams them to the store, whatever the store.
+    const ticket = await createTicket(ctx, owner, caller.keyId, { fileName, contentType, size }, 'service');
     const signed = new URL(ticket.uploadUrl);
     await receiveUpload(ctx, {
       fileId: ticket.fileId,
