@@ -17,7 +17,15 @@ const MODES = ['text-to-video', 'image-to-video', 'reference-to-video', 'video-e
  * runtime/deployments/upstream-error.ts but `unreachable` and `ambiguous` (an answer came).
  * test/generator/profiles.test.ts keeps the two lists together.
  */
-export const BODY_ERROR_CLASSES = ['busy', 'server', 'unauthorized', 'rejected', 'lost', 'protocol'] as const;
+export const BODY_ERROR_CLASSES = [
+  'busy',
+  'server',
+  'unauthorized',
+  'rejected',
+  'lost',
+  'protocol',
+  'configuration',
+] as const;
 
 /** A state value, or a condition on another member of the status answer (`when` present / equal). */
 export type ProfileStateRule =

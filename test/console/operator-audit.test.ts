@@ -171,4 +171,25 @@ describe('the audit log is kept like the ledger', { timeout: 600_000 }, () => {
     });
     expect((await operator.call('GET', '/console/api/operator/audit')).status).toBe(403);
   });
+
+  it('keys revoke (CLI) is recorded like a revocation in the console; revoking it again writes nothing', async () => {
+    const api = (await json(['accounts', 'list', '--email', 'lin@'])).accounts.find(
+      (a: { users: { wallet: string }[] }) => a.users[0].wallet === 'api',
+    );
+    const [key] = (await json(['accounts', 'show', api.accountId])).keys;
+    expect(key.revokedAt).toBeNull();
+    const revoked = await cli(['keys', 'revoke', '--key', key.keyId]);
+    expect([revoked.code, revoked.stdout.trim()]).toEqual([0, 'revoked']);
+    const [newest, ...older] = (await json(['audit'])).entries;
+    expect(newest).toMatchObject({
+      action: 'key.revoke',
+      actor: 'cli',
+      target: key.keyId,
+      clientAddress: null,
+      details: { accountId: api.accountId },
+    });
+    const again = await cli(['keys', 'revoke', '--key', key.keyId]);
+    expect([again.code, again.stdout.trim()]).toEqual([1, 'no such active key']);
+    expect((await json(['audit'])).entries).toEqual([newest, ...older]);
+  });
 });

@@ -103,14 +103,20 @@ describe('a 404 or 405 to a submit: configuration, fail over', () => {
       const shown = ready.body.deployments.find((d: { name: string }) => d.name === 'misconfigured');
       expect(shown).toMatchObject({ state: 'degraded', consecutiveFailures: 1, lastFailureClass: 'configuration' });
       expect(shown.lastFailure).toContain(`status ${want.status} at ${want.path}`);
-      const { stdout } = await run(
-        process.execPath,
-        [join(ROOT, 'bin/mediaforge.js'), 'deployments', 'status', '--json'],
-        {
-          env: { ...process.env, ...proc.env },
-        },
-      );
-      const status = JSON.parse(stdout).deployments.find((d: { name: string }) => d.name === 'misconfigured');
+      // The counts by class are added to the shared totals every two seconds (routing/upstream-stats.ts):
+      // read the status until they are in, for at most 20 s.
+      let stdout = '';
+      const readStatus = async () => {
+        ({ stdout } = await run(
+          process.execPath,
+          [join(ROOT, 'bin/mediaforge.js'), 'deployments', 'status', '--json'],
+          { env: { ...process.env, ...proc.env } },
+        ));
+        return JSON.parse(stdout).deployments.find((d: { name: string }) => d.name === 'misconfigured');
+      };
+      let status = await readStatus();
+      for (const until = Date.now() + 20_000; status.failures.configuration === 0 && Date.now() < until; )
+        status = await readStatus();
       expect(status).toMatchObject({ lastFailureClass: 'configuration', failures: { configuration: 1 } });
       expect(status.lastFailure).toContain(want.path);
 

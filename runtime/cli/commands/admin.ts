@@ -1,7 +1,7 @@
 /** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
 import { LANGUAGES, type Language } from '../../../generated/errors.js';
-import { createAccount, createKey, revokeKey } from '../../accounts/accounts.js';
-import { CLI_OPERATOR, grantCredits } from '../../operator/operator-actions.js';
+import { createAccount, createKey } from '../../accounts/accounts.js';
+import { CLI_OPERATOR, grantCredits, revokeKeyAsOperator } from '../../operator/operator-actions.js';
 import { migrateToLatest } from '../../storage/migrate.js';
 import { setAccountWebhookSettings } from '../../webhooks/admin.js';
 import { commandConfig, withCommandDb } from '../command-db.js';
@@ -77,7 +77,11 @@ export async function keysCreate({ values }: CommandInput): Promise<number> {
 }
 
 export async function keysRevoke({ values }: CommandInput): Promise<number> {
-  const revoked = await withCommandDb(commandConfig(values), (db) => revokeKey(db, text(values.key)!, Date.now()));
+  // Recorded in the audit log as the console's revocations are (actor `cli`).
+  const revoked =
+    (await withCommandDb(commandConfig(values), (db) =>
+      revokeKeyAsOperator(db, CLI_OPERATOR, text(values.key)!, Date.now()),
+    )) === true;
   print(values, { revoked }, revoked ? 'revoked' : 'no such active key');
   return revoked ? 0 : 1;
 }
