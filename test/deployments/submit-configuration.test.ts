@@ -106,11 +106,12 @@ describe('a 404 or 405 to a submit: configuration, fail over', () => {
       // The counts by class are added to the shared totals every two seconds (routing/upstream-stats.ts):
       // read the status until they are in, for at most 20 s.
       let stdout = '';
+      const cliEnv = { ...process.env, ...proc.env };
       const readStatus = async () => {
         ({ stdout } = await run(
           process.execPath,
           [join(ROOT, 'bin/mediaforge.js'), 'deployments', 'status', '--json'],
-          { env: { ...process.env, ...proc.env } },
+          { env: cliEnv },
         ));
         return JSON.parse(stdout).deployments.find((d: { name: string }) => d.name === 'misconfigured');
       };
