@@ -127,7 +127,8 @@ async function upstreamResult(base: string, key: string): Promise<string> {
   });
   const body = await json(created);
   const taskId: string | undefined = body?.data?.taskId;
-  if ((created.status !== 200 && created.status !== 202) || !taskId) return `createTask ${created.status} ${JSON.stringify(body).slice(0, 160)}`;
+  if ((created.status !== 200 && created.status !== 202) || !taskId)
+    return `createTask ${created.status} ${JSON.stringify(body).slice(0, 160)}`;
   for (const started = Date.now(); Date.now() - started < 600_000; await sleep(500)) {
     const info = await json(await fetch(`${base}/api/v1/jobs/recordInfo?taskId=${taskId}`, { headers }));
     const state = info?.data?.state;
