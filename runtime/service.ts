@@ -115,7 +115,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       ? new Deployments(options.deployments)
       : buildDeployments(config, () => clock.now(), plan),
     upstreamStats: new UpstreamStats(db),
-    blobs: openBlobStore(config, db, clock),
+    blobs: await openBlobStore(config, db, clock),
     // A resolution here is told to the other processes' waits (PostgreSQL NOTIFY).
     events: new TaskEvents((taskId) => {
       tell.taskResolved(taskId).catch((error) => log.error({ err: error }, 'notify failed'));

@@ -21,8 +21,8 @@ export async function blobsCopy({ values }: CommandInput): Promise<number> {
   const source = configFromEnv(env);
   const target = configFromEnv({ ...env, MEDIAFORGE_BLOB_STORE: to });
   const report = await withCommandDb(source, async (db) => {
-    const from = openBlobStore(source, db, systemClock);
-    const into = openBlobStore(target, db, systemClock);
+    const from = await openBlobStore(source, db, systemClock);
+    const into = await openBlobStore(target, db, systemClock);
     try {
       await into.checkWritable?.();
       return await copyBlobs(from, into);
