@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/catalogue.js';
+import { tsFiles } from '../support/source-files.js';
 
 /**
  * bench/ and test/ do not import each other (issue 26, step 5): what both need (the loopback
@@ -11,14 +12,6 @@ import { ROOT } from '../support/catalogue.js';
  */
 
 /** Every .ts file under a directory of the checkout, relative to the root (with `/`). */
-function tsFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir)).flatMap((name) => {
-    const path = `${dir}/${name}`;
-    if (statSync(join(ROOT, path)).isDirectory()) return tsFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
-  });
-}
-
 /**
  * The relative specifiers of a file's import and export statements (at the start of a line, so
  * that the examples in this file's own table, which are strings, are not read as its imports) and

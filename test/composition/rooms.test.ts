@@ -3,6 +3,7 @@ import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/catalogue.js';
 import { importCycles, valueImports } from './import-graph.js';
+import { filesUnder, tsFiles } from '../support/source-files.js';
 
 /**
  * The rooms of the provider side (docs/architecture.md: the tree of runtime/ and "Where is routing decided?"): deployments/ is the port only,
@@ -11,14 +12,6 @@ import { importCycles, valueImports } from './import-graph.js';
  */
 
 /** Every .ts file under a directory of the checkout, relative to the root (with `/`). */
-function tsFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir)).flatMap((name) => {
-    const path = `${dir}/${name}`;
-    if (statSync(join(ROOT, path)).isDirectory()) return tsFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
-  });
-}
-
 const IMPORT = /(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** The room of a path: the folder under runtime/ (`generated` for generated/), or undefined elsewhere. */
@@ -116,15 +109,6 @@ describe('the rooms of the provider side (issue 26, step 3)', () => {
 /** The top folder of a checkout path (`catalogue-core`, `generated`, `runtime`, ...). */
 const topOf = (path: string) => path.split('/')[0];
 
-/** Every .ts and .js file under a top folder, relative to the root. */
-function sourceFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir)).flatMap((name) => {
-    const path = `${dir}/${name}`;
-    if (statSync(join(ROOT, path)).isDirectory()) return sourceFiles(path);
-    return /\.(?:ts|js)$/.test(name) ? [path] : [];
-  });
-}
-
 /** The top folders a file's relative imports reach, other than its own. */
 function importedTops(file: string, text: string): string[] {
   const tops = new Set<string>();
@@ -137,7 +121,7 @@ function importedTops(file: string, text: string): string[] {
 
 /** `file -> folder` for every import of a top folder's files that is not among `allowed`. */
 function strayTopImports(dir: string, allowed: readonly string[]): string[] {
-  return sourceFiles(dir).flatMap((file) =>
+  return filesUnder(dir, /\.(?:ts|js)$/).flatMap((file) =>
     importedTops(file, readFileSync(join(ROOT, file), 'utf8'))
       .filter((target) => !allowed.includes(target))
       .map((target) => `${file} -> ${target}`),

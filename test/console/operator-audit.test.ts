@@ -5,34 +5,19 @@
  * on the database of a running service.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyD, createTask } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
-
-function tsFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir)).flatMap((name) => {
-    const path = `${dir}/${name}`;
-    if (statSync(join(ROOT, path)).isDirectory()) return tsFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
-  });
-}
+import { eventually } from '../webhooks/support.js';
+import { tsFiles } from '../support/source-files.js';
 
 /** A statement that deletes rows of, or drops, the audit log or the ledger, in either spelling. */
 const DELETES_KEPT_TABLE =
   /(?:deleteFrom|dropTable|truncate)\(\s*['"](?:audit_log|ledger_entries)['"]|(?:delete\s+from|drop\s+table|truncate)\s+"?(?:audit_log|ledger_entries)\b/i;
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > until) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('the audit log is kept like the ledger', { timeout: 600_000 }, () => {
   let t: TestService;
@@ -117,9 +102,16 @@ describe('the audit log is kept like the ledger', { timeout: 600_000 }, () => {
     expect(auditBefore.map((e) => e.action)).toEqual(['user.promote', 'credits.add']);
     // Retention runs: the task's content is purged by its work item.
     const purged = await eventually(
-      () =>
-        db.selectFrom('tasks').select('purged_at').where('id', '=', task.body.data.taskId).executeTakeFirstOrThrow(),
-      (row) => row.purged_at !== null,
+      async () => {
+        const row = await db
+          .selectFrom('tasks')
+          .select('purged_at')
+          .where('id', '=', task.body.data.taskId)
+          .executeTakeFirstOrThrow();
+        return row.purged_at !== null && row;
+      },
+      'the task purged by retention',
+      15_000,
     );
     expect(purged.purged_at).not.toBeNull();
     // And the recurring maintenance jobs have run at least once since the service started.
@@ -127,14 +119,17 @@ describe('the audit log is kept like the ledger', { timeout: 600_000 }, () => {
     const ran = (rows: { due_at: number }[]) =>
       rows.length >= 2 && rows.every((r) => Number(r.due_at) > Date.now() + 1_800_000);
     const maintenance = await eventually(
-      () =>
-        db
+      async () => {
+        const rows = await db
           .selectFrom('work_items')
           .select(['kind', 'due_at'])
           .where('kind', 'in', ['expire-idempotency-keys', 'expire-uploads'])
           .where('done_at', 'is', null)
-          .execute(),
-      ran,
+          .execute();
+        return ran(rows) && rows;
+      },
+      'the maintenance jobs run once',
+      15_000,
     );
     expect(ran(maintenance)).toBe(true);
     expect(await db.selectFrom('audit_log').selectAll().orderBy('id').execute()).toEqual(auditBefore);

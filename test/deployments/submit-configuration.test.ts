@@ -8,6 +8,7 @@ import { bodyD, MODEL_D } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { eventually } from '../webhooks/support.js';
 
 const run = promisify(execFile);
 const OPERATOR_KEY = 'sk-operator-misconfigured-0123456789abcdef';
@@ -115,9 +116,14 @@ describe('a 404 or 405 to a submit: configuration, fail over', () => {
         ));
         return JSON.parse(stdout).deployments.find((d: { name: string }) => d.name === 'misconfigured');
       };
-      let status = await readStatus();
-      for (const until = Date.now() + 20_000; status.failures.configuration === 0 && Date.now() < until; )
-        status = await readStatus();
+      const status = await eventually(
+        async () => {
+          const read = await readStatus();
+          return read.failures.configuration > 0 && read;
+        },
+        'the failure counts in deployments status',
+        20_000,
+      );
       expect(status).toMatchObject({ lastFailureClass: 'configuration', failures: { configuration: 1 } });
       expect(status.lastFailure).toContain(want.path);
 

@@ -1,17 +1,10 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/catalogue.js';
+import { tsFiles } from '../support/source-files.js';
 
 /** Every .ts file under a directory of the checkout, as paths relative to the root (with `/`). */
-function tsFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir)).flatMap((name) => {
-    const path = `${dir}/${name}`;
-    if (statSync(join(ROOT, path)).isDirectory()) return tsFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
-  });
-}
-
 /** The files under `dir` whose text matches `pattern`, apart from `allowed` (prefixes). */
 function offenders(dir: string, pattern: RegExp, allowed: readonly string[] = []): string[] {
   return tsFiles(dir).filter(
