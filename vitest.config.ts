@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { extraCaCertificates } from './support/loopback-tls.js';
 import { browserRequired, findSystemBrowser } from './test/support/system-browser.js';
 
 /**
@@ -7,6 +8,13 @@ import { browserRequired, findSystemBrowser } from './test/support/system-browse
  * talk to a database run a second time on it (one suite, parameterized by MEDIAFORGE_TEST_DB).
  */
 const pg = process.env.MEDIAFORGE_TEST_PG;
+/**
+ * The loopback https listeners' fixture certificate, trusted the standard way in every test process
+ * and every service they spawn (they inherit this environment): Node reads NODE_EXTRA_CA_CERTS only
+ * at start-up, so it is set here, before vitest starts its forks (the config is read more than once:
+ * a value this made already is kept as it is).
+ */
+process.env.NODE_EXTRA_CA_CERTS = extraCaCertificates();
 /** The reliability suites built on startTestService (races.test.ts skips its SQLite-only cross-process part itself). */
 const RELIABILITY_DATABASE_SUITES = [
   'crash',

@@ -4,10 +4,9 @@
  * SQLite) takes 4 tasks of family_c-3.0 at once, each with 10 references of 19.9 MB (5 PNG
  * pictures and 5 MP4 clips whose movie header comes after the media), 40 references checked at
  * the same time, served by a loopback https listener that makes the bytes as it sends them (the
- * fixture certificate; the service trusts it through NODE_TLS_REJECT_UNAUTHORIZED=0). The figure
+ * fixture certificate; the service trusts it through NODE_EXTRA_CA_CERTS). The figure
  * is the peak VmRSS (sampled every 100 ms) while the checks run minus VmRSS before.
  */
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { clip } from '../support/media/fixtures.js';
@@ -23,6 +22,7 @@ import {
   type BenchOutput,
   type RunMode,
 } from './support.js';
+import { extraCaCertificates, loopbackTls } from '../support/loopback-tls.js';
 import { rssMb } from '../support/process-memory.js';
 
 const MB = 1000 * 1000;
@@ -33,12 +33,8 @@ const CLIPS = 5;
 const MODEL = 'vendor_b/family_c-3.0/reference-to-video';
 
 async function fileServer(): Promise<{ base: string; close(): Promise<void> }> {
-  const tls = {
-    key: readFileSync(new URL('../test/files/tls/loopback.key', import.meta.url)),
-    cert: readFileSync(new URL('../test/files/tls/loopback.crt', import.meta.url)),
-  };
   const movie = clip(2, 24);
-  const server = createServer(tls, async (req, res) => {
+  const server = createServer(loopbackTls(), async (req, res) => {
     const chunks = req.url?.endsWith('.png') ? largePng(FILE_BYTES) : movieHeaderLast(movie, FILE_BYTES);
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(FILE_BYTES) });
     res.on('error', () => {});
@@ -107,7 +103,7 @@ export async function benchReferenceCheck(_mode: RunMode): Promise<BenchOutput> 
       // The loopback https listener: the outbound test switches allow it, its fixture certificate is trusted.
       MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1',
       MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1',
-      NODE_TLS_REJECT_UNAUTHORIZED: '0',
+      NODE_EXTRA_CA_CERTS: extraCaCertificates(),
       NODE_NO_WARNINGS: '1',
       MEDIAFORGE_SIMULATOR_LATENCY_MS: String(10 * 60_000),
       // The check lane is what is measured (bench/support.ts closes it by default).

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { loopbackTls } from '../loopback-tls.js';
 import { clip, png } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
 import { LoopbackListener, sendJson } from './loopback-upstream.js';
@@ -310,10 +311,13 @@ export class JobsProtocolServer {
   }
 }
 
-/** Whether a link answers 200 to a GET (its body read and dropped), as a provider reading a reference finds out. */
+/**
+ * Whether a link answers 200 to a GET (its body read and dropped), as a provider reading a reference
+ * finds out. The links are the tests' loopback https listeners: their fixture certificate is the one trusted.
+ */
 function answersOk(url: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const request = httpsGet(url, { rejectUnauthorized: false }, (response) => {
+    const request = httpsGet(url, { ca: loopbackTls().cert }, (response) => {
       response.resume();
       response.on('end', () => resolve(response.statusCode === 200));
       response.on('error', () => resolve(false));

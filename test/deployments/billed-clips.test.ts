@@ -33,13 +33,6 @@ const inputOf = (model: string, clip: string): Record<string, unknown> => ({
 describe('billed reference clips are measured before the submit, never after the job (N3)', () => {
   let t: TestService | undefined;
   const servers: { close(): Promise<void> }[] = [];
-  beforeAll(() => {
-    // The clip host is https on loopback with the fixture certificate: trusted in this file's own process (vitest forks per file).
-    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
-  });
-  afterAll(() => {
-    delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
-  });
   afterEach(async () => {
     await t?.close();
     t = undefined;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import { catalogue } from '../../generated/catalogue.js';
 import { createTask, expectOk } from '../http/helpers.js';
 import { stubDns } from '../reliability/egress-guard.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { loopbackTls } from '../../support/loopback-tls.js';
 import { clip, png } from '../../support/media/fixtures.js';
 
 /**
@@ -40,13 +40,8 @@ describe('reference clips are measured by the deployment before they are billed 
   const paddedSent: number[] = [];
   beforeAll(async () => {
     // References must be https URLs: a loopback https listener with the self-signed fixture
-    // certificate, trusted by turning verification off in this file's own process (vitest forks per file).
-    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
-    const tls = {
-      key: readFileSync(new URL('./tls/loopback.key', import.meta.url)),
-      cert: readFileSync(new URL('./tls/loopback.crt', import.meta.url)),
-    };
-    files = createServer(tls, (req, res) => {
+    // certificate (trusted through NODE_EXTRA_CA_CERTS: support/loopback-tls.ts).
+    files = createServer(loopbackTls(), (req, res) => {
       if (req.url === '/clip-3s.mp4')
         return res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': CLIP_3S.length }).end(CLIP_3S);
       if (req.url === '/still.png')
@@ -87,7 +82,6 @@ describe('reference clips are measured by the deployment before they are billed 
     await t?.close();
     files?.closeAllConnections();
     await new Promise((resolve) => files?.close(resolve));
-    delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
   });
 
   /** The credits a task of `input` settles for with these measured facts, from the generated price function. */

@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { loopbackTls } from '../../support/loopback-tls.js';
 import { clip } from '../../support/media/fixtures.js';
 import { largePng, movieHeaderLast } from '../../support/media/generated-streams.js';
 
@@ -66,13 +66,8 @@ describe('references are probed from the stream, not read whole (N4)', () => {
   }
 
   beforeAll(async () => {
-    // An https loopback listener with the fixture certificate, trusted in this file's own process (vitest forks per file).
-    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
-    const tls = {
-      key: readFileSync(new URL('./tls/loopback.key', import.meta.url)),
-      cert: readFileSync(new URL('./tls/loopback.crt', import.meta.url)),
-    };
-    files = createServer(tls, (req, res) => {
+    // An https loopback listener with the fixture certificate (trusted through NODE_EXTRA_CA_CERTS: support/loopback-tls.ts).
+    files = createServer(loopbackTls(), (req, res) => {
       const route = routes[req.url ?? ''];
       if (!route) return void res.writeHead(404).end();
       void send(res, req.url!, route);
@@ -85,7 +80,6 @@ describe('references are probed from the stream, not read whole (N4)', () => {
     await t?.close();
     files?.closeAllConnections();
     await new Promise((resolve) => files?.close(resolve));
-    delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
   });
 
   async function run(field: 'reference_image_urls' | 'reference_video_urls', path: string) {

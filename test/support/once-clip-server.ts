@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { loopbackTls } from '../../support/loopback-tls.js';
 import { clip } from '../../support/media/fixtures.js';
 
 /**
- * A hostile reference host: an https loopback listener (the fixture certificate of test/files/tls;
- * the test's process turns verification off) that serves a real clip of `seconds` to its first
+ * A hostile reference host: an https loopback listener (the fixture certificate of support/tls,
+ * trusted through NODE_EXTRA_CA_CERTS) that serves a real clip of `seconds` to its first
  * `answers` requests and 404 to every later one, the way a caller's link can answer the provider
  * and vanish before the service looks at it. Every request is counted, and named in `log` (shared
  * with the upstream server of the test, so the order of clip reads and submits can be read back).
@@ -18,12 +18,8 @@ export class OnceClipServer {
   constructor(private readonly options: { seconds: number; answers: number; log?: string[] }) {}
 
   async start(): Promise<this> {
-    const tls = {
-      key: readFileSync(new URL('../files/tls/loopback.key', import.meta.url)),
-      cert: readFileSync(new URL('../files/tls/loopback.crt', import.meta.url)),
-    };
     const bytes = clip(this.options.seconds);
-    this.server = createServer(tls, (_request, response) => {
+    this.server = createServer(loopbackTls(), (_request, response) => {
       this.requests++;
       const answered = this.requests <= this.options.answers;
       this.options.log?.push(answered ? 'clip answered' : 'clip 404');
