@@ -11,7 +11,6 @@ import { tsFiles } from '../support/source-files.js';
  * loads a benchmark's (which kills every process it spawned on exit).
  */
 
-/** Every .ts file under a directory of the checkout, relative to the root (with `/`). */
 /**
  * The relative specifiers of a file's import and export statements (at the start of a line, so
  * that the examples in this file's own table, which are strings, are not read as its imports) and
