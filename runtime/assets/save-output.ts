@@ -3,13 +3,12 @@ import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import { probeStored } from '../files/probe.js';
 import { newId } from '../ids.js';
-import { taskOfCaller } from '../tasks/task-queries.js';
-import type { StoredOutput } from '../tasks/task-record.js';
 import { assetRow, extensionOf, ownerOf, type AssetRow } from './library.js';
 import { ensureUnlocked, storeNewAsset } from './storage.js';
 
 /**
- * POST /assets: copies the output of a succeeded task of the calling key into the key's library.
+ * POST /assets: copies the output of a succeeded task of the calling key (read by the route, as
+ * the edge reads every task of its caller) into the key's library.
  * The bytes are copied to an object of the library's own, so purging the task (by hand or when
  * its retention runs out) never touches the asset: the library keeps files until the user
  * deletes them. The first output file is saved (the generated media; a returned last frame is a
@@ -18,12 +17,11 @@ import { ensureUnlocked, storeNewAsset } from './storage.js';
 export async function saveTaskOutput(
   ctx: Context,
   caller: Caller,
-  taskId: unknown,
+  task: { id: string; state: string; output_json: string | null },
   name: string | undefined,
 ): Promise<AssetRow> {
-  const task = await taskOfCaller(ctx, caller, taskId);
   const outputs =
-    task.state === 'succeeded' && task.output_json ? (JSON.parse(task.output_json) as StoredOutput[]) : [];
+    task.state === 'succeeded' && task.output_json ? (JSON.parse(task.output_json) as { key: string }[]) : [];
   const output = outputs[0];
   if (!output) throw new ApiError('invalid_parameter', { param: 'taskId' });
   const owner = ownerOf(caller);

@@ -2,9 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { codeMessage, type Language } from '../../generated/errors.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { pickLanguage } from '../http/language.js';
+import { pickLanguage } from '../language.js';
 import { errorEnvelope } from '../http/render-error.js';
-import { consoleRefusal, refusalOf } from './refusal.js';
+import { consoleRefusal, refusalOf } from '../console-refusal.js';
 import { SESSION_TTL_MS, type SessionUser } from './users.js';
 
 export const SESSION_COOKIE = 'mf_session';

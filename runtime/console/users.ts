@@ -13,7 +13,7 @@ import {
 import { isUniqueViolation, type Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
 import type { PasswordHasher } from './passwords.js';
-import { consoleRefusal } from './refusal.js';
+import { consoleRefusal } from '../console-refusal.js';
 
 /** Free credits of a new user's playground wallet (service specification, item 4). */
 export const PLAYGROUND_CREDITS = 30;

@@ -4,7 +4,7 @@ import type * as ConsoleRoutes from '../../generated/console/routes.js';
 import type { DefaultedQuery } from '../../generated/requests/index.js';
 import type { HeadersOf, JsonBody, OperationId, PathOf, QueryOf } from '../../generated/routes.js';
 import type { Caller } from '../accounts/accounts.js';
-import { consoleRefusal } from '../console/refusal.js';
+import { consoleRefusal } from '../console-refusal.js';
 import type { SessionUser } from '../console/users.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';

@@ -27,7 +27,7 @@ import { sendConsoleError } from '../console/session-http.js';
 import type { SessionUser } from '../console/users.js';
 import { Authenticator, refuseKeyInQuery } from './auth.js';
 import { registerRateLimits, type RateLimits } from './rate-limits.js';
-import { pickLanguage } from './language.js';
+import { pickLanguage } from '../language.js';
 import { isCompatUrl, sendCompatError } from './compat-error.js';
 import { frameworkErrorHandlers } from './framework-errors.js';
 import { securityHeaders } from './security-headers.js';

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../ids.js';
 import { ApiError } from '../errors.js';
 import { compatErrorBody, isCompatUrl, sendCompatError } from './compat-error.js';
-import { pickLanguage } from './language.js';
+import { pickLanguage } from '../language.js';
 import { errorEnvelope, sendEnvelopeError, toApiError } from './render-error.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Language } from '../../generated/errors.js';
-import { consoleRefusal } from '../console/refusal.js';
+import { consoleRefusal } from '../console-refusal.js';
 import { consoleLanguage, readCookie, requireRequestedWith, SESSION_COOKIE } from '../console/session-http.js';
 import { findSession, type SessionUser } from '../console/users.js';
 import type { Context } from '../context.js';

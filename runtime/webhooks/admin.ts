@@ -1,16 +1,16 @@
 import { newWebhookSecret } from '../accounts/accounts.js';
-import { matchLanguage } from '../http/language.js';
+import { matchLanguage } from '../language.js';
 import { newId } from '../ids.js';
 import { checkUrlShape, hostIsAllowed, type OutboundPolicy } from '../net/address-policy.js';
 import type { Db } from '../storage/dialect.js';
 import { parseEvents } from './events.js';
 import { newEndpointSecret } from './signing.js';
-import { consoleRefusal } from '../console/refusal.js';
+import { consoleRefusal } from '../console-refusal.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 
 /**
  * What the console (the CLI and the console pages) does with webhooks. Refusals are console
- * refusals (runtime/console/refusal.ts): an English detail for the operator and a business code of
+ * refusals (runtime/console-refusal.ts): an English detail for the operator and a business code of
  * spec/errors.yaml the pages answer in the user's language.
  */
 

@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Context } from '../context.js';
-import { pickLanguage } from '../http/language.js';
+import { pickLanguage } from '../language.js';
 import { newId } from '../ids.js';
 import type { Trx } from '../storage/executor.js';
 import type { Database } from '../storage/schema.js';

@@ -11,7 +11,6 @@ import { filesUnder, tsFiles } from '../support/source-files.js';
  * test reads every relative import of runtime/ and checks which rooms each room reaches.
  */
 
-/** Every .ts file under a directory of the checkout, relative to the root (with `/`). */
 const IMPORT = /(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** The room of a path: the folder under runtime/ (`generated` for generated/), or undefined elsewhere. */
@@ -190,6 +189,25 @@ describe('the queue room and the direction of imports (issue 26, step 2)', () =>
         ROOMS.filter((r) => r !== 'webhooks'),
       ),
     ).toEqual([]);
+  });
+
+  it('webhooks/ imports nothing from the edge (http/, console/, compat/, cli/): the language and refusal helpers sit at the top of runtime/', () => {
+    const edge = ['http', 'console', 'compat', 'cli'];
+    expect(
+      strayImports(
+        'webhooks',
+        ROOMS.filter((r) => !edge.includes(r)),
+      ),
+    ).toEqual([]);
+  });
+
+  it('assets/ takes no value from tasks/ (saving an output gets the task from the route that read it)', () => {
+    const upward = tsFiles('runtime/assets').flatMap((file) =>
+      valueImports(file, readFileSync(join(ROOT, file), 'utf8'))
+        .filter((target) => target.startsWith('runtime/tasks/'))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(upward).toEqual([]);
   });
 
   it('queue/ stands below tasks/: it imports only storage/ (and top-level files: context, config)', () => {

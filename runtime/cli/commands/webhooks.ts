@@ -14,7 +14,7 @@ import {
 import { commandConfig, withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
 import { wholeNumber } from '../usage-error.js';
-import { refusalOf } from '../../console/refusal.js';
+import { refusalOf } from '../../console-refusal.js';
 
 export async function webhooksCommand(sub: string, { values, positionals }: CommandInput): Promise<number> {
   const json = values.json === true;

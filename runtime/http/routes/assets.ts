@@ -4,6 +4,7 @@ import { listEntities } from '../../assets/entities.js';
 import { assetOfOwner, deleteAssetOfOwner, listLibrary, ownerOf, renameAsset, toAsset } from '../../assets/library.js';
 import { saveTaskOutput } from '../../assets/save-output.js';
 import { usageReport } from '../../assets/storage.js';
+import { taskOfCaller } from '../../tasks/task-queries.js';
 
 type AssetHandlers = Pick<
   Handlers<ApiRequests>,
@@ -29,7 +30,8 @@ export const assetHandlers: AssetHandlers = {
   },
 
   async saveAsset(req) {
-    const row = await saveTaskOutput(req.ctx, req.caller, req.body.taskId, req.body.name);
+    const task = await taskOfCaller(req.ctx, req.caller, req.body.taskId);
+    const row = await saveTaskOutput(req.ctx, req.caller, task, req.body.name);
     return { status: 200, data: toAsset(req.ctx, row), headers: NO_STORE };
   },
 

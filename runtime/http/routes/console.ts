@@ -4,7 +4,7 @@ import { creditsToUsd } from '../../../generated/support.js';
 import { createKey, isKeyOfAccount, keysOfAccount, revokeKey } from '../../accounts/accounts.js';
 import { outboundPolicy } from '../../config.js';
 import { PasswordHasher } from '../../console/passwords.js';
-import { consoleRefusal, refusalOf } from '../../console/refusal.js';
+import { consoleRefusal, refusalOf } from '../../console-refusal.js';
 import { readCookie, SESSION_COOKIE, sessionCookie } from '../../console/session-http.js';
 import {
   checkPassword,

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { uiText } from '../../../generated/ui-text.js';
-import { pickLanguage } from '../language.js';
+import { pickLanguage } from '../../language.js';
 
 const CSP =
   "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";

@@ -1,6 +1,6 @@
 import type { Handlers } from '../../../generated/console/routes.js';
 import { auditEntries } from '../../audit/audit-log.js';
-import { consoleRefusal } from '../../console/refusal.js';
+import { consoleRefusal } from '../../console-refusal.js';
 import { walletOf } from '../../ledger/wallets.js';
 import { accountDetail, findAccounts, findUsers } from '../../operator/account-directory.js';
 import { type ActingOperator, grantCredits, revokeKeyAsOperator } from '../../operator/operator-actions.js';

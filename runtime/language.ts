@@ -1,4 +1,4 @@
-import { LANGUAGES, type Language } from '../../generated/errors.js';
+import { LANGUAGES, type Language } from '../generated/errors.js';
 
 const BY_LOWER = new Map(LANGUAGES.map((l) => [l.toLowerCase(), l]));
 /** Bare or script tags that name one of the supported variants. */

@@ -1,5 +1,5 @@
-import type { ErrorName } from '../../generated/errors.js';
-import { ApiError } from '../errors.js';
+import type { ErrorName } from '../generated/errors.js';
+import { ApiError } from './errors.js';
 
 /** The business codes of the console's own rules (spec/errors.yaml, names `console_*`). */
 type ConsoleCode = Extract<ErrorName, `console_${string}`>;
