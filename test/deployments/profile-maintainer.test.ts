@@ -82,7 +82,7 @@ models:
       cwd: copy.root,
       env: { ...process.env, ACME_KEY: AcmeServer.key },
     }).toString();
-    expect(out).toContain('ok (2 upstreams, 1 models routed)');
+    expect(out).toContain('ok (2 upstreams, 1 model routed)');
   });
 
   it('runs a task end to end: the body is filled from the profile, the result stored, charged once', async () => {

@@ -4,20 +4,15 @@
  * environment the blocks read (PORT, MEDIAFORGE_DB, MEDIAFORGE_DATA_DIR), as the README's first
  * task is run (test/packaging/readme-first-task.test.ts). The runbook and the CLI cannot drift apart.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, ROOT } from '../support/build.js';
+import { pageBlocks, runPasted, shellBlocks } from '../support/pasted-shell.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mediaforge-operating-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Every ```sh block of a Markdown page, in order. */
-export function shellBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
-}
 
 describe('docs/operating.md', () => {
   it('finds the blocks it runs (the extraction is not vacuous)', () => {
@@ -25,52 +20,31 @@ describe('docs/operating.md', () => {
       'echo a\n',
       'echo b\n',
     ]);
-    expect(shellBlocks(readFileSync(join(ROOT, 'docs/operating.md'), 'utf8')).length).toBe(5);
+    expect(pageBlocks('docs/operating.md').length).toBe(5);
   });
 
   it('runs as pasted: start, health, promote, find a user and add credits, rotate an upstream key', async () => {
-    const script = shellBlocks(readFileSync(join(ROOT, 'docs/operating.md'), 'utf8')).join('\n');
+    const script = pageBlocks('docs/operating.md').join('\n');
     const port = await freePort();
-    // Its own process group: the `serve &` the blocks leave running is stopped with it.
-    const child = spawn('bash', ['-e', '-c', script], {
+    const { code, stdout, stderr } = await runPasted(script, {
       cwd: ROOT,
-      detached: true,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        MEDIAFORGE_DB: `sqlite:${join(dir, 'mediaforge.db')}`,
-        MEDIAFORGE_DATA_DIR: dir,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PORT: String(port), MEDIAFORGE_DB: `sqlite:${join(dir, 'mediaforge.db')}`, MEDIAFORGE_DATA_DIR: dir },
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    try {
-      expect(code, `${stdout}\n${stderr}`).toBe(0);
-      expect(stdout).toMatch(/simulator \(simulator\) ok in flight 0/);
-      expect(stdout).toContain('ops@example.com is now an operator');
-      expect(stdout).toMatch(/ops@example\.com operator user user_\S+ account acct_/);
-      expect(stdout).toMatch(/added 1000 credits to acct_/);
-      expect(stdout).toMatch(/balance: available 1000, held 0, spent 0, purchased 1000/);
-      expect(stdout).toMatch(/cli credits\.add acct_\S+ \{"credits":1000,"note":"first-day test credits"\}/);
-      expect(stdout).toMatch(/cli user\.promote user_/);
-      expect(stdout).toMatch(/relay \(jobs\) ok in flight 0/);
-      // `check --probe` of section 5: relay.invalid does not resolve, so its probe fails and says why.
-      expect(stdout).toMatch(/upstream relay \(jobs\): unreachable \(.*\): check baseUrl/);
-      expect(stdout).toContain('a probe failed (above)');
-      expect(stdout).not.toContain('the-new-key');
-      const log = readFileSync(join(dir, 'mediaforge.log'), 'utf8');
-      expect(log).toContain(`mediaforge listening on http://127.0.0.1:${port}`);
-      expect(log).not.toContain('the-new-key');
-    } finally {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-    }
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toMatch(/simulator \(simulator\) ok in flight 0/);
+    expect(stdout).toContain('ops@example.com is now an operator');
+    expect(stdout).toMatch(/ops@example\.com operator user user_\S+ account acct_/);
+    expect(stdout).toMatch(/added 1000 credits to acct_/);
+    expect(stdout).toMatch(/balance: available 1000, held 0, spent 0, purchased 1000/);
+    expect(stdout).toMatch(/cli credits\.add acct_\S+ \{"credits":1000,"note":"first-day test credits"\}/);
+    expect(stdout).toMatch(/cli user\.promote user_/);
+    expect(stdout).toMatch(/relay \(jobs\) ok in flight 0/);
+    // `check --probe` of section 5: relay.invalid does not resolve, so its probe fails and says why.
+    expect(stdout).toMatch(/upstream relay \(jobs\): unreachable \(.*\): check baseUrl/);
+    expect(stdout).toContain('a probe failed (above)');
+    expect(stdout).not.toContain('the-new-key');
+    const log = readFileSync(join(dir, 'mediaforge.log'), 'utf8');
+    expect(log).toContain(`mediaforge listening on http://127.0.0.1:${port}`);
+    expect(log).not.toContain('the-new-key');
   }, 600_000);
 });

@@ -5,12 +5,12 @@
  * starts `npm start` in the background, waits for it, creates an account with the CLI, quotes,
  * creates with a held wait, reads the task and the balance. README and test cannot drift apart.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, freePort, ROOT } from '../support/build.js';
+import { runPasted } from '../support/pasted-shell.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mediaforge-readme-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,49 +31,32 @@ describe("the README's first task", () => {
     const hadLog = existsSync(log);
     await ensureBuilt(); // the block's `npm start` builds on a first run; one build at a time across the suites
     const port = await freePort();
-    // The block runs in its own process group, so that the `npm start &` it leaves behind is stopped with it.
-    const child = spawn('bash', ['-e', '-c', block], {
+    const { code, stdout, stderr } = await runPasted(block, {
       cwd: ROOT,
-      detached: true,
       env: {
-        ...process.env,
         PORT: String(port),
         MEDIAFORGE_DB: `sqlite:${join(dir, 'mediaforge.db')}`,
         MEDIAFORGE_DATA_DIR: dir,
         MEDIAFORGE_SIMULATOR_LATENCY_MS: '500',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    try {
-      expect(code, stderr).toBe(0);
-      // The output is the four curl answers, one envelope per line (the block sends the service's log to a file).
-      const answers = stdout
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => JSON.parse(line));
-      expect(answers.map((a) => a.code)).toEqual([200, 200, 200, 200]);
-      const [quote, created, record, credit] = answers.map((a) => a.data);
-      expect(quote.estimatedCredits).toBeGreaterThan(0);
-      expect(created.state).toBe('succeeded');
-      expect(created.output.assets[0].url).toContain(`127.0.0.1:${port}`);
-      expect(record).toMatchObject({ taskId: created.taskId, state: 'succeeded', credits: created.credits });
-      expect(credit).toMatchObject({ available: 500 - created.credits, held: 0 });
-      expect(stderr).not.toMatch(/no such table|SyntaxError|40101/);
-      const serviceLog = readFileSync(log, 'utf8');
-      expect(serviceLog).toContain(`mediaforge listening on http://127.0.0.1:${port}`);
-      expect(serviceLog).not.toMatch(/no such table/);
-    } finally {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-    }
+    expect(code, stderr).toBe(0);
+    // The output is the four curl answers, one envelope per line (the block sends the service's log to a file).
+    const answers = stdout
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line));
+    expect(answers.map((a) => a.code)).toEqual([200, 200, 200, 200]);
+    const [quote, created, record, credit] = answers.map((a) => a.data);
+    expect(quote.estimatedCredits).toBeGreaterThan(0);
+    expect(created.state).toBe('succeeded');
+    expect(created.output.assets[0].url).toContain(`127.0.0.1:${port}`);
+    expect(record).toMatchObject({ taskId: created.taskId, state: 'succeeded', credits: created.credits });
+    expect(credit).toMatchObject({ available: 500 - created.credits, held: 0 });
+    expect(stderr).not.toMatch(/no such table|SyntaxError|40101/);
+    const serviceLog = readFileSync(log, 'utf8');
+    expect(serviceLog).toContain(`mediaforge listening on http://127.0.0.1:${port}`);
+    expect(serviceLog).not.toMatch(/no such table/);
     // npm start's server got the signal: the port is free again.
     await expect
       .poll(

@@ -65,6 +65,11 @@ export async function testDbUrl(dir: string): Promise<string> {
   if (TEST_DB === 'sqlite') return `sqlite:${join(dir, 'db.sqlite')}`;
   const server = process.env.MEDIAFORGE_TEST_PG;
   if (!server) throw new Error('MEDIAFORGE_TEST_DB=postgres needs MEDIAFORGE_TEST_PG (postgres://...)');
+  return postgresSchemaUrl(server, dir);
+}
+
+/** A URL of the PostgreSQL `server` whose search path is a fresh schema named after `dir` (dropTestSchema drops it). */
+export async function postgresSchemaUrl(server: string, dir: string): Promise<string> {
   const schema = schemaFor(dir);
   await withPg(server, (client) => client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`));
   return `${server}${server.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
@@ -72,10 +77,12 @@ export async function testDbUrl(dir: string): Promise<string> {
 
 /** Drops the PostgreSQL schema of a service whose files lived in `dir` (nothing on SQLite). */
 export async function dropTestSchema(dir: string): Promise<void> {
-  if (TEST_DB === 'postgres')
-    await withPg(process.env.MEDIAFORGE_TEST_PG!, (client) =>
-      client.query(`DROP SCHEMA IF EXISTS ${schemaFor(dir)} CASCADE`),
-    );
+  if (TEST_DB === 'postgres') await dropPostgresSchema(process.env.MEDIAFORGE_TEST_PG!, dir);
+}
+
+/** Drops the schema postgresSchemaUrl made for `dir`. */
+export async function dropPostgresSchema(server: string, dir: string): Promise<void> {
+  await withPg(server, (client) => client.query(`DROP SCHEMA IF EXISTS ${schemaFor(dir)} CASCADE`));
 }
 
 function schemaFor(dir: string): string {

@@ -45,7 +45,7 @@ export async function deploymentsCheck({ values }: CommandInput): Promise<number
         ...(probes ? { probes } : {}),
       },
       [
-        `${file}: ok (${plan.upstreams.size} upstreams, ${routed.length} models routed)`,
+        `${file}: ok (${count(plan.upstreams.size, 'upstream')}, ${count(routed.length, 'model')} routed)`,
         ...(probes ?? []).map(probeLine),
       ].join('\n'),
     );
@@ -119,4 +119,9 @@ export async function reportMargin({ values }: CommandInput): Promise<number> {
     ].join('\n'),
   );
   return 0;
+}
+
+/** `1 model`, `2 models`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
