@@ -143,16 +143,19 @@ export async function mapVideoRequest(
     renames['input.duration_seconds'] = 'seconds';
   }
 
-  if (raw.size !== undefined && !model.info.outputSizes) {
+  if (raw.size !== undefined && typeof raw.size !== 'string') {
+    // WIDTHxHEIGHT is text: a number or an object is the wrong type, not a size to look up.
+    issues.push(fieldIssue('size', 'type', 'type', { type: 'string' }));
+  } else if (raw.size !== undefined && !model.info.outputSizes) {
     // No size table: the model's frame follows its inputs (an image-to-video model follows the image).
     issues.push(fieldIssue('size', 'unknown_field', 'unknown_field'));
   } else if (raw.size !== undefined) {
     const table = sizeTable(model);
-    const given = typeof raw.size === 'string' ? raw.size.trim().toLowerCase() : String(raw.size);
+    const given = raw.size.trim().toLowerCase();
     const hit = table.find((row) => row.size === given);
     if (!hit) {
       const sizes = [...new Set(table.map((row) => row.size))].join(', ');
-      issues.push(fieldIssue('size', 'enum', 'unknown_size', { size: String(raw.size).slice(0, 50), sizes }));
+      issues.push(fieldIssue('size', 'enum', 'unknown_size', { size: raw.size.slice(0, 50), sizes }));
     } else {
       for (const field of ['aspect_ratio', 'resolution']) if (field in input) issues.push(forbiddenWith(field, 'size'));
       if (properties.aspect_ratio) input.aspect_ratio = hit.aspectRatio;
