@@ -41,7 +41,7 @@ export interface RequestRules {
   readonly path?: RequestValidator;
   readonly query?: RequestValidator;
   readonly headers?: RequestValidator;
-  /** A JSON body checked against the contract (of a body naming a model, its envelope: `input` is the model's validator's to check); `issues`: the contract's `x-issue` by the schema path it is on; `order`: an envelope's fields, the order its problems are listed in. */
+  /** A JSON body checked against the contract (of a body naming a model, its envelope: createTask's `input` and createVideo's model fields are the model's validator's to check; a multipart form is checked by its handler once read into fields); `issues`: the contract's `x-issue` by the schema path it is on; `order`: an envelope's fields, the order its problems are listed in. */
   readonly body?: {
     readonly validate: RequestValidator;
     readonly required: boolean;
