@@ -22,12 +22,18 @@ export interface ParameterRule {
   readonly error: ErrorName;
 }
 
-/** How a body property's problems are reported where the contract says (`x-issue`). */
+/** A message of spec/errors.yaml and its placeholders' values (a placeholder may hold a message: `condition`). */
+export interface BodyIssueMessage {
+  readonly key: string;
+  readonly params: Readonly<Record<string, string | BodyIssueMessage>>;
+}
+
+/** How the problems under a body schema are reported where the contract says (`x-issue`). */
 export interface BodyIssue {
   readonly rule: string;
   /** A validation message of spec/errors.yaml. */
   readonly key: string;
-  readonly params: Readonly<Record<string, string>>;
+  readonly params: Readonly<Record<string, string | BodyIssueMessage>>;
 }
 
 export interface RequestRules {
@@ -35,7 +41,7 @@ export interface RequestRules {
   readonly path?: RequestValidator;
   readonly query?: RequestValidator;
   readonly headers?: RequestValidator;
-  /** A JSON body checked against the contract (of a body naming a model, its envelope: `input` is the model's validator's to check); `issues`: the contract's `x-issue` by the property's schema path; `order`: an envelope's fields, the order its problems are listed in. */
+  /** A JSON body checked against the contract (of a body naming a model, its envelope: createTask's `input` and createVideo's model fields are the model's validator's to check; a multipart form is checked by its handler once read into fields); `issues`: the contract's `x-issue` by the schema path it is on; `order`: an envelope's fields, the order its problems are listed in. */
   readonly body?: {
     readonly validate: RequestValidator;
     readonly required: boolean;
@@ -248,7 +254,50 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
       { name: 'Idempotency-Key', in: 'header', integer: false, error: 'invalid_idempotency_key' },
       { name: 'X-Service-Retention', in: 'header', integer: true, error: 'invalid_parameter' }
     ],
-    headers: validators.createVideoHeaders
+    headers: validators.createVideoHeaders,
+    body: {
+      validate: validators.createVideoBody,
+      required: true,
+      error: 'invalid_input',
+      issues: {
+        '#/properties/model': {
+          rule: 'type',
+          key: 'type',
+          params: { type: 'string' }
+        },
+        '#/properties/seconds': {
+          rule: 'pattern',
+          key: 'pattern',
+          params: {}
+        },
+        '#/properties/input_reference/properties/image_url': {
+          rule: 'type',
+          key: 'type',
+          params: { type: 'string' }
+        },
+        '#/properties/input_reference/properties/file_id': {
+          rule: 'pattern',
+          key: 'pattern',
+          params: {}
+        },
+        '#/properties/input_reference/then/properties/file_id': {
+          rule: 'forbidden',
+          key: 'rule_forbidden_when',
+          params: {
+            condition: {
+              key: 'condition_present',
+              params: { field: 'input_reference.image_url' }
+            }
+          }
+        },
+        '#/properties/input_reference/allOf/0': {
+          rule: 'required',
+          key: 'rule_at_least_one',
+          params: { fields: 'input_reference.image_url, input_reference.file_id' }
+        }
+      },
+      order: ['model', 'prompt', 'seconds', 'size', 'input_reference']
+    }
   },
   retrieveVideo: {
     parameters: [

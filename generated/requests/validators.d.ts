@@ -50,6 +50,7 @@ export declare const uploadFileQuery: RequestValidator;
 export declare const getUsageQuery: RequestValidator;
 export declare const listVideosQuery: RequestValidator;
 export declare const createVideoHeaders: RequestValidator;
+export declare const createVideoBody: RequestValidator;
 export declare const retrieveVideoPath: RequestValidator;
 export declare const deleteVideoPath: RequestValidator;
 export declare const downloadVideoContentPath: RequestValidator;

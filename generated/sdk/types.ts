@@ -739,6 +739,13 @@ export interface components {
                 type: string;
             };
         };
+        /** @description One image reference: `image_url` or `file_id`, not both. It fills the model's image input (`image_url`, else the first item of its image reference list). */
+        CompatImageReference: {
+            /** @description Asset identifier from the library (`service://a/` before it is accepted). */
+            file_id?: string;
+            /** @description HTTPS URL, `service://a/<asset_id>`, or a `data:image/...;base64,` URL. */
+            image_url?: string;
+        } & unknown;
         CompatModel: {
             /** @description Unix time in seconds. */
             created: number;
@@ -1793,7 +1800,7 @@ export interface components {
             /** @description Identifier of a quote from quoteTask, sent with `expectedCredits` or `expectedCost` to guarantee the price shown is the price held. */
             quoteId?: string;
         };
-        /** @description Multipart body of createVideo. `input_reference` is an uploaded image file; alternatively send the bracketed fields. Other fields of the model's input pass through unchanged. */
+        /** @description Multipart body of createVideo. `input_reference` is an uploaded image file; alternatively send the bracketed fields. Other fields of the model's input pass through unchanged. The fields are read into the JSON body's shape (`input_reference[image_url]` -> `input_reference.image_url`) and checked as CreateVideoRequest; the model's fields are then read by its input schema (`"5"` for an integer field is 5). */
         CreateVideoMultipartRequest: {
             /**
              * Format: binary
@@ -1806,28 +1813,25 @@ export interface components {
             "input_reference[image_url]"?: string;
             /** @description Model identifier; when absent, the service's configured default model. */
             model?: string;
+            /** @description Scene description; the model's own field. */
             prompt?: string;
+            /** @description Clip length in whole seconds, e.g. "8". */
             seconds?: string;
+            /** @description Output size `WIDTHxHEIGHT`, e.g. `1280x720`; one of the model's sizes. */
             size?: string;
         } & {
             [key: string]: unknown;
         };
-        /** @description JSON body of createVideo. Other fields of the model's input pass through unchanged. */
+        /** @description JSON body of createVideo: the compatible layer's fields below, beside the model's own (`prompt` and every other field of the model's input), which pass through unchanged and are checked by the model's validator. This schema is the envelope checked before the mapping (generated/requests/): what depends on the model (its size table, which image field `input_reference` fills) is checked after it. */
         CreateVideoRequest: {
-            /** @description One image reference. */
-            input_reference?: {
-                /** @description Asset identifier from the library. */
-                file_id?: string;
-                /** @description HTTPS URL, `service://a/<asset_id>`, or a `data:image/...;base64,` URL. */
-                image_url?: string;
-            };
+            input_reference?: components["schemas"]["CompatImageReference"];
             /** @description Model identifier; when absent, the service's configured default model. */
             model?: string;
-            /** @description Scene description; required when the model requires a prompt. */
-            prompt?: string;
-            /** @description Clip length in whole seconds as a string, e.g. "8" (the model's `duration_seconds`). */
-            seconds?: string;
-            /** @description Output size `WIDTHxHEIGHT`, e.g. `1280x720`. */
+            /** @description Scene description, a string; the model's own field (required when the model requires a prompt), checked by its validator, not by this envelope. */
+            prompt?: unknown;
+            /** @description Clip length in whole seconds: a string such as "8" (as the openai SDK sends it) or a JSON integer; the model's `duration_seconds`, within its range. */
+            seconds?: string | number;
+            /** @description Output size `WIDTHxHEIGHT`, e.g. `1280x720` (blanks around it and the case of `x` ignored); one of the model's sizes, which selects its `aspect_ratio` and `resolution`. */
             size?: string;
         } & {
             [key: string]: unknown;

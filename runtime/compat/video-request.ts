@@ -1,10 +1,13 @@
 import { catalogue, type CatalogueModel } from '../../generated/catalogue.js';
+import type { JsonBody } from '../../generated/routes.js';
 import type { FieldIssue, MessageRef } from '../../generated/support.js';
 import { ApiError, fieldIssue, invalidInput } from '../errors.js';
 import { coerceFormValue } from './form.js';
 
 /**
- * The compatible layer's request mapping (POST /v1/videos -> the createTask body):
+ * The compatible layer's request mapping (POST /v1/videos -> the createTask body), over a body whose
+ * envelope the contract has checked (CreateVideoRequest, generated/requests/: model a non-empty
+ * string, seconds whole, size a string, input_reference one of {image_url} or {file_id}):
  * - `model`: a model id; absent, the configured default.
  * - `seconds` ("8", or 8 in JSON) -> `duration_seconds`.
  * - `size` ("WIDTHxHEIGHT") -> `aspect_ratio` + `resolution`, looked up in the model's output sizes.
@@ -22,6 +25,9 @@ export interface ResolvedReference {
   /** An uploaded image to store under `key` once the request passed its checks (the URL links to it). */
   upload?: { key: string; bytes: Uint8Array };
 }
+
+/** A createVideo body (JSON, or a form read into fields) whose envelope the contract has checked. */
+export type VideoFields = JsonBody<'createVideo'>;
 
 export interface MapOptions {
   defaultModel: string;
@@ -73,57 +79,23 @@ export function sizeOfInput(model: CatalogueModel | undefined, input: Record<str
   return model.info.outputSizes?.[ratio]?.[resolution] ?? '';
 }
 
-export function parseSeconds(value: unknown): number | undefined {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
-  if (typeof value === 'string' && /^\s*-?\d{1,6}\s*$/.test(value)) return Number(value.trim());
-  return undefined;
+/** The envelope's `input_reference`: exactly one of its two keys (the contract refuses both and neither). */
+function referenceOf(reference: NonNullable<VideoFields['input_reference']>): ReferenceSpec {
+  const { image_url: imageUrl, file_id: fileId } = reference;
+  return imageUrl !== undefined ? { kind: 'image_url', value: imageUrl } : { kind: 'file_id', value: fileId! };
 }
 
-function parseReference(value: unknown, issues: FieldIssue[]): ReferenceSpec | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    issues.push(fieldIssue('input_reference', 'type', 'type', { type: 'object' }));
-    return undefined;
-  }
-  const ref = value as Record<string, unknown>;
-  for (const key of Object.keys(ref))
-    if (key !== 'image_url' && key !== 'file_id')
-      issues.push(fieldIssue(`input_reference.${key}`, 'unknown_field', 'unknown_field'));
-  const { image_url: imageUrl, file_id: fileId } = ref;
-  if (imageUrl !== undefined && fileId !== undefined) {
-    issues.push(forbiddenWith('input_reference.file_id', 'input_reference.image_url'));
-    return undefined;
-  }
-  if (imageUrl === undefined && fileId === undefined) {
-    issues.push({
-      path: 'input_reference',
-      rule: 'required',
-      message: { key: 'rule_at_least_one', params: { fields: 'input_reference.image_url, input_reference.file_id' } },
-    });
-    return undefined;
-  }
-  if (imageUrl !== undefined) {
-    if (typeof imageUrl !== 'string' || imageUrl.length === 0)
-      issues.push(fieldIssue('input_reference.image_url', 'type', 'type', { type: 'string' }));
-    else return { kind: 'image_url', value: imageUrl };
-    return undefined;
-  }
-  if (typeof fileId !== 'string' || !/^(service:\/\/a\/)?[A-Za-z0-9_-]{1,64}$/.test(fileId)) {
-    issues.push(fieldIssue('input_reference.file_id', 'pattern', 'pattern'));
-    return undefined;
-  }
-  return { kind: 'file_id', value: fileId };
-}
-
-/** Maps a createVideo body onto a model's input; problems of the compat fields are reported first, as 400s. */
+/**
+ * Maps a createVideo body onto a model's input; what the compat fields break of the model's own terms
+ * (its size table, its image input, a field given twice) is reported first, as 400s.
+ */
 export async function mapVideoRequest(
-  raw: Record<string, unknown>,
+  raw: VideoFields,
   upload: boolean,
   options: MapOptions,
 ): Promise<MappedVideoRequest> {
   const issues: FieldIssue[] = [];
-  if (raw.model !== undefined && (typeof raw.model !== 'string' || raw.model.length === 0))
-    throw invalidInput([fieldIssue('model', 'type', 'type', { type: 'string' })]);
-  const modelId = (raw.model as string | undefined) ?? options.defaultModel;
+  const modelId = raw.model ?? options.defaultModel;
   const model = catalogue.get(modelId);
   if (!model) throw new ApiError('unknown_model', { params: { model: modelId.slice(0, 200) }, param: 'model' });
   const properties = model.info.inputSchema.properties;
@@ -136,10 +108,9 @@ export async function mapVideoRequest(
   const renames: Record<string, string> = {};
 
   if (raw.seconds !== undefined) {
-    const seconds = parseSeconds(raw.seconds);
-    if (seconds === undefined) issues.push(fieldIssue('seconds', 'pattern', 'pattern'));
     if ('duration_seconds' in input) issues.push(forbiddenWith('duration_seconds', 'seconds'));
-    input.duration_seconds = seconds;
+    // "8", " 8 " and 8 are 8: the contract allows whole seconds only, as text or a JSON integer.
+    input.duration_seconds = Number(raw.seconds);
     renames['input.duration_seconds'] = 'seconds';
   }
 
@@ -148,11 +119,11 @@ export async function mapVideoRequest(
     issues.push(fieldIssue('size', 'unknown_field', 'unknown_field'));
   } else if (raw.size !== undefined) {
     const table = sizeTable(model);
-    const given = typeof raw.size === 'string' ? raw.size.trim().toLowerCase() : String(raw.size);
+    const given = raw.size.trim().toLowerCase();
     const hit = table.find((row) => row.size === given);
     if (!hit) {
       const sizes = [...new Set(table.map((row) => row.size))].join(', ');
-      issues.push(fieldIssue('size', 'enum', 'unknown_size', { size: String(raw.size).slice(0, 50), sizes }));
+      issues.push(fieldIssue('size', 'enum', 'unknown_size', { size: raw.size.slice(0, 50), sizes }));
     } else {
       for (const field of ['aspect_ratio', 'resolution']) if (field in input) issues.push(forbiddenWith(field, 'size'));
       if (properties.aspect_ratio) input.aspect_ratio = hit.aspectRatio;
@@ -165,19 +136,10 @@ export async function mapVideoRequest(
   let spec: ReferenceSpec | undefined;
   if (upload && raw.input_reference !== undefined) {
     // A file part and bracketed input_reference[...] fields in one form.
-    const sent =
-      typeof raw.input_reference === 'object' && raw.input_reference !== null
-        ? Object.keys(raw.input_reference)[0]
-        : undefined;
-    issues.push(
-      forbiddenWith(
-        sent ? `input_reference.${sent}` : 'input_reference',
-        'input_reference (a file)',
-        'input_reference',
-      ),
-    );
+    const sent = Object.keys(raw.input_reference)[0];
+    issues.push(forbiddenWith(`input_reference.${sent}`, 'input_reference (a file)', 'input_reference'));
   } else if (upload) spec = { kind: 'upload' };
-  else if (raw.input_reference !== undefined) spec = parseReference(raw.input_reference, issues);
+  else if (raw.input_reference !== undefined) spec = referenceOf(raw.input_reference);
   const target = spec ? imageTarget(model) : undefined;
   if (spec && !target) issues.push(fieldIssue('input_reference', 'unknown_field', 'unknown_field'));
   if (spec && target && !target.list && target.field in input)

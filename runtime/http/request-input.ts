@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type {} from '@fastify/multipart';
 import type { BodyIssue, ParameterRule, RequestRules } from '../../generated/requests/index.js';
 import type { RequestValidator } from '../../generated/requests/validators.js';
 import { mapAjvErrors, type FieldIssue } from '../../generated/support.js';
@@ -42,15 +43,23 @@ export function readRequestInput(rules: RequestRules, request: FastifyRequest): 
     collect(rules.parameters, 'header', (name) => request.headers[name.toLowerCase()]),
   );
   const body = request.body;
-  if (rules.body && (body !== undefined || rules.body.required)) {
-    const { validate, error, issues: overrides, order } = rules.body;
-    if (!validate(body)) {
-      const issues = bodyIssues(validate, overrides ?? {}, order);
-      if (error === 'invalid_input') throw invalidInput(issues);
-      throw new ApiError(error, { param: issues[0].path });
-    }
-  }
+  // A multipart body is a stream of parts only its handler reads: it checks the fields it read (checkBody).
+  const multipart = typeof request.isMultipart === 'function' && request.isMultipart();
+  if (rules.body && !multipart && (body !== undefined || rules.body.required)) checkBody(rules.body, body);
   return { path, query, headers, body };
+}
+
+/**
+ * Checks a body against the contract's rule for it (`rules.body`): invalid_input with every
+ * problem, or the body's own `x-error` naming the first. Run for every JSON body above; a handler
+ * that reads a multipart form runs it on the fields it read (createVideo).
+ */
+export function checkBody(rule: NonNullable<RequestRules['body']>, body: unknown): void {
+  const { validate, error, issues: overrides, order } = rule;
+  if (validate(body)) return;
+  const issues = bodyIssues(validate, overrides ?? {}, order);
+  if (error === 'invalid_input') throw invalidInput(issues);
+  throw new ApiError(error, { param: issues[0].path });
 }
 
 /** The declared parameters of one kind, by contract name: the first of repeated values, integers as numbers. */
@@ -89,7 +98,8 @@ function check(
 /**
  * ajv's problems as field issues named from the body's top (`taskId`; `body` for the body itself):
  * unknown fields first, then one problem per field (an empty name is too short, not also unmatched).
- * A property the contract gives an `x-issue` (`overrides`, by schema path) answers with its rule and message;
+ * A problem under a schema the contract gives an `x-issue` (`overrides`, by schema path; the innermost
+ * wins) answers with its rule and message;
  * `order`, where given, lists the other problems field by field.
  */
 function bodyIssues(
@@ -98,7 +108,9 @@ function bodyIssues(
   order?: readonly string[],
 ): FieldIssue[] {
   // One error at a time, so that each issue keeps its error's schema path (duplicates go below).
-  const issues = (validate.errors ?? []).flatMap((error) =>
+  // ajv's `if` error only says that its `then` failed; the `then` branch's own errors name the field.
+  const errors = (validate.errors ?? []).filter((error) => error.keyword !== 'if');
+  const issues = errors.flatMap((error) =>
     mapAjvErrors([error], {}, {}).map((issue) => ({ issue, override: overrideOf(error.schemaPath, overrides) })),
   );
   const named = issues.map(({ issue, override }) => {
@@ -114,10 +126,12 @@ function bodyIssues(
   return ordered.filter((issue, index) => ordered.findIndex((other) => other.path === issue.path) === index);
 }
 
-/** The x-issue of the property an ajv schema path is under (`#/properties/model/minLength`), if any. */
+/** The x-issue of the innermost schema an ajv schema path is under (`#/properties/model/minLength`), if any. */
 function overrideOf(schemaPath: string, overrides: Readonly<Record<string, BodyIssue>>): BodyIssue | undefined {
-  for (const [at, override] of Object.entries(overrides)) if (schemaPath.startsWith(`${at}/`)) return override;
-  return undefined;
+  let found: [string, BodyIssue] | undefined;
+  for (const [at, override] of Object.entries(overrides))
+    if (schemaPath.startsWith(`${at}/`) && at.length > (found?.[0].length ?? -1)) found = [at, override];
+  return found?.[1];
 }
 
 function decodePointer(segment: string): string {

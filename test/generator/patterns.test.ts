@@ -83,7 +83,7 @@ const BACKTRACKING: [string, Edit][] = [
     'a pattern of the OpenAPI base document',
     {
       file: 'spec/openapi.yaml',
-      from: String.raw`pattern: '^\d+x\d+$'`,
+      from: String.raw`pattern: '^(0|[1-9]\d{0,12})(\.\d{1,2})?$'`,
       to: String.raw`pattern: '^\d+\d*x$'`,
       at: String.raw`pattern: '^\d+\d*x$'`,
       want: /can backtrack \(2nd degree polynomial\)/,

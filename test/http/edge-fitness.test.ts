@@ -27,6 +27,14 @@ const UNTYPED_INPUT = /\b(?:body|query|params)\??\s*:\s*Record<string,\s*(?:unkn
 const ENVELOPE_CHECK =
   /BODY_FIELDS|typeof\s+\w+\.(?:model|input|callBackUrl|quoteId|expectedCredits|expectedCost)\b|fieldIssue\(/g;
 
+/**
+ * A hand-written check of createVideo's envelope (its compat fields and the body itself): a typeof on
+ * model, seconds, size, input_reference (or its image_url, file_id) or on the body, or the old
+ * parsers of seconds and input_reference.
+ */
+const COMPAT_ENVELOPE_CHECK =
+  /typeof\s+[\w.]*(?:\.|\b)(?:model|seconds|size|input_reference|image_url|imageUrl|file_id|fileId|body)\b|\b(?:parseSeconds|parseReference)\b/g;
+
 describe('one HTTP edge (issue 26, step 1)', () => {
   it('no handler receives Record<string, unknown>: the parts come typed from the contract (ApiRequest<Op>)', () => {
     expect([
@@ -48,7 +56,24 @@ describe('one HTTP edge (issue 26, step 1)', () => {
     expect(text.match(ENVELOPE_CHECK) ?? []).toEqual([]);
   });
 
+  it.each(['runtime/compat/video-request.ts', 'runtime/http/routes/compat.ts'])(
+    '%s no longer checks the compat envelope: the contract does (CreateVideoRequest, generated/requests/)',
+    (file) => {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      expect(text.match(COMPAT_ENVELOPE_CHECK) ?? []).toEqual([]);
+    },
+  );
+
   it('the patterns catch what they are meant to (the checks are not vacuous)', () => {
+    expect("if (raw.model !== undefined && (typeof raw.model !== 'string'))").toMatch(COMPAT_ENVELOPE_CHECK);
+    expect("const given = typeof raw.size === 'string' ? raw.size : String(raw.size);").toMatch(COMPAT_ENVELOPE_CHECK);
+    expect("if (typeof value.input_reference === 'object')").toMatch(COMPAT_ENVELOPE_CHECK);
+    expect("if (typeof imageUrl !== 'string' || imageUrl.length === 0)").toMatch(COMPAT_ENVELOPE_CHECK);
+    expect("if (typeof body !== 'object' || body === null)").toMatch(COMPAT_ENVELOPE_CHECK);
+    expect('const seconds = parseSeconds(raw.seconds);').toMatch(COMPAT_ENVELOPE_CHECK);
+    expect("if (typeof request.isMultipart === 'function')").not.toMatch(COMPAT_ENVELOPE_CHECK);
+    expect("if (typeof value === 'object' && value !== null)").not.toMatch(COMPAT_ENVELOPE_CHECK);
+    expect('input.duration_seconds = Number(raw.seconds);').not.toMatch(COMPAT_ENVELOPE_CHECK);
     expect("const BODY_FIELDS = new Set(['model']);").toMatch(ENVELOPE_CHECK);
     expect("if (typeof b.model !== 'string')").toMatch(ENVELOPE_CHECK);
     expect("issues.push(fieldIssue('quoteId', 'type', 'type'));").toMatch(ENVELOPE_CHECK);

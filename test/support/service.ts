@@ -22,11 +22,11 @@ export interface TestService {
   /** A new account with `credits` purchased, its first (personal) key and webhook secret. */
   account(credits: number, language?: string): Promise<{ accountId: string; apiKey: string; webhookSecret: string }>;
   siblingKey(accountId: string, workspace?: string): Promise<string>;
-  /** A real HTTP request to the running server; JSON bodies are sent and parsed. */
+  /** A real HTTP request to the running server; JSON bodies are sent and parsed; `form` is sent as multipart/form-data. */
   call<T = any>(
     method: string,
     path: string,
-    options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+    options?: { key?: string; body?: unknown; rawBody?: string; form?: FormData; headers?: Record<string, string> },
   ): Promise<HttpResult<T>>;
   wallet(accountId: string): Promise<{ available: number; held: number; spent: number; purchased: number }>;
   /** Throws unless the account's wallet and ledger agree (see checkLedger). */
@@ -158,7 +158,7 @@ export async function startTestService(
     async call(method, path, options = {}) {
       const headers: Record<string, string> = { ...(options.headers ?? {}) };
       if (options.key) headers.authorization = `Bearer ${options.key}`;
-      let body: string | undefined = options.rawBody;
+      let body: string | FormData | undefined = options.form ?? options.rawBody;
       if (options.body !== undefined) {
         body = JSON.stringify(options.body);
         headers['content-type'] ??= 'application/json';

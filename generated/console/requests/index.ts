@@ -22,12 +22,18 @@ export interface ParameterRule {
   readonly error: ErrorName;
 }
 
-/** How a body property's problems are reported where the contract says (`x-issue`). */
+/** A message of spec/errors.yaml and its placeholders' values (a placeholder may hold a message: `condition`). */
+export interface BodyIssueMessage {
+  readonly key: string;
+  readonly params: Readonly<Record<string, string | BodyIssueMessage>>;
+}
+
+/** How the problems under a body schema are reported where the contract says (`x-issue`). */
 export interface BodyIssue {
   readonly rule: string;
   /** A validation message of spec/errors.yaml. */
   readonly key: string;
-  readonly params: Readonly<Record<string, string>>;
+  readonly params: Readonly<Record<string, string | BodyIssueMessage>>;
 }
 
 export interface RequestRules {
@@ -35,7 +41,7 @@ export interface RequestRules {
   readonly path?: RequestValidator;
   readonly query?: RequestValidator;
   readonly headers?: RequestValidator;
-  /** A JSON body checked against the contract (of a body naming a model, its envelope: `input` is the model's validator's to check); `issues`: the contract's `x-issue` by the property's schema path; `order`: an envelope's fields, the order its problems are listed in. */
+  /** A JSON body checked against the contract (of a body naming a model, its envelope: createTask's `input` and createVideo's model fields are the model's validator's to check; a multipart form is checked by its handler once read into fields); `issues`: the contract's `x-issue` by the schema path it is on; `order`: an envelope's fields, the order its problems are listed in. */
   readonly body?: {
     readonly validate: RequestValidator;
     readonly required: boolean;

@@ -58,48 +58,67 @@ export const requestsPlugin: Plugin = {
 };
 
 /**
- * The envelope of each JSON body that names a model (createTask, quoteTask): its schema in the base
- * contract, where `input` is an opaque object (ModelInput). The published document replaces it by a
- * oneOf on `model`; the envelope is what is checked before the handler, the model's validator
- * checks `input` after it.
+ * The envelope of each body that names a model, in the base contract: createTask's and quoteTask's
+ * (`input` an opaque object, ModelInput; the published document replaces them by a oneOf on
+ * `model`) and createVideo's JSON body (its compat fields; the model's own fields beside them pass,
+ * `additionalProperties: true`), which also checks its multipart form once read into fields. The
+ * envelope is what is checked before the model is looked up; the model's validator checks the rest.
  */
 export function envelopeSchemas(base: JsonSchema): Map<string, JsonSchema> {
   const out = new Map<string, JsonSchema>();
   for (const op of operations(base))
-    if (op.bodyKind === 'json' && op.body?.schema && !('discriminator' in op.body.schema))
+    if (op.bodyKind !== 'raw' && op.body?.schema && !('discriminator' in op.body.schema))
       out.set(op.operationId, op.body.schema);
   return out;
 }
 
-/** The JSON schema a body is checked against before its handler, if any. */
+/** The JSON schema a body is checked against (before its handler; a multipart form's by its handler), if any. */
 function checkedBody(op: Operation, envelopes: Map<string, JsonSchema>): JsonSchema | undefined {
   if (!op.body?.schema) return undefined;
   if (op.body.checkedBy === 'contract') return op.body.schema;
-  if (op.body.checkedBy === 'catalogue' && op.bodyKind === 'json') return envelopes.get(op.operationId);
+  if (op.body.checkedBy === 'catalogue') return envelopes.get(op.operationId);
   return undefined;
 }
 
-/** How a body problem is reported where the contract says otherwise (`x-issue`), by the property's schema path. */
+/** A message of spec/errors.yaml with its placeholders, some of them messages themselves (`condition`). */
+export interface IssueMessage {
+  key: string;
+  params: Record<string, string | IssueMessage>;
+}
+
+/** How a body problem is reported where the contract says otherwise (`x-issue`), by the schema path it is under. */
 export interface IssueOverride {
   rule: string;
   key: string;
-  params: Record<string, string>;
+  params: Record<string, string | IssueMessage>;
 }
 
+/** The subschemas of a schema that describe the same value, by the keyword ajv names in a schema path. */
+const SAME_VALUE = ['if', 'then', 'else', 'not'] as const;
+const SAME_VALUE_LISTS = ['allOf', 'anyOf', 'oneOf'] as const;
+
 /**
- * The `x-issue` extensions of a body schema's properties (nested ones too), by ajv schema path
- * (`#/properties/model`): every problem ajv reports under that path answers with the rule and
- * message key given (`expectedCredits: -1` is `quote_expected`, not `minimum`).
+ * The `x-issue` extensions of a body schema and its subschemas (properties, nested ones, and the
+ * allOf/anyOf/oneOf/if/then/else/not branches), by ajv schema path (`#/properties/model`): every
+ * problem ajv reports under that path answers with the rule, message key and params given
+ * (`expectedCredits: -1` is `quote_expected`, not `minimum`; createVideo's `input_reference` with
+ * both keys is `rule_forbidden_when`, not ajv's `not`).
  */
 export function issueOverrides(schema: JsonSchema, at = '#'): Record<string, IssueOverride> {
   const out: Record<string, IssueOverride> = {};
+  const issue = schema['x-issue'] as { rule: string; message: string; params?: IssueOverride['params'] } | undefined;
+  if (issue) out[at] = { rule: issue.rule, key: issue.message, params: issue.params ?? {} };
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  for (const [name, property] of Object.entries(properties)) {
-    const path = `${at}/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    const issue = property['x-issue'] as { rule: string; message: string; params?: Record<string, string> } | undefined;
-    if (issue) out[path] = { rule: issue.rule, key: issue.message, params: issue.params ?? {} };
-    Object.assign(out, issueOverrides(property, path));
+  for (const [name, property] of Object.entries(properties))
+    Object.assign(out, issueOverrides(property, `${at}/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`));
+  for (const keyword of SAME_VALUE) {
+    const branch = schema[keyword];
+    if (typeof branch === 'object' && branch !== null)
+      Object.assign(out, issueOverrides(branch as JsonSchema, `${at}/${keyword}`));
   }
+  for (const keyword of SAME_VALUE_LISTS)
+    for (const [index, branch] of ((schema[keyword] as JsonSchema[] | undefined) ?? []).entries())
+      Object.assign(out, issueOverrides(branch, `${at}/${keyword}/${index}`));
   return out;
 }
 

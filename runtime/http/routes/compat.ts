@@ -1,9 +1,10 @@
 import { catalogue } from '../../../generated/catalogue.js';
+import { requestRules } from '../../../generated/requests/index.js';
 import type { Handlers } from '../../../generated/routes.js';
 import { formFields, readForm, type UploadedFile } from '../../compat/form.js';
 import { dropUnusedUpload, resolveReference } from '../../compat/uploads.js';
 import { videoObjects } from '../../compat/video-object.js';
-import { mapVideoRequest, renameIssues } from '../../compat/video-request.js';
+import { mapVideoRequest, renameIssues, type VideoFields } from '../../compat/video-request.js';
 import { outboundPolicy } from '../../config.js';
 import { ApiError, fieldIssue, invalidInput } from '../../errors.js';
 import { requestFingerprint } from '../../idempotency/fingerprint.js';
@@ -15,6 +16,7 @@ import { sourceClipsOf } from '../../tasks/source-clip.js';
 import { outputAssets, type TaskRow } from '../../tasks/task-record.js';
 import { purgeTaskContent, taskOfCaller } from '../../tasks/task-queries.js';
 import type { ApiRequest, ApiRequests } from '../api-request.js';
+import { checkBody } from '../request-input.js';
 import { tasksOfKeyAfter } from '../../tasks/task-rows.js';
 import { coolingRefusal } from '../cooling-refusal.js';
 
@@ -57,10 +59,16 @@ function replaceDeep(value: unknown, from: string, to: string): unknown {
   return value;
 }
 
-/** The body as fields: JSON as sent, or multipart/form-data read into nested fields plus the file. */
+/**
+ * The body as fields, its envelope checked from the contract (CreateVideoRequest: the compat
+ * fields; the model's own fields beside them are its validator's): JSON as sent, checked before the
+ * handler like every JSON body (request-input.ts); multipart/form-data read into nested fields plus
+ * the file, then checked here with the same rule, before the model's fields are coerced (the compat
+ * fields are never coerced: their string forms are what the contract accepts).
+ */
 async function readBody(
   req: ApiRequest<'createVideo'>,
-): Promise<{ fields: Record<string, unknown>; file?: UploadedFile; fromForm: boolean }> {
+): Promise<{ fields: VideoFields; file?: UploadedFile; fromForm: boolean }> {
   const request = req.raw;
   if (typeof request.isMultipart === 'function' && request.isMultipart()) {
     const { entries, file } = await readForm(request, req.ctx.config.bodyLimitBytes);
@@ -69,12 +77,10 @@ async function readBody(
     // Array indexes are bounded by the model's schema (maxItems): the model is read first.
     const model = entries.find(([key]) => key === 'model')?.[1] ?? req.ctx.config.compatDefaultModel;
     const fields = formFields(entries, catalogue.get(model)?.info.inputSchema as Record<string, unknown> | undefined);
-    return { fields, file, fromForm: true };
+    checkBody(requestRules.createVideo.body!, fields);
+    return { fields: fields as VideoFields, file, fromForm: true };
   }
-  const body = req.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw invalidInput([fieldIssue('body', 'type', 'type', { type: 'object' })]);
-  return { fields: body as Record<string, unknown>, fromForm: false };
+  return { fields: req.body, fromForm: false };
 }
 
 export const compatHandlers: CompatHandlers = {

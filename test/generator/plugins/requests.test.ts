@@ -5,7 +5,7 @@ import { requestRules } from '../../../generated/requests/index.js';
 import * as validators from '../../../generated/requests/validators.js';
 import { routes } from '../../../generated/routes.js';
 import { operations } from '../../../generator/load/operations.js';
-import { partSchema } from '../../../generator/plugins/requests/emit.js';
+import { issueOverrides, partSchema } from '../../../generator/plugins/requests/emit.js';
 import { ROOT } from '../../support/catalogue.js';
 
 describe('the requests plugin', () => {
@@ -58,6 +58,46 @@ describe('the requests plugin', () => {
     expect(validators.createTaskBody({ model: 'any/model/id', input: { not_a_field: [1] } })).toBe(true);
     expect(validators.createTaskBody({ model: 'any/model/id', input: 'text' })).toBe(false);
     expect(requestRules.saveAsset.body?.validate).toBe(validators.saveAssetBody);
+  });
+
+  it("compiles createVideo's envelope from its JSON body: the compat fields checked, the model's fields beside them passed", () => {
+    expect(requestRules.createVideo.body?.validate).toBe(validators.createVideoBody);
+    expect(requestRules.createVideo.body?.order).toEqual(['model', 'prompt', 'seconds', 'size', 'input_reference']);
+    expect(validators.createVideoBody({ seconds: 8, prompt: 5, seed: [1], input_reference: { file_id: 'a_1' } })).toBe(
+      true,
+    );
+    expect(validators.createVideoBody({ seconds: ' 8 ', size: ' 1280X720 ' })).toBe(true);
+    expect(validators.createVideoBody({ seconds: 8.5 })).toBe(false);
+    expect(validators.createVideoBody({ input_reference: { image_url: 'u', file_id: 'a_1' } })).toBe(false);
+  });
+
+  it.each<[string, { given: Record<string, unknown>; want: Record<string, unknown> }]>([
+    [
+      'on a property',
+      {
+        given: { properties: { model: { type: 'string', 'x-issue': { rule: 'type', message: 'type' } } } },
+        want: { '#/properties/model': { rule: 'type', key: 'type', params: {} } },
+      },
+    ],
+    [
+      'on an allOf branch and under then, with a message as a param',
+      {
+        given: {
+          allOf: [{ minProperties: 1, 'x-issue': { rule: 'required', message: 'm', params: { fields: 'a, b' } } }],
+          then: {
+            properties: {
+              b: { not: {}, 'x-issue': { rule: 'forbidden', message: 'f', params: { c: { key: 'k', params: {} } } } },
+            },
+          },
+        },
+        want: {
+          '#/allOf/0': { rule: 'required', key: 'm', params: { fields: 'a, b' } },
+          '#/then/properties/b': { rule: 'forbidden', key: 'f', params: { c: { key: 'k', params: {} } } },
+        },
+      },
+    ],
+  ])('reads x-issue %s, by its schema path', (_name, { given, want }) => {
+    expect(issueOverrides(given)).toEqual(want);
   });
 
   it('prints the validators through standaloneCode named exports, not edited afterwards', () => {

@@ -165,3 +165,62 @@ describe('readRequestInput refuses', () => {
     expect(error.param).toBe('extra');
   });
 });
+
+describe("createVideo's envelope (the compat fields; the model's fields beside them pass)", () => {
+  const both = {
+    key: 'rule_forbidden_when',
+    params: {
+      field: 'input_reference.file_id',
+      condition: { key: 'condition_present', params: { field: 'input_reference.image_url' } },
+    },
+  };
+  it.each([
+    [
+      "both keys of input_reference: the contract's x-issue under then, nested params, no problem for ajv's `if`",
+      {
+        given: { input_reference: { image_url: 'https://example.com/a.png', file_id: 'a_1' } },
+        want: [{ path: 'input_reference.file_id', rule: 'forbidden', message: both }],
+      },
+    ],
+    [
+      'neither key: the x-issue of the allOf branch',
+      {
+        given: { input_reference: {} },
+        want: [
+          {
+            path: 'input_reference',
+            rule: 'required',
+            message: {
+              key: 'rule_at_least_one',
+              params: { fields: 'input_reference.image_url, input_reference.file_id', field: 'input_reference' },
+            },
+          },
+        ],
+      },
+    ],
+    [
+      'several problems: unknown fields first, then field by field in the envelope order',
+      {
+        given: {
+          size: 7,
+          seconds: 'x',
+          model: 5,
+          prompt: 5,
+          seed: 'abc',
+          input_reference: { colour: 'red', image_url: 'u' },
+        },
+        want: ['input_reference.colour', 'model', 'seconds', 'size'],
+      },
+    ],
+  ] as [string, { given: unknown; want: unknown[] }][])('%s', (_name, { given, want }) => {
+    const error = refusal({ op: 'createVideo', body: given });
+    expect(error.errorName).toBe('invalid_input');
+    const issues = error.fieldErrors.map((issue) => (typeof want[0] === 'string' ? issue.path : issue));
+    expect(issues).toEqual(want);
+  });
+
+  it('a multipart body is left to its handler (the parts are not read yet): nothing checked here', () => {
+    const request = { params: {}, query: {}, headers: {}, body: undefined, isMultipart: () => true };
+    expect(readRequestInput(requestRules.createVideo, request as unknown as FastifyRequest).body).toBeUndefined();
+  });
+});
