@@ -2,7 +2,7 @@
  * Profiles the service process under one benchmark's load with node --cpu-prof and prints the top
  * self-time functions (and the top files) of the profile it writes on exit.
  *   tsx bench/profile.ts createTask|quote|recordInfo [--seconds=N] [--top=N]
- *   tsx bench/profile.ts webhooks|waits
+ *   tsx bench/profile.ts webhooks|waits|ranges
  *   tsx bench/profile.ts summarize FILE.cpuprofile
  *   tsx bench/profile.ts sql createTask|quote|recordInfo [--seconds=N]   (time per SQL statement, via bench/sqlstats.ts)
  * Profiles go to /tmp/mediaforge-profile-<time>/ and are kept for a closer look (Chrome DevTools,
@@ -207,9 +207,14 @@ if (isMain(import.meta.url)) {
           })
         ).figures,
       );
+    } else if (what === 'ranges') {
+      const { benchMediaRanges } = await import('./media-ranges.js');
+      label = JSON.stringify(
+        (await benchMediaRanges({ quick: true, serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] })).figures,
+      );
     } else
       throw new Error(
-        'usage: tsx bench/profile.ts createTask|quote|recordInfo|webhooks|waits [--seconds=N] | summarize FILE',
+        'usage: tsx bench/profile.ts createTask|quote|recordInfo|webhooks|waits|ranges [--seconds=N] | summarize FILE',
       );
     console.log(label);
     // One profile per thread: the main thread serves; tsx's loader thread idles (left out).

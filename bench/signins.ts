@@ -7,7 +7,7 @@
  * figure is the p99 of those calls' latencies during the sign-ins; the same calls' p99 on the
  * idle service is reported beside it.
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import {
   createAccounts,
   isMain,
@@ -17,6 +17,7 @@ import {
   sleep,
   sqliteUrl,
   startService,
+  timedCall,
   type BenchOutput,
   type RunMode,
 } from './support.js';
@@ -25,26 +26,6 @@ const SIGN_INS = 200;
 const CONCURRENCY = 32;
 const PROBE_EVERY_MS = 10;
 const PASSWORD = 'correct horse battery';
-
-/** One HTTP call on a keep-alive agent: status and milliseconds from send to the whole answer. */
-function timedCall(
-  agent: Agent,
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; ms: number }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const r = request(url, { method, headers, agent, timeout: 60_000 }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, ms: performance.now() - started }));
-    });
-    r.on('timeout', () => r.destroy(new Error(`${method} ${url}: no answer within 60 s`)));
-    r.on('error', reject);
-    r.end(body);
-  });
-}
 
 /** Calls `path` every PROBE_EVERY_MS until stopped; the latencies of the calls sent while running. */
 function probe(agent: Agent, url: string, key: string) {

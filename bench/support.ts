@@ -5,6 +5,7 @@
  * support/ and are re-exported here for the benchmarks.
  */
 import { readFileSync } from 'node:fs';
+import { type Agent, request } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -84,6 +85,31 @@ export async function settle(pid: number, maxMs = 15_000): Promise<void> {
     if (after === undefined || after - before <= 20) return;
     before = after;
   }
+}
+
+/**
+ * One HTTP call on a keep-alive agent: status, body bytes and milliseconds from send to the whole
+ * answer. The body is counted and dropped as it comes, never decoded (autocannon 9 appends every
+ * body to a string, a UTF-8 decode that costs more CPU than the server for large binary answers).
+ */
+export function timedCall(
+  agent: Agent,
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; bytes: number; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const r = request(url, { method, headers, agent, timeout: 60_000 }, (response) => {
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes, ms: performance.now() - started }));
+    });
+    r.on('timeout', () => r.destroy(new Error(`${method} ${url}: no answer within 60 s`)));
+    r.on('error', reject);
+    r.end(body);
+  });
 }
 
 export interface Durations {
