@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
 import { addPurchase, openWallet, type PurchaseOrigin } from '../ledger/ledger.js';
-import { recordKeyRevocation } from './key-revision.js';
+import { KEY_REVISION_SETTING, type KeyRevision, recordKeyRevocation } from './key-revision.js';
 import type { Executor, Trx } from '../storage/executor.js';
 import { hasWallet } from '../ledger/wallets.js';
 
@@ -110,11 +110,11 @@ export async function createKey(
 
 /** Revokes a key; every process refuses it from its next request on (runtime/accounts/key-revision.ts). */
 export async function revokeKey(db: Db, keyId: string, now: number): Promise<boolean> {
-  return db.kysely.transaction().execute((trx) => revokeKeyIn(trx, keyId, now));
+  return db.kysely.transaction().execute((trx) => revokeKeyIn(db, trx, keyId, now));
 }
 
-/** Revokes a key in `trx` (an operator's revocation writes its audit row in the same one); false when already revoked or unknown. */
-export async function revokeKeyIn(trx: Trx, keyId: string, now: number): Promise<boolean> {
+/** Revokes a key in `trx`, a transaction of `db` (an operator's revocation writes its audit row in the same one); false when already revoked or unknown. */
+export async function revokeKeyIn(db: Db, trx: Trx, keyId: string, now: number): Promise<boolean> {
   const result = await trx
     .updateTable('api_keys')
     .set({ revoked_at: now })
@@ -122,7 +122,7 @@ export async function revokeKeyIn(trx: Trx, keyId: string, now: number): Promise
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) return false;
-  await recordKeyRevocation(trx);
+  await recordKeyRevocation(db, trx);
   return true;
 }
 
@@ -227,4 +227,48 @@ export async function findCaller(db: Db, apiKey: string): Promise<Caller | undef
     .executeTakeFirst();
   if (!row || row.revoked_at !== null) return undefined;
   return { keyId: row.keyId, accountId: row.accountId, workspace: row.workspace, language: row.language };
+}
+
+/** A key's caller (undefined: unknown or revoked) and the key revision it was read at. */
+export interface CallerAtRevision {
+  caller: Caller | undefined;
+  revision: string;
+}
+
+/**
+ * The caller of a key with the key revision, for the authentication cache: on PostgreSQL in one
+ * statement (one round trip, not two); on SQLite the revision is the connection's own check
+ * (key-revision.ts), taken before the key is read so that a revocation in between is not missed.
+ */
+export async function findCallerAtRevision(
+  db: Db,
+  keyRevision: KeyRevision,
+  apiKey: string,
+): Promise<CallerAtRevision> {
+  if (!db.pg) {
+    const revision = await keyRevision.current();
+    return { caller: await findCaller(db, apiKey), revision };
+  }
+  const { rows } = await db.pg.query<{
+    revision: string | null;
+    keyId: string | null;
+    accountId: string | null;
+    workspace: string | null;
+    language: string | null;
+    revoked_at: number | null;
+  }>({
+    name: 'caller-at-key-revision',
+    text: `SELECT (SELECT value FROM settings WHERE key = $1) AS revision,
+        k.id AS "keyId", k.account_id AS "accountId", k.workspace, a.language, k.revoked_at
+      FROM (VALUES (1)) AS one
+      LEFT JOIN api_keys k ON k.key_hash = $2
+      LEFT JOIN accounts a ON a.id = k.account_id`,
+    values: [KEY_REVISION_SETTING, hashKey(apiKey)],
+  });
+  const row = rows[0];
+  const caller =
+    row?.keyId && row.accountId && row.workspace !== null && row.revoked_at === null
+      ? { keyId: row.keyId, accountId: row.accountId, workspace: row.workspace, language: row.language }
+      : undefined;
+  return { caller, revision: row?.revision ?? '' };
 }

@@ -12,3 +12,20 @@ export function clientAddress(ip: string): string {
   const parts = (address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
   return `${parts.join(':')}::/64`;
 }
+
+/**
+ * clientAddress with its answers kept, for the limiters that ask on every request: parsing an
+ * address costs about 2 µs, a kept answer 10 ns. Bounded: many distinct callers start it over.
+ */
+export function keptClientAddresses(atMost = 10_000): (ip: string) => string {
+  const known = new Map<string, string>();
+  return (ip) => {
+    let address = known.get(ip);
+    if (address === undefined) {
+      if (known.size >= atMost) known.clear();
+      address = clientAddress(ip);
+      known.set(ip, address);
+    }
+    return address;
+  };
+}

@@ -6,7 +6,7 @@ import type { Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import { type Authenticator, refuseKeyInQuery } from './auth.js';
-import { clientAddress } from './client-address.js';
+import { keptClientAddresses } from './client-address.js';
 import { failureBackoff } from './failure-backoff.js';
 
 const MINUTE_MS = 60_000;
@@ -57,6 +57,7 @@ export async function registerRateLimits(
   // The bucket a check counts: the plugin calls keyGenerator with the request alone, so `count`
   // notes here which bucket it means; the global hook (nothing noted) counts the client address.
   const buckets = new WeakMap<FastifyRequest, string>();
+  const clientAddress = keptClientAddresses();
   const bucketOf = (request: FastifyRequest): string => buckets.get(request) ?? `addr:${clientAddress(request.ip)}`;
   await app.register(rateLimit, {
     // Every route counts per client address, except those that name `config: { rateLimit: false }`

@@ -53,7 +53,7 @@ export async function revokeKeyAsOperator(
   return db.kysely.transaction().execute(async (trx) => {
     const accountId = await accountOfKey(trx, keyId);
     if (accountId === undefined) return undefined;
-    if (!(await revokeKeyIn(trx, keyId, now))) return false;
+    if (!(await revokeKeyIn(db, trx, keyId, now))) return false;
     await recordAudit(
       trx,
       { actor: by.actor, action: 'key.revoke', target: keyId, clientAddress: by.clientAddress, details: { accountId } },

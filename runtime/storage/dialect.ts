@@ -30,6 +30,12 @@ export interface Db {
   sqliteGroup?: SqliteGroupCommit;
   /** The PostgreSQL pool Kysely draws from, for the statements sent straight to node-postgres (storage/pg-direct.ts). */
   pg?: PgPool;
+  /**
+   * Key revocations recorded through this connection. SQLite's `PRAGMA data_version` moves only
+   * for other connections' commits, so the key-revision check of this connection counts these too
+   * (runtime/accounts/key-revision.ts).
+   */
+  keyRevocations: { recorded: number };
   close(): Promise<void>;
 }
 
@@ -44,7 +50,14 @@ export async function openDb(url: string): Promise<Db> {
     pg.types.setTypeParser(20, (value: string) => Number(value));
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, engine: 'postgres', url, pg: pool, close: () => kysely.destroy() };
+    return {
+      kysely,
+      engine: 'postgres',
+      url,
+      pg: pool,
+      keyRevocations: { recorded: 0 },
+      close: () => kysely.destroy(),
+    };
   }
   if (!url.startsWith('sqlite:'))
     throw new Error(`unsupported database URL "${url}": use sqlite:PATH or postgres://...`);
@@ -66,6 +79,7 @@ export async function openDb(url: string): Promise<Db> {
     url,
     sqlite: database,
     sqliteGroup: new SqliteGroupCommit(kysely, database),
+    keyRevocations: { recorded: 0 },
     close: () => kysely.destroy(),
   };
 }
