@@ -47,17 +47,17 @@ const CACHE_MS = 5_000;
 const callers = new Map<string, { caller: Caller | undefined; until: number }>();
 
 function callerOf(header: string | undefined): Caller | undefined {
-  const match = typeof header === 'string' ? /^bearer +(\S+)$/i.exec(header.trim()) : null;
-  if (!match || !match[1].startsWith(KEY_PREFIX)) return undefined;
+  const key = typeof header === 'string' ? /^bearer +(\S+)$/i.exec(header.trim())?.[1] : undefined;
+  if (!key?.startsWith(KEY_PREFIX)) return undefined;
   const now = Date.now();
-  const cached = callers.get(match[1]);
+  const cached = callers.get(key);
   if (cached !== undefined && cached.until > now) return cached.caller;
-  const row = keyByHash.get(hashKey(match[1])) as (Caller & { revokedAt: number | null }) | undefined;
+  const row = keyByHash.get(hashKey(key)) as (Caller & { revokedAt: number | null }) | undefined;
   const caller =
     row && row.revokedAt === null
       ? { keyId: row.keyId, accountId: row.accountId, workspace: row.workspace, language: row.language }
       : undefined;
-  callers.set(match[1], { caller, until: now + CACHE_MS });
+  callers.set(key, { caller, until: now + CACHE_MS });
   return caller;
 }
 
