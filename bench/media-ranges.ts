@@ -21,6 +21,7 @@ import {
   isMain,
   newServiceDir,
   round,
+  SERVICE_SECRET,
   settle,
   spawnHttpProcess,
   startService,
@@ -34,8 +35,6 @@ const FILE_BYTES = 300 * MB;
 const RANGE_BYTES = MIB;
 const READERS = 50;
 const KEY = 'outputs/bench-range-video.mp4';
-/** The bench service's secret (bench/support.ts startService). */
-const SECRET = 'bench-secret';
 
 /** The limit: node:http, no framework, the same 1 MiB from memory for every request. */
 const BARE_SERVER = `
@@ -82,7 +81,7 @@ export async function benchMediaRanges(mode: RunMode): Promise<BenchOutput> {
     throw error;
   });
   try {
-    const path = signMediaPath(SECRET, KEY, Date.now() + 20 * 60_000);
+    const path = signMediaPath(SERVICE_SECRET, KEY, Date.now() + 20 * 60_000);
 
     // One answer checked against the stored file's own bytes.
     const probe = { start: 123_456_789, end: 123_456_789 + RANGE_BYTES - 1 };
