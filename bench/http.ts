@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import {
   cannon,
   cannonOptions,
+  cpuMs,
   checkMostlyOk,
   createAccounts,
   createOneTask,
@@ -153,19 +154,29 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
         figures.bareP99Ms = round(bareHalf.p99Ms, 2);
       }
       let top: LoadResult | undefined;
+      let topCpuMs = NaN;
       if (ceilingUrl) {
         await quiet();
+        const cpu0 = cpuMs(ceiling.pid) ?? NaN;
         top = await cannon(cannonOptions(ceilingUrl, shapes[name], CONNECTIONS, d.peakSeconds));
+        topCpuMs = (cpuMs(ceiling.pid) ?? NaN) - cpu0;
         checkMostlyOk(`${name} on the ceiling server`, top);
       }
       await quiet();
+      const cpu0 = cpuMs(service.pid) ?? NaN;
       const peak = await cannon(cannonOptions(service.url, shapes[name], CONNECTIONS, d.peakSeconds));
+      const peakCpuMs = (cpuMs(service.pid) ?? NaN) - cpu0;
+      figures[`${name}CpuMsPerRequest`] = round(peakCpuMs / (peak.ok + peak.non2xx), 3);
       checkMostlyOk(name, peak);
       if (top) {
         const ceilingName = `ceiling${name[0].toUpperCase()}${name.slice(1)}`;
         figures[`${ceilingName}Rps`] = round(top.rps, 0);
         figures[`${ceilingName}VsBare`] = round(top.rps / limit.rps, 3);
         figures[`${name}VsCeiling`] = round(peak.rps / top.rps, 3);
+        // CPU per answer moves far less with the other work on a shared machine than a rate.
+        const topCpuPerRequest = topCpuMs / (top.ok + top.non2xx);
+        figures[`${ceilingName}CpuMsPerRequest`] = round(topCpuPerRequest, 3);
+        figures[`${name}VsCeilingByCpu`] = round(topCpuPerRequest / (figures[`${name}CpuMsPerRequest`] ?? NaN), 3);
       }
       await quiet();
       const half = await pacedLoad(service.url, shapes[name], halfOf(peak.rps, d.halfSeconds));
@@ -190,7 +201,7 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
     notes.push(
       `http: ${CONNECTIONS} connections; a warm-up excluded before each; ${d.peakSeconds} s at full load (rate = 2xx answers/s); ` +
         `each XVsBare divides by a ${d.peakSeconds} s run of the bare server made right before it (bare runs: ${bareRuns.map((r) => r.rps.toFixed(0)).join(', ')} req/s; bareRps is their mean), ` +
-        `each XVsCeiling by a run of the ceiling server (bench/ceiling-server.ts, Fastify + better-sqlite3 on the service's file) made between the two; answers: ${sizes.join('; ')}; ` +
+        `each XVsCeiling by a run of the ceiling server (bench/ceiling-server.ts, Fastify + better-sqlite3 on the service's file) made between the two (XVsCeilingByCpu: the ceiling's CPU per answer ÷ the service's, each process's /proc time over its run); answers: ${sizes.join('; ')}; ` +
         `p50/p99 at half peak: ${d.halfSeconds} s of requests due evenly at half the peak rate over at most ${CONNECTIONS} connections, each latency from its due time (bench/paced-load.ts; p99 of this process's own lag in sending: ${lags.join(', ')}); bareP50Ms/bareP99Ms at autocannon's overallRate; ` +
         `createTaskAutocannonHalfP99Ms is the former measure (autocannon overallRate: bursts each second, latency-weighted by its 1 ms expected-interval correction); ` +
         'service = node bin/mediaforge.js serve (request logging on, as shipped) on SQLite, in its own process; each run starts once every process is quiet',
