@@ -186,7 +186,9 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
       figures[`${name}P50Ms`] = round(half.p50Ms, 2);
       figures[`${name}P99Ms`] = round(half.p99Ms, 2);
       figures[`${name}HalfRateMaxMs`] = round(half.maxMs, 1);
-      lags.push(`${name} ${round(half.lagP99Ms, 1)} ms`);
+      lags.push(
+        `${name} ${round(half.lagP99Ms, 1)} ms, last answer ${round(half.drainMs, 0)} ms after the last due time`,
+      );
       if (name === 'createTask') {
         // The measure before issue 30, for comparison: autocannon at overallRate = half.
         await quiet();
@@ -202,7 +204,7 @@ export async function benchHttp(options: HttpOptions): Promise<BenchOutput> {
       `http: ${CONNECTIONS} connections; a warm-up excluded before each; ${d.peakSeconds} s at full load (rate = 2xx answers/s); ` +
         `each XVsBare divides by a ${d.peakSeconds} s run of the bare server made right before it (bare runs: ${bareRuns.map((r) => r.rps.toFixed(0)).join(', ')} req/s; bareRps is their mean), ` +
         `each XVsCeiling by a run of the ceiling server (bench/ceiling-server.ts, Fastify + better-sqlite3 on the service's file) made between the two (XVsCeilingByCpu: the ceiling's CPU per answer ÷ the service's, each process's /proc time over its run); answers: ${sizes.join('; ')}; ` +
-        `p50/p99 at half peak: ${d.halfSeconds} s of requests due evenly at half the peak rate over at most ${CONNECTIONS} connections, each latency from its due time (bench/paced-load.ts; p99 of this process's own lag in sending: ${lags.join(', ')}); bareP50Ms/bareP99Ms at autocannon's overallRate; ` +
+        `p50/p99 at half peak: ${d.halfSeconds} s of requests due evenly at half the peak rate over at most ${CONNECTIONS} connections, each latency from its due time (bench/paced-load.ts; p99 of this process's own lag in sending, and how far the answers fell behind: ${lags.join('; ')}); bareP50Ms/bareP99Ms at autocannon's overallRate; ` +
         `createTaskAutocannonHalfP99Ms is the former measure (autocannon overallRate: bursts each second, latency-weighted by its 1 ms expected-interval correction); ` +
         'service = node bin/mediaforge.js serve (request logging on, as shipped) on SQLite, in its own process; each run starts once every process is quiet',
     );

@@ -26,6 +26,8 @@ export interface PacedResult {
   maxMs: number;
   /** p99 of how late this process handed a request over (its own lag): when large, the client measured itself. */
   lagP99Ms: number;
+  /** How long after the last request's due time the last answer came: large when the server (or this client) fell behind the rate. */
+  drainMs: number;
   seconds: number;
 }
 
@@ -44,6 +46,7 @@ export async function pacedLoad(
   const interval = 1000 / options.rate;
   const total = Math.max(1, Math.round(options.rate * options.seconds));
   const start = performance.now();
+  let drainMs = NaN;
   try {
     for (let i = 0; i < total; ) {
       const now = performance.now();
@@ -65,6 +68,7 @@ export async function pacedLoad(
       if (i < total) await sleep(Math.max(0, Math.min(1, start + i * interval - performance.now())));
     }
     await Promise.all(pending);
+    drainMs = performance.now() - (start + (total - 1) * interval);
   } finally {
     agent.destroy();
   }
@@ -77,6 +81,7 @@ export async function pacedLoad(
     p99Ms: percentile(latencies, 99),
     maxMs: percentile(latencies, 100),
     lagP99Ms: percentile(lags, 99),
+    drainMs,
     seconds: options.seconds,
   };
 }
