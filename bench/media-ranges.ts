@@ -39,6 +39,7 @@ import {
   newServiceDir,
   percentile,
   round,
+  SERVICE_SECRET,
   settle,
   sleep,
   spawnHttpProcess,
@@ -57,8 +58,6 @@ const READERS = 50;
 /** One read per reader every PACE_MS in the paced run (see the header). */
 const PACE_MS = 250;
 const KEY = 'outputs/bench-range-video.mp4';
-/** The bench service's secret (bench/support.ts startService). */
-const SECRET = 'bench-secret';
 
 /** The limit: node:http, no framework, the same 1 MiB of random bytes from memory for every request. */
 const BARE_SERVER = `
@@ -197,7 +196,7 @@ export async function benchMediaRanges(
   });
   const agent = new Agent({ keepAlive: true, maxSockets: READERS });
   try {
-    const link = `${service.url}${signMediaPath(SECRET, KEY, Date.now() + 20 * 60_000)}`;
+    const link = `${service.url}${signMediaPath(SERVICE_SECRET, KEY, Date.now() + 20 * 60_000)}`;
 
     // One answer checked against the stored file's own bytes.
     const probe = { start: 123_456_789, end: 123_456_789 + RANGE_BYTES - 1 };

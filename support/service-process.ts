@@ -17,6 +17,9 @@ import { migrateToLatest } from '../runtime/storage/migrate.js';
 /** The checkout's root. */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/** The secret of every service started here (a ceiling server beside one signs with it too). */
+export const SERVICE_SECRET = 'bench-secret';
+
 /** Enough for any load (each task holds a few hundred credits). */
 export const PLENTY_OF_CREDITS = 1_000_000_000_000;
 
@@ -158,7 +161,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     ...process.env,
     MEDIAFORGE_DB: dbUrl,
     MEDIAFORGE_DATA_DIR: dir,
-    MEDIAFORGE_SECRET: 'bench-secret',
+    MEDIAFORGE_SECRET: SERVICE_SECRET,
     // The limiter still runs on every request; it just never refuses during a benchmark.
     MEDIAFORGE_RATE_LIMIT_PER_MINUTE: '1000000000',
     MEDIAFORGE_ROLE: options.role ?? 'all',

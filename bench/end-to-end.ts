@@ -1,0 +1,212 @@
+/**
+ * Tasks created AND finished per second at steady state (issue 30): the embedded default (the
+ * simulator, latency 0; no callBackUrl, so no webhooks) on SQLite, then on a fresh PostgreSQL schema.
+ *
+ * The bench creates tasks (the typical request without its external clip, 8 accounts so that the
+ * worker's per-account cap does not bound it, 16 requests at a time) while at most BACKLOG tasks
+ * are unfinished: creation follows what the worker finishes, a rate the service sustains. Finished
+ * tasks are counted in the service's database (tasks in a terminal state, read every 100 ms beside
+ * it: SQLite read-only in WAL, PostgreSQL on its own connection). After a warm-up, the window's
+ * rate is (finished at its end - finished at its start) / its length; A B B A (full run) or A B
+ * (--quick), pooled per engine; the backlog drains and the process goes quiet between runs.
+ */
+import { Agent } from 'node:http';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { TERMINAL_STATES } from '../runtime/tasks/states.js';
+import { send } from './http-client.js';
+import {
+  cpuMs,
+  createAccounts,
+  dropSchema,
+  freshSchema,
+  isMain,
+  newServiceDir,
+  reachablePostgres,
+  round,
+  RUNNING_BODY,
+  settle,
+  sleep,
+  sqliteUrl,
+  startService,
+  type BenchOutput,
+  type RunMode,
+  type ServiceProcess,
+} from './support.js';
+
+/** Unfinished tasks allowed at once: twice the worker's default concurrency (32). */
+const BACKLOG = 64;
+const CREATORS = 16;
+const ACCOUNTS = 8;
+const FINISHED_SQL = `SELECT COUNT(*) AS n FROM tasks WHERE state IN (${TERMINAL_STATES.map((s) => `'${s}'`).join(', ')})`;
+
+interface Engine {
+  name: 'sqlite' | 'pg';
+  service: ServiceProcess;
+  keys: string[];
+  finished(): Promise<number>;
+  close(): Promise<void>;
+}
+
+interface Window {
+  finished: number;
+  created: number;
+  seconds: number;
+  /** The service's CPU time over the window (ms, /proc). */
+  cpuMs: number;
+  /** Unfinished tasks on average over the window (near BACKLOG: the worker, not creation, bounds the rate). */
+  meanUnfinished: number;
+}
+
+/** One run: create under the backlog bound; the window after the warm-up counts what finished. */
+async function steadyRun(engine: Engine, warmupSeconds: number, windowSeconds: number): Promise<Window> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CREATORS });
+  const base = new URL(engine.service.url);
+  const shape = {
+    method: 'POST' as const,
+    path: '/api/v1/jobs/createTask',
+    body: RUNNING_BODY,
+    uniqueIdempotencyKey: true,
+    keysPerConnection: engine.keys,
+  };
+  const finishedBefore = await engine.finished();
+  let created = 0;
+  let finished = finishedBefore;
+  let failures = 0;
+  let stop = false;
+  let inWindow = false;
+  const unfinished: number[] = [];
+  const observer = (async () => {
+    while (!stop) {
+      finished = await engine.finished();
+      if (inWindow) unfinished.push(created - (finished - finishedBefore));
+      await sleep(100);
+    }
+  })();
+  const creators = Array.from({ length: CREATORS }, async () => {
+    while (!stop) {
+      if (created - (finished - finishedBefore) >= BACKLOG) {
+        await sleep(5);
+        continue;
+      }
+      created++;
+      const status = await send(agent, base, shape).catch(() => 0);
+      if (status !== 202) {
+        created--;
+        if (++failures > 10) throw new Error(`createTask on ${engine.name} failed ${failures} times (last ${status})`);
+      }
+    }
+  });
+  try {
+    await Promise.race([sleep(warmupSeconds * 1000), ...creators]);
+    const t0 = performance.now();
+    const [f0, c0, cpu0] = [await engine.finished(), created, cpuMs(engine.service.pid) ?? NaN];
+    inWindow = true;
+    await Promise.race([sleep(windowSeconds * 1000), ...creators]);
+    const [f1, c1, cpu1] = [await engine.finished(), created, cpuMs(engine.service.pid) ?? NaN];
+    const seconds = (performance.now() - t0) / 1000;
+    const meanUnfinished = unfinished.reduce((a, n) => a + n, 0) / Math.max(1, unfinished.length);
+    return { finished: f1 - f0, created: c1 - c0, seconds, cpuMs: cpu1 - cpu0, meanUnfinished };
+  } finally {
+    stop = true;
+    await Promise.allSettled([observer, ...creators]);
+    agent.destroy();
+    // The backlog drains before the next run starts.
+    const until = performance.now() + 60_000;
+    while ((await engine.finished()) - finishedBefore < created && performance.now() < until) await sleep(100);
+    await settle(engine.service.pid, 5000);
+  }
+}
+
+async function sqliteEngine(env: Record<string, string>): Promise<Engine> {
+  const dir = newServiceDir();
+  const dbUrl = sqliteUrl(dir);
+  const accounts = await createAccounts(dbUrl, ACCOUNTS);
+  const service = await startService({ dir, dbUrl, removeDir: true, env, label: 'service on SQLite' });
+  const db = new Database(dbUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
+  const count = db.prepare(FINISHED_SQL).pluck();
+  return {
+    name: 'sqlite',
+    service,
+    keys: accounts.map((a) => a.apiKey),
+    finished: async () => Number(count.get()),
+    async close() {
+      db.close();
+      await service.stop();
+    },
+  };
+}
+
+async function pgEngine(server: string, env: Record<string, string>): Promise<Engine> {
+  const { schema, url } = await freshSchema(server);
+  try {
+    const accounts = await createAccounts(url, ACCOUNTS);
+    const service = await startService({ dbUrl: url, env, label: 'service on PostgreSQL' });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    return {
+      name: 'pg',
+      service,
+      keys: accounts.map((a) => a.apiKey),
+      finished: async () => Number((await client.query(FINISHED_SQL)).rows[0].n),
+      async close() {
+        await client.end().catch(() => {});
+        await service.stop();
+        await dropSchema(server, schema);
+      },
+    };
+  } catch (error) {
+    await dropSchema(server, schema);
+    throw error;
+  }
+}
+
+export async function benchEndToEnd(mode: RunMode): Promise<BenchOutput> {
+  const warmup = mode.quick ? 3 : 5;
+  const window = mode.quick ? 5 : 15;
+  const env = { MEDIAFORGE_SIMULATOR_LATENCY_MS: '0' };
+  const server = await reachablePostgres();
+  const engines: Engine[] = [];
+  try {
+    engines.push(await sqliteEngine(env));
+    if (server) engines.push(await pgEngine(server, env));
+    const order = engines.length === 2 ? (mode.quick ? [0, 1] : [0, 1, 1, 0]) : mode.quick ? [0] : [0, 0];
+    const runs: { engine: Engine; w: Window }[] = [];
+    for (const i of order) runs.push({ engine: engines[i], w: await steadyRun(engines[i], warmup, window) });
+    const pooled = (name: Engine['name']) => {
+      const own = runs.filter((r) => r.engine.name === name).map((r) => r.w);
+      const seconds = own.reduce((a, w) => a + w.seconds, 0);
+      const finished = own.reduce((a, w) => a + w.finished, 0);
+      return {
+        finished: finished / seconds,
+        created: own.reduce((a, w) => a + w.created, 0) / seconds,
+        cpuMsPerTask: own.reduce((a, w) => a + w.cpuMs, 0) / finished,
+      };
+    };
+    const sqlite = pooled('sqlite');
+    const pgRate = server ? pooled('pg') : undefined;
+    return {
+      figures: {
+        tasksPerSecEndToEnd: round(sqlite.finished, 0),
+        tasksCreatedPerSecEndToEnd: round(sqlite.created, 0),
+        endToEndServiceCpuMsPerTask: round(sqlite.cpuMsPerTask, 2),
+        pgTasksPerSecEndToEnd: round(pgRate?.finished, 0),
+        pgTasksCreatedPerSecEndToEnd: round(pgRate?.created, 0),
+        pgEndToEndServiceCpuMsPerTask: round(pgRate?.cpuMsPerTask, 2),
+        pgTasksEndToEndVsSqlite: round(pgRate ? pgRate.finished / sqlite.finished : null, 3),
+      },
+      notes: [
+        `end-to-end: simulator latency 0, no callBackUrl, ${ACCOUNTS} accounts, ${CREATORS} createTask calls at a time while at most ${BACKLOG} tasks are unfinished; ` +
+          `finished = tasks in a terminal state in the service's database (polled every 100 ms); ${warmup} s warm-up then a ${window} s window per run, runs ${runs.map((r) => `${r.engine.name} ${(r.w.finished / r.w.seconds).toFixed(0)}/s finished, ${(r.w.created / r.w.seconds).toFixed(0)}/s created, ${r.w.meanUnfinished.toFixed(0)} unfinished on average`).join('; ')}; ` +
+          "endToEndServiceCpuMsPerTask: the service process's CPU (/proc) over the windows ÷ tasks finished in them (the API and the worker: one process)" +
+          (server ? '' : '; no PostgreSQL answered: pgTasksPerSecEndToEnd is null'),
+      ],
+    };
+  } finally {
+    for (const engine of engines.reverse()) await engine.close().catch(() => {});
+  }
+}
+
+if (isMain(import.meta.url)) {
+  console.log(JSON.stringify(await benchEndToEnd({ quick: process.argv.includes('--quick') })));
+}
