@@ -1,5 +1,5 @@
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { KeyRevision } from './accounts/key-revision.js';
 import { openBlobStore } from './blobs/open-blob-store.js';
@@ -15,7 +15,7 @@ import { UpstreamStats } from './routing/upstream-stats.js';
 import { FaultPoints } from './faults.js';
 import { buildApp, createHttpServer } from './http/app.js';
 import { settingsSecret } from './settings.js';
-import { openDb, type Db } from './storage/dialect.js';
+import { openServiceDb } from './storage/open-service-db.js';
 import { migrateToLatest, pendingMigrations } from './storage/migrate.js';
 import { listenForNotifications, notifier } from './storage/notify.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
@@ -63,23 +63,9 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/**
- * Opens the database. A SQLite file the service creates is readable by its owner only (0600; SQLite
- * gives its -wal and -shm files the same mode), in folders it creates 0700: it holds webhook secrets
- * and the link-signing secret. Existing files and folders keep the modes their operator gave them.
- */
-export async function openServiceDb(config: Config): Promise<Db> {
-  if (config.dbUrl.startsWith('sqlite:') && !config.dbUrl.includes(':memory:')) {
-    const path = resolve(config.dbUrl.slice('sqlite:'.length));
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
-  }
-  return openDb(config.dbUrl);
-}
-
 /** Opens the database, builds the context, and starts the HTTP app and/or the worker by role. */
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  const db = await openServiceDb(config);
+  const db = await openServiceDb(config.dbUrl);
   if (options.migrate) await migrateToLatest(db);
   const pending = await pendingMigrations(db);
   if (pending.length) {

@@ -5,8 +5,8 @@
  * migrated by its operator (`mediaforge migrate`), and a command on an unmigrated one says so.
  */
 import { configFromEnv, processEnvironment, type Config } from '../config.js';
-import { openServiceDb } from '../service.js';
 import type { Db } from '../storage/dialect.js';
+import { openServiceDb } from '../storage/open-service-db.js';
 import { migrateToLatest, pendingMigrations } from '../storage/migrate.js';
 
 export function commandConfig(values: { db?: string | boolean | undefined }): Config {
@@ -19,7 +19,7 @@ export async function withCommandDb<T>(
   use: (db: Db) => Promise<T>,
   options: { migrate?: boolean } = {},
 ): Promise<T> {
-  const db = await openServiceDb(config);
+  const db = await openServiceDb(config.dbUrl);
   try {
     if (options.migrate !== false) {
       if (db.engine === 'sqlite') await migrateToLatest(db);

@@ -28,7 +28,8 @@ import { verifyAccountEvent, verifyTaskCallback } from '@mediaforge/client/webho
 import { addEndpoint } from '../../runtime/webhooks/admin.js';
 import { signCallback, signEndpoint } from '../../runtime/webhooks/signing.js';
 import { startTestService } from '../support/service.js';
-import { eventually, LOOPBACK, startReceiver } from '../webhooks/support.js';
+import { LOOPBACK, startReceiver } from '../webhooks/support.js';
+import { eventually } from '../support/eventually.js';
 
 const MODEL = 'vendor_d/family_d/reference-to-video';
 const INPUT = {

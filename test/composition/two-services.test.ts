@@ -5,13 +5,13 @@ import { startTestService, type TestService } from '../support/service.js';
 import {
   createTask,
   deliveriesOf,
-  eventually,
   LOOPBACK,
   MODEL,
   startReceiver,
   taskState,
   type Receiver,
 } from '../webhooks/support.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * A service is what createService is given, not what the process imported: two services in one

@@ -7,7 +7,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '../../runtime/accounts/accounts.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { eventually, LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
+import { LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
+import { eventually } from '../support/eventually.js';
 import { signUp, type ConsoleUser } from './support.js';
 
 const MODEL = 'vendor_d/family_d/text-to-video';

@@ -12,7 +12,7 @@ import { bodyD, createTask } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
-import { eventually } from '../webhooks/support.js';
+import { eventually } from '../support/eventually.js';
 import { tsFiles } from '../support/source-files.js';
 
 /** A statement that deletes rows of, or drops, the audit log or the ledger, in either spelling. */

@@ -94,6 +94,8 @@ describe.each(PROTOCOLS)(
           MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
           MEDIAFORGE_METRICS_TOKEN: METRICS_TOKEN,
           MEDIAFORGE_UPSTREAM_POLL_MS: '50',
+          // The fallback the 401 cases end on: its 3 s default answer would be most of this suite's time.
+          MEDIAFORGE_SIMULATOR_LATENCY_MS: '100',
           ECHO_UPSTREAM_KEY: key,
         },
         {

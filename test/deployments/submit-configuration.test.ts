@@ -8,7 +8,7 @@ import { bodyD, MODEL_D } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
-import { eventually } from '../webhooks/support.js';
+import { eventually } from '../support/eventually.js';
 
 const run = promisify(execFile);
 const OPERATOR_KEY = 'sk-operator-misconfigured-0123456789abcdef';

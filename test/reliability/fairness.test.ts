@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resendDelivery } from '../../runtime/webhooks/admin.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { createTask, deliveriesOf, eventually, LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
+import { createTask, deliveriesOf, LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
+import { eventually } from '../support/eventually.js';
 import { stubDns } from './egress-guard.js';
 import { recordCounts } from './support.js';
 

@@ -7,11 +7,11 @@ import {
   createTask,
   deliveriesOf,
   driveToTerminal,
-  eventually,
   LOOPBACK,
   startReceiver,
   type Receiver,
 } from '../webhooks/support.js';
+import { eventually } from '../support/eventually.js';
 import { startMisbehavingReceiver, type Behaviour, type MisbehavingReceiver } from './misbehaving-receivers.js';
 import { recordCounts } from './support.js';
 

@@ -4,15 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.js';
-import {
-  createTask,
-  eventually,
-  settledDeliveriesOf,
-  LOOPBACK,
-  startReceiver,
-  verifyCallback,
-  type Receiver,
-} from './support.js';
+import { createTask, settledDeliveriesOf, LOOPBACK, startReceiver, verifyCallback, type Receiver } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -7,7 +7,6 @@ import { startTestService, type TestService } from '../support/service.js';
 import {
   createTask,
   deliveriesOf,
-  eventually,
   settledDeliveriesOf,
   LOOPBACK,
   startReceiver,
@@ -15,6 +14,7 @@ import {
   withoutLinks,
   type Receiver,
 } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 /** Real clock, background worker, loopback receivers: what a receiver sees end to end. */
 describe('webhook deliveries', () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addEndpoint } from '../../runtime/webhooks/admin.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { createTask, eventually, LOOPBACK, settledDeliveriesOf, startReceiver, type Receiver } from './support.js';
+import { createTask, LOOPBACK, settledDeliveriesOf, startReceiver, type Receiver } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 /** Purge destroys the request text everywhere, stored webhook bodies included; billing fields stay. */
 describe('purge and stored webhook bodies', () => {

@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { expect } from 'vitest';
 import type { ManualClock } from '../../runtime/clock.js';
 import { isTerminal } from '../../runtime/tasks/states.js';
+import { eventually } from '../support/eventually.js';
 import type { TestService } from '../support/service.js';
 
 export const MODEL = 'vendor_b/family_c-2.6/reference-to-video';
@@ -165,21 +166,6 @@ export async function settledDeliveriesOf(t: TestService, taskId: string, count:
     const rows = await deliveriesOf(t, taskId);
     return rows.length === count && rows.every((row) => row.state !== 'pending') && rows;
   }, `${count} finished deliveries of ${taskId}`);
-}
-
-/** Waits (real time) until `check` holds; for background-worker tests only. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** The record as a client compares it: signed links (url, expiresAt) left out; they are fresh on every read. */

@@ -4,15 +4,8 @@ import { type TestService, waitForTerminal } from '../../support/service.js';
 import { ArkServer, type ArkServerOptions, arkError } from '../../../support/upstreams/vendors/ark-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import {
-  deploymentsFile,
-  eventually,
-  marginReport,
-  reconciled,
-  serveDeployments,
-  taskRow,
-  walletOf,
-} from './harness.js';
+import { deploymentsFile, marginReport, reconciled, serveDeployments, taskRow, walletOf } from './harness.js';
+import { eventually } from '../../support/eventually.js';
 
 /**
  * The ark profile (spec/providers/ark.yaml) against a loopback Ark
@@ -212,7 +205,7 @@ describe("ark: Ark's content generation tasks through its profile", () => {
     const created = await createTask(t, apiKey, referenceTask('dancers who never start, Picture 1'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
     expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
-    await eventually(() => first.cancels.length > 0);
+    await eventually(() => first.cancels.length > 0, "the cancel of the first deployment's job", 5_000);
     expect(first.cancels).toEqual([...first.tasks.keys()]);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
     await t.checkLedger(accountId);
@@ -223,7 +216,7 @@ describe("ark: Ark's content generation tasks through its profile", () => {
     const created = await createTask(t, apiKey, referenceTask('dancers who run on, Picture 1'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
     expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
-    await eventually(() => first.refusedCancels.length > 0);
+    await eventually(() => first.refusedCancels.length > 0, "the refused cancel of the first deployment's job", 5_000);
     expect([first.cancels, first.refusedCancels]).toEqual([[], [...first.tasks.keys()]]);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
     await t.checkLedger(accountId);
@@ -259,10 +252,14 @@ describe("ark: Ark's content generation tasks through its profile", () => {
         .where('kind', '=', 'run')
         .executeTakeFirst();
     // The submit answered and its outcome recorded: the item no longer leased, its next round scheduled.
-    await eventually(async () => {
-      const item = await runItem();
-      return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
-    });
+    await eventually(
+      async () => {
+        const item = await runItem();
+        return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
+      },
+      'the refused submit recorded on its work item',
+      5_000,
+    );
     // Retry-After: 20 s; without it the next round would come within a second or two.
     expect((await runItem())!.due_at).toBeGreaterThan(Date.now() + 10_000);
     const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
@@ -273,7 +270,7 @@ describe("ark: Ark's content generation tasks through its profile", () => {
   it("a task cancelled on Ark's side (its console, another client) while the service waits: the task fails with 'The provider canceled the generation.', its hold released, tried nowhere else", async () => {
     const { first, second, t, accountId, apiKey } = await serve({ latencyMs: 60_000, queuedShare: 1 });
     const created = await createTask(t, apiKey, referenceTask('dancers someone else stops, Picture 1'));
-    await eventually(() => first.polls > 0);
+    await eventually(() => first.polls > 0, 'a poll of the first deployment', 5_000);
     for (const job of first.tasks.values()) job.canceledAt = Date.now();
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
     expect(task).toMatchObject({
@@ -315,7 +312,7 @@ describe("ark: Ark's content generation tasks through its profile", () => {
     }).then((r) => r.json());
     const taskId = created.data.taskId as string;
     await waitForTask(proc.url, apiKey, taskId, (r) => r.state === 'running');
-    await eventually(() => ark.polls > 0);
+    await eventually(() => ark.polls > 0, 'a poll of the job', 5_000);
     expect(ark.polls).toBeGreaterThan(0);
     const pinned = await proc.db.kysely
       .selectFrom('tasks')

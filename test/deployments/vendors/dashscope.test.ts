@@ -8,15 +8,8 @@ import {
 } from '../../../support/upstreams/vendors/dashscope-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import {
-  deploymentsFile,
-  eventually,
-  marginReport,
-  reconciled,
-  serveDeployments,
-  taskRow,
-  walletOf,
-} from './harness.js';
+import { deploymentsFile, marginReport, reconciled, serveDeployments, taskRow, walletOf } from './harness.js';
+import { eventually } from '../../support/eventually.js';
 
 /**
  * The dashscope profile (spec/providers/dashscope.yaml) against a loopback DashScope
@@ -196,7 +189,7 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
     const created = await createTask(t, apiKey, textTask('a lantern that never starts'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
     expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
-    await eventually(() => first.cancels.length > 0);
+    await eventually(() => first.cancels.length > 0, "the cancel of the first deployment's job", 5_000);
     expect(first.cancels).toEqual([...first.tasks.keys()]);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
     await t.checkLedger(accountId);
@@ -207,7 +200,7 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
     const created = await createTask(t, apiKey, textTask('a lantern that runs on'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
     expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
-    await eventually(() => first.refusedCancels.length > 0);
+    await eventually(() => first.refusedCancels.length > 0, "the refused cancel of the first deployment's job", 5_000);
     expect([first.cancels, first.refusedCancels]).toEqual([[], [...first.tasks.keys()]]);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
     await t.checkLedger(accountId);
@@ -216,7 +209,7 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
   it('a task DashScope no longer knows (UNKNOWN, unmapped): a protocol failure of each poll, retried; the task expires at its deadline with its hold released', async () => {
     const { first, t, accountId, apiKey } = await serve({ latencyMs: 60_000 }, { deadlineMs: 1500 });
     const created = await createTask(t, apiKey, textTask('a lantern DashScope forgets'));
-    await eventually(() => first.polls > 0);
+    await eventually(() => first.polls > 0, 'a poll of the first deployment', 5_000);
     first.tasks.clear();
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
     expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
@@ -249,10 +242,14 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
         .where('kind', '=', 'run')
         .executeTakeFirst();
     // The submit answered and its outcome recorded: the item no longer leased, its next round scheduled.
-    await eventually(async () => {
-      const item = await runItem();
-      return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
-    });
+    await eventually(
+      async () => {
+        const item = await runItem();
+        return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
+      },
+      'the refused submit recorded on its work item',
+      5_000,
+    );
     // Retry-After: 20 s; without it the next round would come within a second or two.
     expect((await runItem())!.due_at).toBeGreaterThan(Date.now() + 10_000);
     const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
@@ -263,7 +260,7 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
   it("a task cancelled on DashScope's side (its console, another client) while the service waits: the task fails with 'The provider canceled the generation.', its hold released, tried nowhere else", async () => {
     const { first, second, t, accountId, apiKey } = await serve({ latencyMs: 60_000, queuedShare: 1 });
     const created = await createTask(t, apiKey, textTask('lanterns someone else stops'));
-    await eventually(() => first.polls > 0);
+    await eventually(() => first.polls > 0, 'a poll of the first deployment', 5_000);
     for (const job of first.tasks.values()) job.canceledAt = Date.now();
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
     expect(task).toMatchObject({
@@ -305,7 +302,7 @@ describe("dashscope: DashScope's asynchronous video synthesis through its profil
     }).then((r) => r.json());
     const taskId = created.data.taskId as string;
     await waitForTask(proc.url, apiKey, taskId, (r) => r.state === 'running');
-    await eventually(() => dashscope.polls > 0);
+    await eventually(() => dashscope.polls > 0, 'a poll of the job', 5_000);
     expect(dashscope.polls).toBeGreaterThan(0);
     const pinned = await proc.db.kysely
       .selectFrom('tasks')

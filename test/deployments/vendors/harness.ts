@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { parseDeployments } from '../../../runtime/routing/deployments-file.js';
 import type { Db } from '../../../runtime/storage/dialect.js';
 import { ROOT } from '../../support/catalogue.js';
+import { eventually } from '../../support/eventually.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
 /**
@@ -81,12 +82,6 @@ export async function taskRow(t: TestService, taskId: string) {
   return t.service.ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
 }
 
-/** Waits until `check` holds (a bounded wait: the caller's expectation fails after it). */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  for (const until = Date.now() + timeoutMs; !(await check()) && Date.now() < until; )
-    await new Promise((r) => setTimeout(r, 25));
-}
-
 /** `mediaforge report margin --json` against a serve process's database, as an operator runs it. */
 export async function marginReport(proc: { env: NodeJS.ProcessEnv }): Promise<any> {
   const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'], {
@@ -105,7 +100,7 @@ export async function createOn(url: string, apiKey: string, body: unknown): Prom
   return created.data.taskId as string;
 }
 
-/** The task's reconciliation once recorded (its upstream job's end and cost), or what there is when the time is up. */
+/** The task's reconciliation once recorded (its upstream job's end and cost); throws when the time is up. */
 export async function reconciled(db: Db, taskId: string, timeoutMs = 20_000) {
   const row = () =>
     db.kysely
@@ -113,7 +108,11 @@ export async function reconciled(db: Db, taskId: string, timeoutMs = 20_000) {
       .select(['state', 'upstream_final_state', 'upstream_cost_micros'])
       .where('id', '=', taskId)
       .executeTakeFirstOrThrow();
-  await eventually(async () => (await row()).upstream_final_state !== null, timeoutMs);
+  await eventually(
+    async () => (await row()).upstream_final_state !== null,
+    `the reconciliation of ${taskId}`,
+    timeoutMs,
+  );
   return row();
 }
 

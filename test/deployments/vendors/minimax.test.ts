@@ -8,15 +8,8 @@ import {
 } from '../../../support/upstreams/vendors/minimax-server.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import {
-  deploymentsFile,
-  eventually,
-  marginReport,
-  reconciled,
-  serveDeployments,
-  taskRow,
-  walletOf,
-} from './harness.js';
+import { deploymentsFile, marginReport, reconciled, serveDeployments, taskRow, walletOf } from './harness.js';
+import { eventually } from '../../support/eventually.js';
 
 /**
  * The minimax profile (spec/providers/minimax.yaml) against a loopback MiniMax
@@ -240,10 +233,14 @@ describe("minimax: MiniMax's video generation API through its profile", () => {
         .where('kind', '=', 'run')
         .executeTakeFirst();
     // The submit answered and its outcome recorded: the item no longer leased, its next round scheduled.
-    await eventually(async () => {
-      const item = await runItem();
-      return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
-    });
+    await eventually(
+      async () => {
+        const item = await runItem();
+        return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
+      },
+      'the refused submit recorded on its work item',
+      5_000,
+    );
     // Retry-After: 20 s; without it the next round would come within a second or two.
     expect((await runItem())!.due_at).toBeGreaterThan(Date.now() + 10_000);
     const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });

@@ -3,16 +3,8 @@ import { createTask } from '../../http/helpers.js';
 import { type TestService, waitForTerminal } from '../../support/service.js';
 import { RunwayServer, type RunwayServerOptions } from '../../../support/upstreams/vendors/runway-server.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import {
-  bothModels,
-  deploymentsFile,
-  eventually,
-  FRAME,
-  imageTask,
-  serveDeployments,
-  taskRow,
-  textTask,
-} from './harness.js';
+import { bothModels, deploymentsFile, FRAME, imageTask, serveDeployments, taskRow, textTask } from './harness.js';
+import { eventually } from '../../support/eventually.js';
 
 const KEY = 'key_runway_operator';
 const FLAGGED = 'FLAG-THIS';
@@ -185,7 +177,7 @@ describe("runway profile: Runway's API against a loopback Runway", () => {
     const { first, t, accountId, apiKey } = await serve({ latencyMs: 60_000 }, { deadlineMs: 1500 });
     const task = await run(t, apiKey, textTask('a long one'));
     expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
-    await eventually(() => first.cancels.length > 0);
+    await eventually(() => first.cancels.length > 0, "the cancel of the first deployment's job", 5_000);
     expect(first.cancels).toEqual([...first.jobs.keys()]);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
     await t.checkLedger(accountId);
