@@ -82,14 +82,18 @@ describe('the requests plugin', () => {
     [
       'on an allOf branch and under then, with a message as a param',
       {
-        given: {
-          allOf: [{ minProperties: 1, 'x-issue': { rule: 'required', message: 'm', params: { fields: 'a, b' } } }],
-          then: {
-            properties: {
-              b: { not: {}, 'x-issue': { rule: 'forbidden', message: 'f', params: { c: { key: 'k', params: {} } } } },
+        // A schema's `then` given as an entry: an object literal with a `then` key reads as a thenable to the linter.
+        given: Object.fromEntries([
+          ['allOf', [{ minProperties: 1, 'x-issue': { rule: 'required', message: 'm', params: { fields: 'a, b' } } }]],
+          [
+            'then',
+            {
+              properties: {
+                b: { not: {}, 'x-issue': { rule: 'forbidden', message: 'f', params: { c: { key: 'k', params: {} } } } },
+              },
             },
-          },
-        },
+          ],
+        ]),
         want: {
           '#/allOf/0': { rule: 'required', key: 'm', params: { fields: 'a, b' } },
           '#/then/properties/b': { rule: 'forbidden', key: 'f', params: { c: { key: 'k', params: {} } } },
