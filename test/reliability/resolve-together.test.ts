@@ -67,7 +67,7 @@ describe('tasks resolved together', () => {
       expectOk(created, 202);
       taskIds.push(created.body.data.taskId);
     }
-    given.forEach((step, i) => step.refused && refusedTasks.add(taskIds[i]));
+    for (const [i, step] of given.entries()) if (step.refused) refusedTasks.add(taskIds[i]);
 
     const results = await Promise.allSettled(given.map((step, i) => resolutions[step.resolve](taskIds[i])));
 
