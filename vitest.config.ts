@@ -28,6 +28,7 @@ const RELIABILITY_DATABASE_SUITES = [
   'ledger-model',
   'provider-reason',
   'races',
+  'resolve-together',
   'receivers',
   'ssrf',
 ].map((name) => `test/reliability/${name}.test.ts`);

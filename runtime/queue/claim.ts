@@ -60,7 +60,7 @@ export async function claimItems(
   limit: number,
 ): Promise<WorkItem[]> {
   const skipLocked = db.engine === 'postgres' ? sql`FOR UPDATE OF w SKIP LOCKED` : sql``;
-  const { rows } = await sql<WorkItem>`
+  const claim = sql<WorkItem>`
     WITH ${busyAccounts(scope)},
     candidates AS (
       SELECT w.id AS id, w.due_at AS due_at, t.account_id AS account_id
@@ -75,8 +75,14 @@ export async function claimItems(
     WHERE id IN (
       SELECT r.id FROM ranked r LEFT JOIN busy b ON b.account_id = r.account_id
       WHERE r.account_id IS NULL OR r.n + COALESCE(b.n, 0) <= ${scope.accountCap})
-    RETURNING *`.execute(db.kysely);
-  return rows;
+    RETURNING *`;
+  const group = db.sqliteGroup;
+  if (group) {
+    // SQLite: the claim shares a commit with the other lanes' claims and the outcomes of the same moment.
+    const { sql: text, parameters } = claim.compile(db.kysely);
+    return group.run((sqlite) => sqlite.prepare(text).all(...parameters) as WorkItem[]);
+  }
+  return (await claim.execute(db.kysely)).rows;
 }
 
 /**
@@ -110,6 +116,10 @@ export async function renewLease(db: Db, id: number, owner: string, leaseUntil: 
   return Number(renewed.numUpdatedRows) === 1;
 }
 
+const MARK_DONE = 'update "work_items" set "done_at" = ?, "lease_until" = null where "id" = ? and "lease_owner" = ?';
+const RELEASE_FOR_RETRY =
+  'update "work_items" set "due_at" = ?, "lease_owner" = null, "lease_until" = null, "attempts" = coalesce(?, "attempts") where "id" = ? and "lease_owner" = ?';
+
 /**
  * Records a run's outcome on an item under this owner's lease: done, or due again at `retryAt`
  * with its lease released (and its attempts set where the handler said). An item whose lease
@@ -122,6 +132,15 @@ export async function recordOutcome(
   outcome: WorkOutcome,
   now: number,
 ): Promise<void> {
+  const group = db.sqliteGroup;
+  if (group) {
+    // SQLite: one prepared statement, committed with the other items that ended in the same turn of the event loop.
+    await group.run((sqlite) => {
+      if ('done' in outcome) sqlite.prepare(MARK_DONE).run(now, id, owner);
+      else sqlite.prepare(RELEASE_FOR_RETRY).run(outcome.retryAt, outcome.attempts ?? null, id, owner);
+    });
+    return;
+  }
   const owned = db.kysely.updateTable('work_items').where('id', '=', id).where('lease_owner', '=', owner);
   if ('done' in outcome) await owned.set({ done_at: now, lease_until: null }).execute();
   else

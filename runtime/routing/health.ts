@@ -4,6 +4,7 @@ import type { FailureClass, UpstreamError } from '../deployments/upstream-error.
 import type { Db } from '../storage/dialect.js';
 import type { Executor } from '../storage/executor.js';
 import type { Database } from '../storage/schema.js';
+import { writeTransaction } from '../storage/write-transaction.js';
 import { OPEN_STATES } from '../tasks/states.js';
 import type { Cooldown, Deployments } from './router.js';
 
@@ -225,7 +226,7 @@ export async function takeSlot(ctx: Context, taskId: string, accountId: string, 
   const max = ctx.deployments.maxInFlight(name);
   const share = ctx.deployments.maxInFlightPerAccount(name);
   const now = ctx.clock.now();
-  return ctx.db.kysely.transaction().execute(async (trx) => {
+  return writeTransaction(ctx.db, async (trx) => {
     if (max !== undefined) {
       await ensureRow(trx, name, now);
       await trx

@@ -1,12 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { BetterSqliteDatabase } from './dialect.js';
+import type { Trx } from './executor.js';
 import type { Database } from './schema.js';
 
 /** Enough to share a commit among a burst of requests, small enough to keep one group's pause of the event loop short. */
 const MAX_GROUP = 64;
 
+/** Synchronous work on the connection (prepared statements), or a Kysely transaction's work (`runTransaction`). */
+type Work = { sync: (sqlite: BetterSqliteDatabase) => unknown } | { trx: (trx: Trx) => Promise<unknown> };
+
 interface Pending {
-  work: (sqlite: BetterSqliteDatabase) => unknown;
+  work: Work;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -37,6 +41,20 @@ export class SqliteGroupCommit {
 
   /** Runs `work` in the next group; resolves with its value once the group's COMMIT is done. */
   run<T>(work: (sqlite: BetterSqliteDatabase) => T): Promise<T> {
+    return this.enqueue({ sync: work });
+  }
+
+  /**
+   * Runs a transaction written with Kysely (`work` gets the group's transaction) in the next group,
+   * in its own SAVEPOINT like the synchronous work; resolves with its value once the group's COMMIT
+   * is done. `work` must only use `trx` (the group holds the one connection until its COMMIT): the
+   * worker's transactions, whose statements go through Kysely, share commits this way.
+   */
+  runTransaction<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
+    return this.enqueue({ trx: work });
+  }
+
+  private enqueue<T>(work: Work): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
@@ -50,7 +68,7 @@ export class SqliteGroupCommit {
     setImmediate(() => {
       this.kysely
         .connection()
-        .execute(async () => this.flush())
+        .execute(async (connection) => this.flush(connection))
         .catch((error: unknown) => {
           // Acquiring the connection failed (the database is closing): every waiting request fails.
           for (const pending of this.queue.splice(0)) pending.reject(error);
@@ -58,19 +76,54 @@ export class SqliteGroupCommit {
     });
   }
 
-  private flush(): void {
+  private async flush(connection: Kysely<Database>): Promise<void> {
     this.scheduled = false;
     const batch = this.queue.splice(0, MAX_GROUP);
     if (this.queue.length) this.schedule();
     if (batch.length === 0) return;
     const sqlite = this.sqlite;
     try {
-      this.commit(sqlite, batch);
+      if (batch.some((pending) => 'trx' in pending.work)) await this.commitTransactions(connection, sqlite, batch);
+      else this.commit(sqlite, batch);
     } catch (error) {
       // Not a request's own failure (those are caught around each one): end the transaction, fail them all.
       if (sqlite.inTransaction) statement(sqlite, 'ROLLBACK').run();
       for (const pending of batch) pending.reject(error);
     }
+  }
+
+  /**
+   * A group with Kysely transactions among its work: one Kysely transaction on the held connection
+   * (BEGIN IMMEDIATE, COMMIT, ROLLBACK when anything but a work's own failure happens), each work in
+   * its own SAVEPOINT, one after the other; everyone answered after the COMMIT.
+   */
+  private async commitTransactions(
+    connection: Kysely<Database>,
+    sqlite: BetterSqliteDatabase,
+    batch: Pending[],
+  ): Promise<void> {
+    const outcomes: Outcome[] = [];
+    await connection.transaction().execute(async (trx) => {
+      for (const pending of batch) {
+        statement(sqlite, 'SAVEPOINT request').run();
+        try {
+          const { work } = pending;
+          outcomes.push({ ok: true, value: 'sync' in work ? work.sync(sqlite) : await work.trx(trx) });
+          statement(sqlite, 'RELEASE request').run();
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+          // SQLite ended the whole transaction (an I/O error, a full disk): the group's work is gone.
+          if (!sqlite.inTransaction) throw error;
+          statement(sqlite, 'ROLLBACK TO request').run();
+          statement(sqlite, 'RELEASE request').run();
+        }
+      }
+    });
+    batch.forEach((pending, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome.error);
+    });
   }
 
   private commit(sqlite: BetterSqliteDatabase, batch: Pending[]): void {
@@ -89,7 +142,8 @@ export class SqliteGroupCommit {
       }
       statement(sqlite, 'SAVEPOINT request').run();
       try {
-        outcomes.push({ ok: true, value: pending.work(sqlite) });
+        if (!('sync' in pending.work)) throw new Error('a Kysely transaction in a synchronous group');
+        outcomes.push({ ok: true, value: pending.work.sync(sqlite) });
         statement(sqlite, 'RELEASE request').run();
       } catch (error) {
         outcomes.push({ ok: false, error });

@@ -3,6 +3,7 @@ import type { TaskErrorCode } from '../../generated/errors.js';
 import type { Context } from '../context.js';
 import { releaseHold, settleHold } from '../ledger/ledger.js';
 import type { Trx } from '../storage/executor.js';
+import { writeTransaction } from '../storage/write-transaction.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 import { endTaskWork } from '../queue/work-items.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
@@ -20,7 +21,7 @@ async function resolveOnce(
   apply: (trx: Trx, task: TaskRow, now: number) => Promise<Partial<TaskRow>>,
 ): Promise<boolean> {
   const now = ctx.clock.now();
-  const resolved = await ctx.db.kysely.transaction().execute(async (trx) => {
+  const resolved = await writeTransaction(ctx.db, async (trx) => {
     // PostgreSQL: lock the row first, so a concurrent resolution waits here and then reads the
     // terminal state (false) instead of failing the state guard below. SQLite transactions are
     // IMMEDIATE (serialized) already.

@@ -89,7 +89,6 @@ function describe(result: PostResult): string | null {
  * another worker attempted the same delivery meanwhile (receivers dedupe on the delivery id).
  */
 export async function attemptDelivery(ctx: Context, deliveryId: string): Promise<WorkOutcome> {
-  const db = ctx.db.kysely;
   const delivery = await deliveryToSign(ctx, deliveryId);
   if (delivery?.state !== 'pending') return { done: true };
   ctx.faults.reach('deliver.claimed'); // the work item is leased, nothing sent
@@ -112,30 +111,56 @@ export async function attemptDelivery(ctx: Context, deliveryId: string): Promise
   const hopeless = typeof headers === 'string';
   const state = ok ? 'delivered' : hopeless || attempt >= MAX_ATTEMPTS ? 'failed' : 'pending';
   const nextAttemptAt = state === 'pending' ? finishedAt + RETRY_DELAYS_MS[attempt - 1] : null;
-  const recorded = await db
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({
-      attempts: eb('attempts', '+', 1),
-      round_attempts: eb('round_attempts', '+', 1),
-      state,
-      next_attempt_at: nextAttemptAt,
-      last_attempt_at: startedAt,
-      last_status: result.status,
-      last_error: describe(result),
-      delivered_at: ok ? finishedAt : null,
-    }))
-    .where('id', '=', delivery.id)
-    .where('state', '=', 'pending')
-    .where('attempts', '=', delivery.attempts)
-    .executeTakeFirst();
+  const recorded = await recordAttempt(ctx, delivery, {
+    state,
+    next_attempt_at: nextAttemptAt,
+    last_attempt_at: startedAt,
+    last_status: result.status,
+    last_error: describe(result),
+    delivered_at: ok ? finishedAt : null,
+  });
   ctx.faults.reach('deliver.recorded'); // the outcome is recorded; the work item not yet done
-  if (Number(recorded.numUpdatedRows) !== 1) return { done: true };
+  if (!recorded) return { done: true };
   if (state !== 'pending')
     ctx.log.info(
       { delivery: delivery.id, task: delivery.task_id, state, attempts: delivery.attempts + 1 },
       'webhook delivery finished',
     );
   return nextAttemptAt === null ? { done: true } : { retryAt: nextAttemptAt };
+}
+
+/** What one attempt sets on its delivery row (its attempt counters are counted up beside them). */
+type AttemptOutcome = Pick<
+  Delivery,
+  'state' | 'next_attempt_at' | 'last_attempt_at' | 'last_status' | 'last_error' | 'delivered_at'
+>;
+
+const RECORD_ATTEMPT = `update "webhook_deliveries" set "attempts" = "attempts" + 1, "round_attempts" = "round_attempts" + 1,
+  "state" = ?, "next_attempt_at" = ?, "last_attempt_at" = ?, "last_status" = ?, "last_error" = ?, "delivered_at" = ?
+  where "id" = ? and "state" = 'pending' and "attempts" = ?`;
+
+/**
+ * Records an attempt once (guarded by the attempts the delivery had when it was read); false when
+ * another worker recorded it first. On SQLite one prepared statement, committed with the other
+ * writes of the same turn of the event loop (storage/sqlite-group-commit.ts).
+ */
+async function recordAttempt(ctx: Context, delivery: Delivery, outcome: AttemptOutcome): Promise<boolean> {
+  const group = ctx.db.sqliteGroup;
+  if (group) {
+    const { state, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at } = outcome;
+    const values = [state, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at];
+    return group.run(
+      (sqlite) => sqlite.prepare(RECORD_ATTEMPT).run(...values, delivery.id, delivery.attempts).changes === 1,
+    );
+  }
+  const recorded = await ctx.db.kysely
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ ...outcome, attempts: eb('attempts', '+', 1), round_attempts: eb('round_attempts', '+', 1) }))
+    .where('id', '=', delivery.id)
+    .where('state', '=', 'pending')
+    .where('attempts', '=', delivery.attempts)
+    .executeTakeFirst();
+  return Number(recorded.numUpdatedRows) === 1;
 }
 
 export function deliverHandler(): WorkHandler {

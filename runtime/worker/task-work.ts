@@ -17,6 +17,7 @@ import { submitTask } from './submit.js';
 import { taskSignal } from './task-signal.js';
 import { jobOf, releaseResult, timeBoxed, upstreamReason } from './task-job.js';
 import { scheduleWork } from '../queue/schedule-work.js';
+import { writeTransaction } from '../storage/write-transaction.js';
 import { upstreamCancelWorkHandlers } from './upstream-cancel.js';
 import { reconcileWorkHandlers, scheduleReconcile } from './reconcile.js';
 import type { WorkHandler, WorkHandlers, WorkItem, WorkOutcome } from '../queue/work-handler.js';
@@ -74,7 +75,7 @@ const runTask: WorkHandler = async (ctx, item) => {
   const now = ctx.clock.now();
   // Polling before the deployment can have finished only costs statements; the cap keeps progress moving.
   const firstPollAt = now + Math.max(0, Math.min(FIRST_POLL_CAP_MS, deployment.firstPollAfterMs?.(job) ?? 0));
-  const cancelAfter = await ctx.db.kysely.transaction().execute(async (trx) => {
+  const cancelAfter = await writeTransaction(ctx.db, async (trx) => {
     const started = await trx
       .updateTable('tasks')
       .set({ state: 'running', started_at: now, updated_at: now, deployment_handle: handle })
