@@ -4,7 +4,15 @@ import { type TestService, waitForTerminal } from '../../support/service.js';
 import { ArkServer, type ArkServerOptions, arkError } from '../../../support/upstreams/vendors/ark-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from '../support.js';
-import { deploymentsFile, marginReport, reconciled, serveDeployments, taskRow, walletOf } from './harness.js';
+import {
+  deploymentsFile,
+  marginReport,
+  reconciled,
+  refusedSubmitRecorded,
+  serveDeployments,
+  taskRow,
+  walletOf,
+} from './harness.js';
 import { eventually } from '../../support/eventually.js';
 
 /**
@@ -244,24 +252,9 @@ describe("ark: Ark's content generation tasks through its profile", () => {
     const { apiKey } = await t.account(1000);
     const created = await createTask(t, apiKey, referenceTask('patient dancers, Picture 1'));
     const taskId = created.body.data.taskId as string;
-    const runItem = () =>
-      t!.service.ctx.db.kysely
-        .selectFrom('work_items')
-        .selectAll()
-        .where('task_id', '=', taskId)
-        .where('kind', '=', 'run')
-        .executeTakeFirst();
-    // The submit answered and its outcome recorded: the item no longer leased, its next round scheduled.
-    await eventually(
-      async () => {
-        const item = await runItem();
-        return only.submits.length === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
-      },
-      'the refused submit recorded on its work item',
-      5_000,
-    );
+    const runItem = await refusedSubmitRecorded(t, taskId, () => only.submits.length);
     // Retry-After: 20 s; without it the next round would come within a second or two.
-    expect((await runItem())!.due_at).toBeGreaterThan(Date.now() + 10_000);
+    expect(runItem.due_at).toBeGreaterThan(Date.now() + 10_000);
     const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
     expect(record.body.data.state).not.toMatch(/failed|succeeded|running/);
     expect(only.submits.length).toBe(1);

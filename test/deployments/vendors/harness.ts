@@ -116,6 +116,29 @@ export async function reconciled(db: Db, taskId: string, timeoutMs = 20_000) {
   return row();
 }
 
+/**
+ * A task's run item once its one refused submit is recorded on it (the item no longer leased, its
+ * next round scheduled, `submits()` at exactly 1); throws when 5 s pass first.
+ */
+export async function refusedSubmitRecorded(t: TestService, taskId: string, submits: () => number) {
+  const runItem = () =>
+    t.service.ctx.db.kysely
+      .selectFrom('work_items')
+      .selectAll()
+      .where('task_id', '=', taskId)
+      .where('kind', '=', 'run')
+      .executeTakeFirstOrThrow();
+  await eventually(
+    async () => {
+      const item = await runItem().catch(() => undefined);
+      return submits() === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
+    },
+    'the refused submit recorded on its work item',
+    5_000,
+  );
+  return runItem();
+}
+
 /** The account's wallet as the process's database holds it. */
 export function walletOf(proc: { db: Db }, accountId: string) {
   return proc.db.kysely
