@@ -54,10 +54,15 @@ describe('deployments status', () => {
   it('reads the served plan without a key or a file, and gives the last failure reason in text', async () => {
     const { apiKey } = await t.account(100_000);
     expect((await createTask(t, apiKey, bodyD('a task the upstream refuses'))).status).toBe(202);
-    let report: { deployments: { name: string; lastFailure: string | null }[] } = { deployments: [] };
-    for (let i = 0; i < 40 && !report.deployments[0]?.lastFailure; i++) {
+    // The last failure is written with the call; the counts reach the database at the worker's next
+    // flush (every two seconds, runtime/routing/upstream-stats.ts): wait for both.
+    type Report = { deployments: { name: string; lastFailure: string | null; failures: Record<string, number> }[] };
+    const recorded = (r: Report) =>
+      !!r.deployments[0]?.lastFailure && Object.values(r.deployments[0].failures).some((n) => n > 0);
+    let report: Report = { deployments: [] };
+    for (let i = 0; i < 60 && !recorded(report); i++) {
       report = JSON.parse((await cli('--json')).stdout);
-      if (!report.deployments[0]?.lastFailure) await new Promise((r) => setTimeout(r, 250));
+      if (!recorded(report)) await new Promise((r) => setTimeout(r, 250));
     }
     expect(report.deployments.map((d) => d.name)).toEqual(['relay']);
     const text = (await cli()).stdout.trim().split('\n');
