@@ -15,11 +15,47 @@ export interface ReferenceSite {
   value: string;
 }
 
+const NESTED_IMAGE = /\.image_urls\[\d+\]$/;
+const NESTED_LORA = /^input\.loras\[\d+\]\.path$/;
+
 /** Nested places of the field dictionary that take files: elements[].image_urls[] and loras[].path. */
 function nestedKind(path: string): string | undefined {
-  if (/\.image_urls\[\d+\]$/.test(path)) return 'image';
-  if (/^input\.loras\[\d+\]\.path$/.test(path)) return 'lora';
+  if (NESTED_IMAGE.test(path)) return 'image';
+  if (NESTED_LORA.test(path)) return 'lora';
   return undefined;
+}
+
+/** The sites found so far, and the paths among them (a path is listed once, its first finding kept). */
+interface Found {
+  sites: ReferenceSite[];
+  seen: Set<string>;
+}
+
+function add(found: Found, site: ReferenceSite): void {
+  if (found.seen.has(site.path)) return;
+  found.seen.add(site.path);
+  found.sites.push(site);
+}
+
+function walk(found: Found, value: unknown, path: string, field: string): void {
+  if (typeof value === 'string') {
+    if (assetIdOf(value) !== undefined) add(found, { path, field, kind: nestedKind(path), value });
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) walk(found, value[i], `${path}[${i}]`, field);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const key of Object.keys(value)) walk(found, (value as Record<string, unknown>)[key], `${path}.${key}`, field);
+  }
+}
+
+/** Whether any string at any depth of `value` is a `service://` reference (what referenceSites' asset sites are). */
+function holdsAssetReference(value: unknown): boolean {
+  if (typeof value === 'string') return assetIdOf(value) !== undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (holdsAssetReference(value[i])) return true;
+  } else if (typeof value === 'object' && value !== null) {
+    for (const key of Object.keys(value)) if (holdsAssetReference((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
 }
 
 /**
@@ -27,30 +63,18 @@ function nestedKind(path: string): string | undefined {
  * kinds), and any other `service://a/<id>` string at any depth (elements, loras).
  */
 export function referenceSites(info: ModelInfo, input: Record<string, unknown>): ReferenceSite[] {
-  const sites: ReferenceSite[] = [];
-  const seen = new Set<string>();
-  const add = (site: ReferenceSite) => {
-    if (seen.has(site.path)) return;
-    seen.add(site.path);
-    sites.push(site);
-  };
+  const found: Found = { sites: [], seen: new Set() };
   for (const [field, kind] of info.referenceFields) {
     const value = input[field];
-    if (typeof value === 'string') add({ path: `input.${field}`, field, kind, value });
+    if (typeof value === 'string') add(found, { path: `input.${field}`, field, kind, value });
     if (Array.isArray(value))
-      value.forEach(
-        (item, i) => typeof item === 'string' && add({ path: `input.${field}[${i}]`, field, kind, value: item }),
-      );
+      for (let i = 0; i < value.length; i++) {
+        const item = value[i];
+        if (typeof item === 'string') add(found, { path: `input.${field}[${i}]`, field, kind, value: item });
+      }
   }
-  const walk = (value: unknown, path: string, field: string) => {
-    if (typeof value === 'string' && assetIdOf(value) !== undefined)
-      add({ path, field, kind: nestedKind(path), value });
-    else if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${path}[${i}]`, field));
-    else if (typeof value === 'object' && value !== null)
-      for (const [key, item] of Object.entries(value)) walk(item, `${path}.${key}`, field);
-  };
-  for (const [field, value] of Object.entries(input)) walk(value, `input.${field}`, field);
-  return sites;
+  for (const field of Object.keys(input)) walk(found, input[field], `input.${field}`, field);
+  return found.sites;
 }
 
 /** The live assets among `ids` that belong to the owner's library, by id. */
@@ -99,6 +123,8 @@ export async function checkAssetReferences(
   info: ModelInfo,
   input: Record<string, unknown>,
 ): Promise<PriceFacts> {
+  // An input without a `service://` reference has nothing to check (its sites would be external URLs only).
+  if (!holdsAssetReference(input)) return {};
   const sites = referenceSites(info, input);
   const assetSites = sites.filter((s) => assetIdOf(s.value) !== undefined);
   if (assetSites.length === 0) return {};

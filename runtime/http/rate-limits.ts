@@ -14,6 +14,13 @@ const DAY_MS = 24 * 3600 * 1000;
 /** Buckets an in-process limiter keeps (the plugin's default of 5,000 would let a caller with many keys or addresses evict others' counts). */
 const LOCAL_CACHE = 100_000;
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The bucket the rate-limit check being made counts (registerRateLimits' `count`); unset for the global hook. */
+    rateLimitBucket?: string;
+  }
+}
+
 type Check = ReturnType<FastifyInstance['createRateLimit']>;
 type CheckResult = Awaited<ReturnType<Check>>;
 
@@ -55,10 +62,12 @@ export async function registerRateLimits(
   if (redis) app.addHook('onClose', async () => void (await redis.quit()));
   const nameSpace = 'mediaforge-rate-limit-';
   // The bucket a check counts: the plugin calls keyGenerator with the request alone, so `count`
-  // notes here which bucket it means; the global hook (nothing noted) counts the client address.
-  const buckets = new WeakMap<FastifyRequest, string>();
+  // notes on the request which bucket it means; the global hook (nothing noted) counts the client
+  // address. A decorated property (set on every request, so requests keep one shape) costs less
+  // per request than a WeakMap entry.
+  app.decorateRequest('rateLimitBucket', undefined);
   const clientAddress = keptClientAddresses();
-  const bucketOf = (request: FastifyRequest): string => buckets.get(request) ?? `addr:${clientAddress(request.ip)}`;
+  const bucketOf = (request: FastifyRequest): string => request.rateLimitBucket ?? `addr:${clientAddress(request.ip)}`;
   await app.register(rateLimit, {
     // Every route counts per client address, except those that name `config: { rateLimit: false }`
     // (the routes that need a key: RateLimits.authenticate counts them).
@@ -91,7 +100,7 @@ export async function registerRateLimits(
 
   const address = (request: FastifyRequest) => clientAddress(request.ip);
   const count = async (check: Check, request: FastifyRequest, bucket: string, increment = true) => {
-    buckets.set(request, bucket);
+    request.rateLimitBucket = bucket;
     return check(request, { increment });
   };
 
