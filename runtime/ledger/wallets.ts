@@ -1,5 +1,6 @@
-import type { BetterSqliteDatabase } from '../storage/dialect.js';
+import type { BetterSqliteDatabase, Db } from '../storage/dialect.js';
 import type { Executor, Trx } from '../storage/executor.js';
+import { preparedRead } from '../storage/prepared-read.js';
 import type { Balance } from './ledger.js';
 
 /**
@@ -7,13 +8,20 @@ import type { Balance } from './ledger.js';
  * else that needs a balance asks here, so the table is read in one module.
  */
 
-/** An account's balance; throws when the account has no wallet (every account has one). */
-export async function walletOf(db: Executor, accountId: string): Promise<Balance> {
-  return db
-    .selectFrom('wallets')
-    .select(['available', 'held', 'spent', 'purchased'])
-    .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow();
+/** Every quote's read (and the balance's): prepared, no query built per request. */
+const balanceOf = preparedRead<[accountId: string], Balance>(
+  'wallet-balance',
+  'select "available", "held", "spent", "purchased" from "wallets" where "account_id" = ?',
+);
+
+/**
+ * An account's committed balance, read outside any transaction (a change in progress is not seen:
+ * storage/prepared-read.ts); throws when the account has no wallet (every account has one).
+ */
+export async function walletOf(db: Db, accountId: string): Promise<Balance> {
+  const balance = await balanceOf.first(db, accountId);
+  if (!balance) throw new Error(`account ${accountId} has no wallet`);
+  return balance;
 }
 
 /** Balances of several accounts, by account id (accounts without a wallet are absent). */

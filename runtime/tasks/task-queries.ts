@@ -3,20 +3,22 @@ import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import { endTaskWork } from '../queue/work-items.js';
 import { decodeCursor, keysetAfter, pageOf } from '../storage/cursor.js';
+import { preparedRead } from '../storage/prepared-read.js';
 import { inputUploadKeysOf } from './input-uploads.js';
 import { isTerminal } from './states.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
+
+/** Every recordInfo's read (and retry's, purge's, the files' and the compatible layer's): prepared, no query built per request. */
+const taskOfKey = preparedRead<[taskId: string, keyId: string], TaskRow>(
+  'task-of-key',
+  'select * from "tasks" where "id" = ? and "api_key_id" = ?',
+);
 
 /** A task of the calling key. Unknown, another account's and a sibling key's tasks are the same 404. */
 export async function taskOfCaller(ctx: Context, caller: Caller, taskId: unknown): Promise<TaskRow> {
   if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > 100)
     throw new ApiError('task_not_found', { param: 'taskId' });
-  const row = await ctx.db.kysely
-    .selectFrom('tasks')
-    .selectAll()
-    .where('id', '=', taskId)
-    .where('api_key_id', '=', caller.keyId)
-    .executeTakeFirst();
+  const row = await taskOfKey.first(ctx.db, taskId, caller.keyId);
   if (!row) throw new ApiError('task_not_found', { param: 'taskId' });
   return row;
 }

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultResolutionHooks } from '../../runtime/service.js';
 import type { ResolutionHook } from '../../runtime/tasks/resolve-task.js';
 import { expireTask, failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
-import { bodyD, createTask, expectOk, PRICE_D } from '../http/helpers.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { bodyD, createTask, expectOk, PRICE_D, recordInfo } from '../http/helpers.js';
+import { startTestService, type HttpResult, type TestService } from '../support/service.js';
 
 /**
  * Resolutions of one moment (on SQLite, one commit: each in its own savepoint, answered after the
@@ -12,8 +12,12 @@ import { startTestService, type TestService } from '../support/service.js';
  * resolved once, its hold settled or released, its delivery row written.
  */
 const refusedTasks = new Set<string>();
+/** Requests sent from inside a task's resolution, while its transaction is open; refused after them. */
+const probedTasks = new Map<string, () => Promise<unknown>>();
 const refusingHook: ResolutionHook = async (_trx, task) => {
-  if (refusedTasks.has(task.id)) throw new Error(`refused ${task.id}`);
+  const probe = probedTasks.get(task.id);
+  if (probe) await probe();
+  if (refusedTasks.has(task.id) || probe) throw new Error(`refused ${task.id}`);
 };
 
 describe('tasks resolved together', () => {
@@ -87,5 +91,56 @@ describe('tasks resolved together', () => {
     expect(await t.wallet(accountId)).toMatchObject({ held });
     expect((await t.wallet(accountId)).spent > 0).toBe(spent > 0);
     await t.checkLedger(accountId);
+  });
+});
+
+/**
+ * The request paths' reads (runtime/storage/prepared-read.ts) while a resolution's transaction is
+ * open: on SQLite a commit group holds the one connection across the resolution's awaits, and a
+ * read on that connection would see its terminal state and released hold before they commit (here
+ * they never do: the resolution is refused after the requests). recordInfo, quote and the balance
+ * sent from inside the transaction answer with what is committed: the task still queued, its
+ * credits still held (the account has no more, so the quote is refused).
+ */
+describe('reads while a resolution is open', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService(
+      { simulatorLatencyMs: 600_000 },
+      { startWorker: false, resolutionHooks: [...defaultResolutionHooks, refusingHook] },
+    );
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const resolutions = {
+    fail: (taskId: string) => failTask(t.service.ctx, taskId, 'generation_failed', 'boom'),
+    expire: (taskId: string) => expireTask(t.service.ctx, taskId),
+    succeed: (taskId: string) => succeedTask(t.service.ctx, taskId, { outputs: [], outputSeconds: 1 }),
+  };
+  it.each(Object.keys(resolutions) as (keyof typeof resolutions)[])('%s', async (resolve) => {
+    const { apiKey } = await t.account(PRICE_D);
+    const created = await createTask(t, apiKey, bodyD());
+    expectOk(created, 202);
+    const taskId: string = created.body.data.taskId;
+    let answers: Promise<HttpResult[]> | undefined;
+    probedTasks.set(taskId, async () => {
+      answers = Promise.all([
+        recordInfo(t, apiKey, taskId),
+        t.call('POST', '/api/v1/jobs/quote', { key: apiKey, body: bodyD() }),
+        t.call('GET', '/api/v1/chat/credit', { key: apiKey }),
+      ]);
+      // Answered while the transaction is open (a read that does not wait for it), or after it.
+      await Promise.race([answers, new Promise((wake) => setTimeout(wake, 300))]);
+    });
+
+    await expect(resolutions[resolve](taskId)).rejects.toThrow(`refused ${taskId}`);
+
+    const [record, quote, credit] = await answers!;
+    expect(record.body.data).toMatchObject({ taskId, state: 'queued' });
+    expect(quote.status).toBe(402);
+    expect(quote.body.code).toBe(40201);
+    expect(credit.body.data).toMatchObject({ available: 0, held: PRICE_D });
   });
 });

@@ -14,7 +14,7 @@ function dayStart(value: string | undefined): number | undefined {
 
 export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsage'> = {
   async getCredit(req) {
-    const wallet = await walletOf(req.ctx.db.kysely, req.caller.accountId);
+    const wallet = await walletOf(req.ctx.db, req.caller.accountId);
     const total = wallet.available + wallet.held;
     return {
       status: 200,

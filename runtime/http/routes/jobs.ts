@@ -37,7 +37,7 @@ async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Pr
   if (!req.ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
   const cooling = await coolingRefusal(req.ctx, request);
   if (cooling) throw cooling;
-  const wallet = await walletOf(req.ctx.db.kysely, req.caller.accountId);
+  const wallet = await walletOf(req.ctx.db, req.caller.accountId);
   if (wallet.available < request.price.maxCredits)
     throw new ApiError('insufficient_credits', {
       params: { required: request.price.maxCredits, available: wallet.available },

@@ -75,7 +75,7 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
     const { credits, note } = req.body;
     if (!(await grantCredits(req.ctx.db, acting(req), { accountId, credits, note: note.trim() }, req.ctx.clock.now())))
       throw consoleRefusal('not_found', 'no such account');
-    const { available, held, spent, purchased } = await walletOf(req.ctx.db.kysely, accountId);
+    const { available, held, spent, purchased } = await walletOf(req.ctx.db, accountId);
     return ok({ accountId, added: credits, balance: { available, held, spent, purchased } });
   },
 

@@ -31,7 +31,7 @@ type PlaygroundHandlers = Pick<
 const ok = <T>(data: T) => ({ status: 200, data });
 
 async function wallet(ctx: Context, accountId: string) {
-  const { available, held, spent } = await walletOf(ctx.db.kysely, accountId);
+  const { available, held, spent } = await walletOf(ctx.db, accountId);
   return { available, held, spent, availableCost: creditsToUsd(available) };
 }
 
