@@ -18,7 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isMap, isScalar, parseDocument } from 'yaml';
+import { isMap, isNode, isScalar, parseDocument } from 'yaml';
 import { emitAll } from '../generator/generate.js';
 import { loadCatalogue } from '../generator/load/catalogue.js';
 
@@ -92,10 +92,12 @@ export function syntheticSpec(count: number): string {
     dropProviderEntries(root, keep);
     return root;
   }
+  const copies = new Map<string, string>();
   for (let i = callable.length; i < count; i++) {
     const source = callable[i % callable.length];
     const [vendor, family, mode] = source.id.split('/');
     const copyId = `${vendor}/${family}-syn${i}/${mode}`;
+    copies.set(copyId, source.id);
     let text = readFileSync(source.path, 'utf8').replace(`id: ${source.id}`, `id: ${copyId}`);
     // extends keep pointing at real models; rates are nudged so each copy prices differently.
     text = text.replace(
@@ -106,7 +108,26 @@ export function syntheticSpec(count: number): string {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, text);
   }
+  copyProviderEntries(root, copies);
   return root;
+}
+
+/**
+ * A copy is the same model to a protocol: its original's per-model entry (`serves: none`, a
+ * model name) goes with it, or the generator would refuse a protocol that cannot run the copy.
+ */
+function copyProviderEntries(root: string, copies: Map<string, string>): void {
+  const dir = join(root, 'spec/providers');
+  for (const name of readdirSync(dir).filter((file) => file.endsWith('.yaml'))) {
+    const doc = parseDocument(readFileSync(join(dir, name), 'utf8'));
+    const models = doc.get('models');
+    if (!isMap(models)) continue;
+    for (const [copyId, sourceId] of copies) {
+      const entry = models.get(sourceId, true);
+      if (isNode(entry)) models.set(copyId, entry.clone());
+    }
+    writeFileSync(join(dir, name), doc.toString());
+  }
 }
 
 /** A protocol's per-model entries (spec/providers/<protocol>.yaml `models:`) name real models: those left out go too. */
