@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { FalQueueServer, type FalServerOptions } from '../../support/upstreams/fal-queue-server.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
 import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 
 const APP = 'fal-ai/family-d/reference-to-video';
@@ -232,13 +232,7 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
     const { first, t, apiKey } = await serve({ latencyMs: 1500 }, { pollMs: 20_000, callbacks: true });
     const created = await createTask(t, apiKey, bodyD('called back, Picture 1'));
     const taskId = created.body.data.taskId as string;
-    const pollItem = () =>
-      t.service.ctx.db.kysely
-        .selectFrom('work_items')
-        .selectAll()
-        .where('task_id', '=', taskId)
-        .where('kind', '=', 'poll')
-        .executeTakeFirst();
+    const pollItem = () => workItemOf(t, taskId, 'poll');
     for (const until = Date.now() + 5000; !(await pollItem()) && Date.now() < until; )
       await new Promise((r) => setTimeout(r, 20));
     const before = await pollItem();

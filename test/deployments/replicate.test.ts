@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { ReplicateServer, type ReplicateServerOptions } from '../../support/upstreams/replicate-server.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
 import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 
 const MODEL = 'vendor-d/family-d-r2v';
@@ -171,13 +171,7 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
     return { first, second, t, ...account };
   }
 
-  const pollItemOf = (t: TestService, taskId: string) =>
-    t.service.ctx.db.kysely
-      .selectFrom('work_items')
-      .selectAll()
-      .where('task_id', '=', taskId)
-      .where('kind', '=', 'poll')
-      .executeTakeFirst();
+  const pollItemOf = (t: TestService, taskId: string) => workItemOf(t, taskId, 'poll');
 
   it("succeeds: Replicate's names, Bearer auth, Cancel-After from the deadline; the output downloaded at once, so its link expiring later changes nothing", async () => {
     const { first, t, accountId, apiKey } = await serve({ outputLifetimeMs: 1000 });

@@ -228,3 +228,13 @@ export async function waitForTerminal(t: TestService, key: string, taskId: strin
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** A task's work item of one kind (`run`, `poll`…), as the service's database holds it now; undefined before it exists. */
+export function workItemOf(t: TestService, taskId: string, kind: string) {
+  return t.service.ctx.db.kysely
+    .selectFrom('work_items')
+    .selectAll()
+    .where('task_id', '=', taskId)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+}

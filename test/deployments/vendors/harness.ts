@@ -5,7 +5,7 @@ import { parseDeployments } from '../../../runtime/routing/deployments-file.js';
 import type { Db } from '../../../runtime/storage/dialect.js';
 import { ROOT } from '../../support/catalogue.js';
 import { eventually } from '../../support/eventually.js';
-import { startTestService, type TestService } from '../../support/service.js';
+import { startTestService, type TestService, workItemOf } from '../../support/service.js';
 
 /**
  * What the vendor profiles' suites share (one harness for the six vendors): a service whose models
@@ -121,22 +121,15 @@ export async function reconciled(db: Db, taskId: string, timeoutMs = 20_000) {
  * next round scheduled, `submits()` at exactly 1); throws when 5 s pass first.
  */
 export async function refusedSubmitRecorded(t: TestService, taskId: string, submits: () => number) {
-  const runItem = () =>
-    t.service.ctx.db.kysely
-      .selectFrom('work_items')
-      .selectAll()
-      .where('task_id', '=', taskId)
-      .where('kind', '=', 'run')
-      .executeTakeFirstOrThrow();
   await eventually(
     async () => {
-      const item = await runItem().catch(() => undefined);
+      const item = await workItemOf(t, taskId, 'run');
       return submits() === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
     },
     'the refused submit recorded on its work item',
     5_000,
   );
-  return runItem();
+  return (await workItemOf(t, taskId, 'run'))!;
 }
 
 /** The account's wallet as the process's database holds it. */
