@@ -113,17 +113,11 @@ export class SqliteGroupCommit {
         } catch (error) {
           outcomes.push({ ok: false, error });
           // SQLite ended the whole transaction (an I/O error, a full disk): the group's work is gone.
-          if (!sqlite.inTransaction) throw error;
-          statement(sqlite, 'ROLLBACK TO request').run();
-          statement(sqlite, 'RELEASE request').run();
+          if (!undoWork(sqlite)) throw error;
         }
       }
     });
-    batch.forEach((pending, i) => {
-      const outcome = outcomes[i];
-      if (outcome.ok) pending.resolve(outcome.value);
-      else pending.reject(outcome.error);
-    });
+    answer(batch, outcomes, undefined);
   }
 
   private commit(sqlite: BetterSqliteDatabase, batch: Pending[]): void {
@@ -147,13 +141,8 @@ export class SqliteGroupCommit {
         statement(sqlite, 'RELEASE request').run();
       } catch (error) {
         outcomes.push({ ok: false, error });
-        if (sqlite.inTransaction) {
-          statement(sqlite, 'ROLLBACK TO request').run();
-          statement(sqlite, 'RELEASE request').run();
-        } else {
-          // SQLite ended the whole transaction (an I/O error, a full disk): the group's work is gone.
-          lost = error;
-        }
+        // SQLite ended the whole transaction (an I/O error, a full disk): the group's work is gone.
+        if (!undoWork(sqlite)) lost = error;
       }
     }
     let failure = lost;
@@ -165,13 +154,29 @@ export class SqliteGroupCommit {
         if (sqlite.inTransaction) statement(sqlite, 'ROLLBACK').run();
       }
     } else if (sqlite.inTransaction) statement(sqlite, 'ROLLBACK').run();
-    batch.forEach((pending, i) => {
-      const outcome = outcomes[i];
-      if (!outcome.ok) pending.reject(outcome.error);
-      else if (failure !== undefined) pending.reject(failure);
-      else pending.resolve(outcome.value);
-    });
+    answer(batch, outcomes, failure);
   }
+}
+
+/**
+ * After a work's own failure: its SAVEPOINT rolled back, the group's other work kept. False when
+ * SQLite had already ended the whole transaction, so there is nothing to roll back to.
+ */
+function undoWork(sqlite: BetterSqliteDatabase): boolean {
+  if (!sqlite.inTransaction) return false;
+  statement(sqlite, 'ROLLBACK TO request').run();
+  statement(sqlite, 'RELEASE request').run();
+  return true;
+}
+
+/** Each work answered with its own outcome, or with the group's failure (`failure`: the COMMIT or the transaction lost) when its own went well. */
+function answer(batch: Pending[], outcomes: Outcome[], failure: unknown): void {
+  batch.forEach((pending, i) => {
+    const outcome = outcomes[i];
+    if (!outcome.ok) pending.reject(outcome.error);
+    else if (failure !== undefined) pending.reject(failure);
+    else pending.resolve(outcome.value);
+  });
 }
 
 function statement(sqlite: BetterSqliteDatabase, text: string) {
