@@ -118,11 +118,11 @@ async function steadyRun(engine: Engine, warmupSeconds: number, windowSeconds: n
   }
 }
 
-async function sqliteEngine(env: Record<string, string>): Promise<Engine> {
+async function sqliteEngine(env: Record<string, string>, nodeArgs?: string[]): Promise<Engine> {
   const dir = newServiceDir();
   const dbUrl = sqliteUrl(dir);
   const accounts = await createAccounts(dbUrl, ACCOUNTS);
-  const service = await startService({ dir, dbUrl, removeDir: true, env, label: 'service on SQLite' });
+  const service = await startService({ dir, dbUrl, removeDir: true, env, nodeArgs, label: 'service on SQLite' });
   const db = new Database(dbUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
   const count = db.prepare(FINISHED_SQL).pluck();
   return {
@@ -137,11 +137,11 @@ async function sqliteEngine(env: Record<string, string>): Promise<Engine> {
   };
 }
 
-async function pgEngine(server: string, env: Record<string, string>): Promise<Engine> {
+async function pgEngine(server: string, env: Record<string, string>, nodeArgs?: string[]): Promise<Engine> {
   const { schema, url } = await freshSchema(server);
   try {
     const accounts = await createAccounts(url, ACCOUNTS);
-    const service = await startService({ dbUrl: url, env, label: 'service on PostgreSQL' });
+    const service = await startService({ dbUrl: url, env, nodeArgs, label: 'service on PostgreSQL' });
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     return {
@@ -161,15 +161,24 @@ async function pgEngine(server: string, env: Record<string, string>): Promise<En
   }
 }
 
-export async function benchEndToEnd(mode: RunMode): Promise<BenchOutput> {
+export async function benchEndToEnd(
+  mode: RunMode & {
+    /** Node options of the service process (bench/profile.ts: --cpu-prof). */
+    serviceNodeArgs?: string[];
+    /** One engine only (bench/profile.ts profiles one at a time). */
+    only?: Engine['name'];
+    /** More environment for the service process (bench/profile.ts: MEDIAFORGE_SQLSTATS_FILE). */
+    serviceEnv?: Record<string, string>;
+  },
+): Promise<BenchOutput> {
   const warmup = mode.quick ? 3 : 5;
   const window = mode.quick ? 5 : 15;
-  const env = { MEDIAFORGE_SIMULATOR_LATENCY_MS: '0' };
-  const server = await reachablePostgres();
+  const env = { MEDIAFORGE_SIMULATOR_LATENCY_MS: '0', ...mode.serviceEnv };
+  const server = mode.only === 'sqlite' ? undefined : await reachablePostgres();
   const engines: Engine[] = [];
   try {
-    engines.push(await sqliteEngine(env));
-    if (server) engines.push(await pgEngine(server, env));
+    if (mode.only !== 'pg') engines.push(await sqliteEngine(env, mode.serviceNodeArgs));
+    if (server) engines.push(await pgEngine(server, env, mode.serviceNodeArgs));
     const order = engines.length === 2 ? (mode.quick ? [0, 1] : [0, 1, 1, 0]) : mode.quick ? [0] : [0, 0];
     const runs: { engine: Engine; w: Window }[] = [];
     for (const i of order) runs.push({ engine: engines[i], w: await steadyRun(engines[i], warmup, window) });

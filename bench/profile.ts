@@ -3,8 +3,9 @@
  * self-time functions (and the top files) of the profile it writes on exit.
  *   tsx bench/profile.ts createTask|quote|recordInfo [--seconds=N] [--top=N]
  *   tsx bench/profile.ts webhooks|waits|ranges
+ *   tsx bench/profile.ts end-to-end [--pg]   (the tail: tasks created and run to the end, one engine)
  *   tsx bench/profile.ts summarize FILE.cpuprofile
- *   tsx bench/profile.ts sql createTask|quote|recordInfo [--seconds=N]   (time per SQL statement, via bench/sqlstats.ts)
+ *   tsx bench/profile.ts sql createTask|quote|recordInfo|end-to-end [--seconds=N]   (time per SQL statement, via bench/sqlstats.ts)
  * Profiles go to /tmp/mediaforge-profile-<time>/ and are kept for a closer look (Chrome DevTools,
  * speedscope).
  */
@@ -161,7 +162,17 @@ if (isMain(import.meta.url)) {
     console.log(summarize(arg, option('top', 25)));
   } else if (what === 'sql') {
     const file = `/tmp/mediaforge-sqlstats-${Date.now()}.json`;
-    const { label } = await profileEndpoint(arg as 'createTask', option('seconds', 10), '/tmp', file);
+    let label: string;
+    if (arg === 'end-to-end') {
+      const { benchEndToEnd } = await import('./end-to-end.js');
+      const { figures } = await benchEndToEnd({
+        quick: true,
+        only: 'sqlite',
+        serviceEnv: { MEDIAFORGE_SQLSTATS_FILE: file },
+        serviceNodeArgs: ['--import', 'tsx', '--import', './bench/sqlstats.ts'],
+      });
+      label = JSON.stringify(figures);
+    } else ({ label } = await profileEndpoint(arg as 'createTask', option('seconds', 10), '/tmp', file));
     const rows = JSON.parse(readFileSync(file, 'utf8')) as {
       sql: string;
       calls: number;
@@ -196,6 +207,17 @@ if (isMain(import.meta.url)) {
           })
         ).figures,
       );
+    } else if (what === 'end-to-end') {
+      const { benchEndToEnd } = await import('./end-to-end.js');
+      label = JSON.stringify(
+        (
+          await benchEndToEnd({
+            quick: true,
+            only: process.argv.includes('--pg') ? 'pg' : 'sqlite',
+            serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+          })
+        ).figures,
+      );
     } else if (what === 'waits') {
       const { benchWaits } = await import('./waits.js');
       label = JSON.stringify(
@@ -214,7 +236,7 @@ if (isMain(import.meta.url)) {
       );
     } else
       throw new Error(
-        'usage: tsx bench/profile.ts createTask|quote|recordInfo|webhooks|waits|ranges [--seconds=N] | summarize FILE',
+        'usage: tsx bench/profile.ts createTask|quote|recordInfo|webhooks|end-to-end|waits|ranges [--seconds=N] | summarize FILE',
       );
     console.log(label);
     // One profile per thread: the main thread serves; tsx's loader thread idles (left out).
