@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -37,6 +37,13 @@ export interface PutOptions {
 export interface BlobStore {
   /** Stores the object and answers its size in bytes. */
   put(key: string, source: BlobSource, options?: PutOptions): Promise<number>;
+  /**
+   * Stores `bytes` under `key` as `put` does, where the store can keep one copy of bytes many keys
+   * hold (`contentId`: their SHA-256 in hex, known to the caller without reading them, such as the
+   * simulator's rendered clips). Each key stays an object of its own: deleting or replacing one
+   * leaves the others whole. A store without it takes `put`.
+   */
+  putShared?(key: string, contentId: string, bytes: Uint8Array): Promise<number>;
   read(key: string): Promise<{ stream: NodeJS.ReadableStream; size: number } | undefined>;
   /**
    * Bytes `start` to `end` (inclusive) of the object, read from the store as a range (never the
@@ -47,7 +54,7 @@ export interface BlobStore {
   /** The object's size and write time, without reading it; undefined when there is no such object. */
   stat(key: string): Promise<BlobInfo | undefined>;
   delete(key: string): Promise<void>;
-  /** Removes what writes cut short by a crash left (never visible as objects), once older than `olderThanMs`; answers how many. */
+  /** Removes what writes cut short by a crash left (never visible as objects), and shared copies no object names, once older than `olderThanMs`; answers how many. */
   sweepAbandoned(olderThanMs: number): Promise<number>;
   /** A store that serves its objects itself (S3): a GET on it valid until `expiresAt` and no later. */
   presignGet?(key: string, expiresAt: number, now: number, contentType?: string): Promise<string>;
@@ -90,6 +97,12 @@ export class LocalBlobStore implements BlobStore {
     return join(this.root, '.partial');
   }
 
+  /** The one copy of shared bytes, by content id; never an object (not listed, not read by key). */
+  private shared(contentId: string): string {
+    if (!/^[0-9a-f]{64}$/.test(contentId)) throw new Error('a content id is a SHA-256 in hex');
+    return join(this.root, '.shared', contentId);
+  }
+
   /**
    * Written to a temporary file under `.partial/`, renamed over the object once complete. Objects
    * are their owner's only, as the database file is (outputs and uploads are customers' media):
@@ -112,6 +125,41 @@ export class LocalBlobStore implements BlobStore {
       throw error;
     }
     return size;
+  }
+
+  /**
+   * A hard link to the one copy under `.shared/` (written first when missing): a task's object is
+   * a name for the same file, so storing it writes no bytes, and deleting it (a purge) unlinks that
+   * name only. Where links are refused (a file system without them, or a copy at its file system's
+   * link limit), the copy is written anew or the object written whole, as `put` does.
+   */
+  async putShared(key: string, contentId: string, bytes: Uint8Array): Promise<number> {
+    const path = this.path(key);
+    const shared = this.shared(contentId);
+    await mkdir(dirname(path), { recursive: true, mode: OWNER_ONLY_FOLDER });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await link(shared, path);
+        return bytes.byteLength;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') {
+          // The key is taken (a second poll of the same job): a new name replaces it in one rename, as put does.
+          await mkdir(this.partial, { recursive: true, mode: OWNER_ONLY_FOLDER });
+          const temporary = join(this.partial, randomBytes(12).toString('hex'));
+          await link(shared, temporary);
+          await rename(temporary, path).catch(async (renameError: unknown) => {
+            await rm(temporary, { force: true });
+            throw renameError;
+          });
+          return bytes.byteLength;
+        }
+        // No copy yet (or swept), or this copy has as many names as the file system allows: a fresh copy, renamed over.
+        if (code === 'ENOENT' || code === 'EMLINK') await this.put(`.shared/${contentId}`, bytes);
+        else break;
+      }
+    }
+    return this.put(key, bytes);
   }
 
   /**
@@ -165,7 +213,7 @@ export class LocalBlobStore implements BlobStore {
       for (const entry of entries) {
         const key = folder ? `${folder}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
-          if (key !== '.partial') yield* walk(root, key);
+          if (key !== '.partial' && key !== '.shared') yield* walk(root, key);
         } else if (entry.isFile()) {
           const info = await stat(join(root, key)).catch(() => undefined);
           if (info) yield { key, size: info.size };
@@ -175,15 +223,24 @@ export class LocalBlobStore implements BlobStore {
     yield* walk(this.root, '');
   }
 
+  /**
+   * Also the shared copies no object names any more (a link count of 1: the copy's own name); a
+   * write that links one a moment later finds it gone and writes it anew.
+   */
   async sweepAbandoned(olderThanMs: number): Promise<number> {
-    const names = await readdir(this.partial).catch(() => [] as string[]);
     let removed = 0;
-    for (const name of names) {
-      const path = join(this.partial, name);
-      const info = await stat(path).catch(() => undefined);
-      if (info && info.mtimeMs < Date.now() - olderThanMs) {
-        await rm(path, { force: true });
-        removed++;
+    for (const [folder, abandoned] of [
+      [this.partial, () => true],
+      [join(this.root, '.shared'), (info: { nlink: number }) => info.nlink === 1],
+    ] as const) {
+      const names = await readdir(folder).catch(() => [] as string[]);
+      for (const name of names) {
+        const path = join(folder, name);
+        const info = await stat(path).catch(() => undefined);
+        if (info && info.mtimeMs < Date.now() - olderThanMs && abandoned(info)) {
+          await rm(path, { force: true });
+          removed++;
+        }
       }
     }
     return removed;

@@ -35,6 +35,12 @@ export interface DeploymentOutput {
   extension: string;
   /** The length of a video or sound, when the deployment knows it; absent for an image (a returned last frame), or for the worker to measure from the stored bytes (runtime/files/probe.ts). */
   durationSeconds?: number;
+  /**
+   * The SHA-256 (hex) of whole `bytes`, when the deployment hands the same file to many tasks and
+   * knows it without reading them (the simulator's rendered clips): the store may keep one copy
+   * for them all (BlobStore.putShared).
+   */
+  contentId?: string;
 }
 
 export type DeploymentStatus =

@@ -8,8 +8,9 @@ export const UPLOAD_GRACE_MS = 24 * HOUR_MS;
 /**
  * Recurring maintenance: tickets never used and uploads never committed are marked expired a day
  * after the ticket ran out, and their bytes are deleted; so are the leftovers of blob writes that
- * a crash cut short, a day old. The state changes first (a commit racing
- * with it then finds the file not uploaded), the objects go after.
+ * a crash cut short, and shared copies no object names any more (BlobStore.putShared), a day old.
+ * The state changes first (a commit racing with it then finds the file not uploaded), the objects
+ * go after.
  */
 export const expireUploads: WorkHandler = async (ctx: Context) => {
   const now = ctx.clock.now();

@@ -44,11 +44,11 @@ export function simulatedOutputs(
     audio: input.generate_audio !== false,
   });
   const outputs: DeploymentOutput[] = [
-    { bytes: video, mime: container.mime, extension: container.extension, durationSeconds: seconds },
+    { ...video, mime: container.mime, extension: container.extension, durationSeconds: seconds },
   ];
   if (input.return_last_frame === true && output.lastFrame)
     outputs.push({
-      bytes: rendered.png(width, height),
+      ...rendered.png(width, height),
       mime: output.lastFrame.mime,
       extension: output.lastFrame.extension,
     });

@@ -26,7 +26,10 @@ export async function storeOutputs(ctx: Context, task: TaskRow, outputs: Deploym
   try {
     for (const [index, output] of outputs.entries()) {
       const key = `outputs/${task.id}/${index}.${output.extension}`;
-      await ctx.blobs.put(key, output.bytes);
+      const { bytes, contentId } = output;
+      if (contentId && ctx.blobs.putShared && bytes instanceof Uint8Array)
+        await ctx.blobs.putShared(key, contentId, bytes);
+      else await ctx.blobs.put(key, bytes);
       const entry: StoredOutput = {
         key,
         mime: output.mime,
