@@ -34,9 +34,10 @@ async function resolveOnce(
     if (!task || (task.state !== 'queued' && task.state !== 'running')) return false;
     const changes = await apply(trx, task, now);
     // The state guard makes resolution happen once, whoever gets here first.
+    const written = { ...changes, settled: 1, finished_at: now, updated_at: now };
     const result = await trx
       .updateTable('tasks')
-      .set({ ...changes, settled: 1, finished_at: now, updated_at: now })
+      .set(written)
       .where('id', '=', taskId)
       .where('state', 'in', ['queued', 'running'])
       .executeTakeFirst();
@@ -50,7 +51,8 @@ async function resolveOnce(
       );
       await scheduleWork(trx, now, { kind: 'purge', taskId, dueAt: now + seconds * 1000 });
     }
-    const final = await trx.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
+    // The row as written: the one read above (locked, or under SQLite's write lock) with this update's values.
+    const final: TaskRow = { ...task, ...written };
     ctx.faults.reach('resolve.state-written'); // hold resolved and state written, deliveries not yet: all of it rolls back
     for (const hook of ctx.resolutionHooks) await hook(trx, final, now, ctx);
     return true;

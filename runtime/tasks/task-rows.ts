@@ -1,5 +1,7 @@
+import type { Db } from '../storage/dialect.js';
 import type { Executor } from '../storage/executor.js';
 import { keysetAfter } from '../storage/cursor.js';
+import { preparedRead } from '../storage/prepared-read.js';
 import type { TaskRow } from './task-record.js';
 
 /**
@@ -8,8 +10,11 @@ import type { TaskRow } from './task-record.js';
  * change (create-task, resolve-task, the worker's state updates).
  */
 
-export async function taskById(db: Executor, taskId: string): Promise<TaskRow | undefined> {
-  return db.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirst();
+const taskRowById = preparedRead<[taskId: string], TaskRow>('task-by-id', 'select * from "tasks" where "id" = ?');
+
+/** The task of a work item, read by the worker at least once per item: prepared, no query built per read. */
+export async function taskById(db: Db, taskId: string): Promise<TaskRow | undefined> {
+  return taskRowById.first(db, taskId);
 }
 
 /** A task that must exist (it was just written or read in this request). */

@@ -39,12 +39,6 @@ export function endpointBody(type: string, now: number, record: TaskRecord) {
  * it commits with the terminal state or none of it does.
  */
 export async function enqueueDeliveries(trx: Trx, task: TaskRow, now: number, ctx: Context): Promise<void> {
-  const account = await trx
-    .selectFrom('accounts')
-    .select(['language', 'payload_version'])
-    .where('id', '=', task.account_id)
-    .executeTakeFirst();
-  if (!account) return;
   const endpoints = await trx
     .selectFrom('webhook_endpoints')
     .select(['id', 'url', 'events'])
@@ -53,7 +47,14 @@ export async function enqueueDeliveries(trx: Trx, task: TaskRow, now: number, ct
     .orderBy('created_at')
     .orderBy('id')
     .execute();
+  // A task nobody is told about reads nothing more (the account's language shapes the bodies only).
   if (!task.callback_url && endpoints.length === 0) return;
+  const account = await trx
+    .selectFrom('accounts')
+    .select(['language', 'payload_version'])
+    .where('id', '=', task.account_id)
+    .executeTakeFirst();
+  if (!account) return;
   const record = taskRecord(ctx, task, pickLanguage(undefined, account.language));
   const base = {
     account_id: task.account_id,

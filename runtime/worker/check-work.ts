@@ -30,7 +30,7 @@ export function checkedBefore(item: WorkItem): boolean {
  * item to be taken again (the fetch is repeated, the lengths written again).
  */
 const checkTask: WorkHandler = async (ctx, item) => {
-  const task: TaskRow | undefined = await taskById(ctx.db.kysely, item.task_id!);
+  const task: TaskRow | undefined = await taskById(ctx.db, item.task_id!);
   if (!task || isTerminal(task.state)) return { done: true };
   const checked = await checkTaskReferences(ctx, task);
   if (checked.problem) {

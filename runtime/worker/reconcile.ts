@@ -55,7 +55,7 @@ async function recordEnd(ctx: Context, task: TaskRow, end: UpstreamFinalState, c
 }
 
 const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
-  const task = await taskById(ctx.db.kysely, item.task_id!);
+  const task = await taskById(ctx.db, item.task_id!);
   if (!task?.deployment_handle || !isTerminal(task.state) || task.upstream_final_state !== null) return { done: true };
   const deployment = ctx.deployments.byName(task.deployment ?? '');
   if (!deployment) {

@@ -32,7 +32,7 @@ export const PROVIDER_CANCELED = 'The provider canceled the generation.';
 const RELEASE_TIMEOUT_MS = 10_000;
 
 async function loadTask(ctx: Context, item: WorkItem): Promise<TaskRow | undefined> {
-  return taskById(ctx.db.kysely, item.task_id!);
+  return taskById(ctx.db, item.task_id!);
 }
 
 /**

@@ -35,7 +35,7 @@ export const upstreamCancelHook: ResolutionHook = async (trx, task, now, ctx) =>
 };
 
 const cancelUpstreamJob: WorkHandler = async (ctx: Context, item) => {
-  const task = await taskById(ctx.db.kysely, item.task_id!);
+  const task = await taskById(ctx.db, item.task_id!);
   const deployment = task?.deployment ? ctx.deployments.byName(task.deployment) : undefined;
   const model = task ? catalogue.get(task.model)?.info : undefined;
   if (!task?.deployment_handle || !deployment?.cancel || !model) return { done: true };
