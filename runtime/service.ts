@@ -16,6 +16,7 @@ import { FaultPoints } from './faults.js';
 import { buildApp, createHttpServer } from './http/app.js';
 import { settingsSecret } from './settings.js';
 import { openServiceDb } from './storage/open-service-db.js';
+import { checkpointOffThread } from './storage/sqlite-checkpoints.js';
 import { migrateToLatest, pendingMigrations } from './storage/migrate.js';
 import { listenForNotifications, notifier } from './storage/notify.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
@@ -135,6 +136,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
   });
   if (worker) await scheduleMaintenance(ctx);
   if (app) await buildApp(ctx, app);
+  const checkpoints = db.sqlite
+    ? checkpointOffThread(db.sqlite, (error) => log.warn({ err: error }, 'the WAL checkpoint thread stopped'))
+    : undefined;
   return {
     ctx,
     app,
@@ -152,6 +156,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await ctx.upstreamStats.flush();
       ctx.deployments.close();
       await listener.close();
+      await checkpoints?.stop();
       await db.close();
     },
   };
