@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
-import type { Db } from '../storage/dialect.js';
+import type { BetterSqliteDatabase, Db } from '../storage/dialect.js';
 import type { Database } from '../storage/schema.js';
 import type { KindFilter } from './lanes.js';
 import type { WorkOutcome } from './work-handler.js';
@@ -59,6 +59,7 @@ export async function claimItems(
   leaseUntil: number,
   limit: number,
 ): Promise<WorkItem[]> {
+  if (db.sqlite && !db.sqlite.inTransaction && !hasDueItem(db.sqlite, scope)) return [];
   const skipLocked = db.engine === 'postgres' ? sql`FOR UPDATE OF w SKIP LOCKED` : sql``;
   const claim = sql<WorkItem>`
     WITH ${busyAccounts(scope)},
@@ -83,6 +84,24 @@ export async function claimItems(
     return group.run((sqlite) => sqlite.prepare(text).all(...parameters) as WorkItem[]);
   }
   return (await claim.execute(db.kysely)).rows;
+}
+
+/**
+ * SQLite: whether the lane has an unfinished item due now and not under a live lease, whatever its
+ * account's leases: one probe of the lane's due index. A claim is a statement of CTEs that
+ * materializes, sorts and writes: 0.3-0.6 ms even when it finds nothing, and a place in a commit
+ * group. Every new task wakes every lane, so the lanes with nothing due (checks and deliveries,
+ * most of the time) claimed hundreds of times a second for nothing (bench/runs/2026-11-27.md).
+ * Read outside any transaction (the caller checks), so it sees committed rows only; an item that
+ * becomes due just after it is claimed at the lane's next turn, as one due just after a claim is.
+ */
+function hasDueItem(sqlite: BetterSqliteDatabase, scope: ClaimScope): boolean {
+  const { kinds, except } = scope.kinds;
+  if (kinds.length === 0 && !except) return false;
+  const list = kinds.map(() => '?').join(', ');
+  const kindTest = kinds.length === 0 ? '' : except ? ` AND kind NOT IN (${list})` : ` AND kind IN (${list})`;
+  const probe = `SELECT 1 FROM work_items WHERE due_at <= ? AND done_at IS NULL AND (lease_until IS NULL OR lease_until < ?)${kindTest} LIMIT 1`;
+  return sqlite.prepare(probe).get(scope.now, scope.now, ...kinds) !== undefined;
 }
 
 /**
