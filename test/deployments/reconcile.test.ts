@@ -62,10 +62,18 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
       .where('kind', '=', 'reconcile')
       .execute();
 
+  /**
+   * The task's row once the job's end is recorded, and its reconcile items' outcomes a moment
+   * later: the handler records the end, the worker the item's outcome after the handler returns.
+   * An item still open after 5 s more is left for the caller's assertion to report.
+   */
   async function untilReconciled(db: MediaforgeProcess['db'], taskId: string, timeoutMs = 20_000) {
     for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(50)) {
       const row = await rowOf(db, taskId);
-      if (row.upstream_final_state !== null) return row;
+      if (row.upstream_final_state === null) continue;
+      for (const itemsBy = Date.now() + 5000; Date.now() < itemsBy; await sleep(50))
+        if ((await reconcileItems(db, taskId)).every((item) => item.done_at !== null)) break;
+      return row;
     }
     throw new Error(`task ${taskId} not reconciled after ${timeoutMs} ms`);
   }
