@@ -5,7 +5,8 @@
  *   tsx bench/profile.ts webhooks|waits|ranges
  *   tsx bench/profile.ts end-to-end [--pg]   (the tail: tasks created and run to the end, one engine)
  *   tsx bench/profile.ts summarize FILE.cpuprofile
- *   tsx bench/profile.ts sql createTask|quote|recordInfo|end-to-end [--seconds=N]   (time per SQL statement, via bench/sqlstats.ts)
+ *   tsx bench/profile.ts sql createTask|quote|recordInfo|end-to-end [--pg] [--seconds=N]   (time per SQL statement, via
+ *     bench/sqlstats.ts; end-to-end --pg: per statement sent by node-postgres, via bench/pgstats.ts)
  * Profiles go to /tmp/mediaforge-profile-<time>/ and are kept for a closer look (Chrome DevTools,
  * speedscope).
  */
@@ -165,11 +166,13 @@ if (isMain(import.meta.url)) {
     let label: string;
     if (arg === 'end-to-end') {
       const { benchEndToEnd } = await import('./end-to-end.js');
+      const pg = process.argv.includes('--pg');
       const { figures } = await benchEndToEnd({
         quick: true,
-        only: 'sqlite',
+        only: pg ? 'pg' : 'sqlite',
         serviceEnv: { MEDIAFORGE_SQLSTATS_FILE: file },
-        serviceNodeArgs: ['--import', 'tsx', '--import', './bench/sqlstats.ts'],
+        // PostgreSQL: each statement's round trip, counted in node-postgres (bench/pgstats.ts).
+        serviceNodeArgs: ['--import', 'tsx', '--import', pg ? './bench/pgstats.ts' : './bench/sqlstats.ts'],
       });
       label = JSON.stringify(figures);
     } else ({ label } = await profileEndpoint(arg as 'createTask', option('seconds', 10), '/tmp', file));

@@ -4,7 +4,7 @@ import { outboundPolicy } from '../config.js';
 import type { Context } from '../context.js';
 import { probeRemote } from '../files/probe-remote.js';
 import type { TaskRow } from '../tasks/task-record.js';
-import { assetIdOf, type LibraryOwner } from './library.js';
+import { assetIdOf, type AssetRow, type LibraryOwner } from './library.js';
 import { limitIssues, limitsFor, type KnownReference } from './limits.js';
 import { assetsById, knownFromAsset, referenceSites, type ReferenceSite } from './references.js';
 
@@ -91,12 +91,10 @@ export async function checkTaskReferences(ctx: Context, task: TaskRow): Promise<
   const limits = model.info.referenceLimits;
   const sites = referenceSites(model.info, input);
   if (sites.length === 0) return {};
-  const owner = await ownerOfTask(ctx, task);
-  const assets = await assetsById(
-    ctx,
-    owner,
-    sites.map((s) => assetIdOf(s.value)).filter((id): id is string => id !== undefined),
-  );
+  const ids = sites.map((s) => assetIdOf(s.value)).filter((id): id is string => id !== undefined);
+  // The task's library is read only when it names assets (links alone need no owner).
+  const assets =
+    ids.length === 0 ? new Map<string, AssetRow>() : await assetsById(ctx, await ownerOfTask(ctx, task), ids);
   const billed = billedField(model.info);
   const known: KnownReference[] = [];
   let complete = true;

@@ -14,9 +14,11 @@ export async function routeCandidates(
 ): Promise<{ order: Route[]; failing: Set<string>; allCooling: boolean }> {
   const names = routes.map((r) => r.deployment.name);
   const capped = names.filter((name) => ctx.deployments.maxInFlight(name) !== undefined);
+  // A deployment in this process (the simulator) never fails a call: it has no health row to read.
+  const recorded = routes.filter((r) => !r.deployment.inProcess).map((r) => r.deployment.name);
   const now = ctx.clock.now();
   const [health, inFlight] = await Promise.all([
-    healthRows(ctx.db.kysely, names),
+    healthRows(ctx.db.kysely, recorded),
     inFlightCounts(ctx.db.kysely, capped),
   ]);
   const cooling = (r: Route) => {

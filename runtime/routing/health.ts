@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Context } from '../context.js';
+import type { Deployment } from '../deployments/deployment.js';
 import type { FailureClass, UpstreamError } from '../deployments/upstream-error.js';
 import type { Db } from '../storage/dialect.js';
 import type { Executor } from '../storage/executor.js';
@@ -186,9 +187,15 @@ export async function recordCallFailure(
 
 /**
  * A call the deployment answered: the run of failures ends (a cool-down in progress runs out by
- * itself). Read first, so the common case (no failures on record) writes nothing.
+ * itself). Read first, so the common case (no failures on record) writes nothing. A deployment in
+ * this process (the simulator) never fails a call, so it has no run to end: nothing is read.
  */
-export async function recordCallAnswered(ctx: Context, name: string): Promise<void> {
+export async function recordCallAnswered(
+  ctx: Context,
+  deployment: Pick<Deployment, 'name' | 'inProcess'>,
+): Promise<void> {
+  if (deployment.inProcess) return;
+  const { name } = deployment;
   const row = await ctx.db.kysely
     .selectFrom('upstream_health')
     .select('consecutive_failures')
@@ -226,6 +233,20 @@ export async function takeSlot(ctx: Context, taskId: string, accountId: string, 
   const max = ctx.deployments.maxInFlight(name);
   const share = ctx.deployments.maxInFlightPerAccount(name);
   const now = ctx.clock.now();
+  const pin = async (db: Executor) => {
+    const taken = await db
+      .updateTable('tasks')
+      // The first slot taken is the task's first submit attempt: the submit window counts from it.
+      .set({ deployment: name, updated_at: now, first_submit_at: sql`coalesce(first_submit_at, ${now})` })
+      .where('id', '=', taskId)
+      .where('state', '=', 'queued')
+      .where('deployment', 'is', null)
+      .executeTakeFirst();
+    return Number(taken.numUpdatedRows) === 1;
+  };
+  // No cap, nothing to read first: on PostgreSQL the one statement is its own transaction (no
+  // BEGIN and COMMIT round trips); on SQLite it joins the commit group like any write.
+  if (max === undefined && !ctx.db.sqliteGroup) return pin(ctx.db.kysely);
   return writeTransaction(ctx.db, async (trx) => {
     if (max !== undefined) {
       await ensureRow(trx, name, now);
@@ -239,15 +260,7 @@ export async function takeSlot(ctx: Context, taskId: string, accountId: string, 
       if (count >= max) return false;
       if (share !== undefined && (await accountInFlight(trx, name, accountId)) >= share) return false;
     }
-    const taken = await trx
-      .updateTable('tasks')
-      // The first slot taken is the task's first submit attempt: the submit window counts from it.
-      .set({ deployment: name, updated_at: now, first_submit_at: sql`coalesce(first_submit_at, ${now})` })
-      .where('id', '=', taskId)
-      .where('state', '=', 'queued')
-      .where('deployment', 'is', null)
-      .executeTakeFirst();
-    return Number(taken.numUpdatedRows) === 1;
+    return pin(trx);
   });
 }
 

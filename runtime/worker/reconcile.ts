@@ -92,7 +92,7 @@ const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
     return next;
   }
   ctx.upstreamStats.polled(deployment.name, performance.now() - asked);
-  await recordCallAnswered(ctx, deployment.name);
+  await recordCallAnswered(ctx, deployment);
   if (status.state === 'running') return next;
   ctx.faults.reach('reconcile.answered'); // the job's end is known, nothing recorded: the item runs again
   if (status.state !== 'succeeded') {

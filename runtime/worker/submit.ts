@@ -73,7 +73,7 @@ async function refused(
   deployment: Deployment,
   error: UpstreamError,
 ): Promise<SubmitOutcome> {
-  await recordCallAnswered(ctx, deployment.name);
+  await recordCallAnswered(ctx, deployment);
   await failTask(ctx, task.id, 'generation_failed', upstreamReason(error.details.reason ?? '', task) || null);
   return { ended: true };
 }
@@ -161,7 +161,7 @@ export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOut
     tried++;
     const result = await attempt(ctx, task, model, deployment, route.upstreamModel);
     if ('handle' in result) {
-      if (failing.has(deployment.name)) await recordCallAnswered(ctx, deployment.name);
+      if (failing.has(deployment.name)) await recordCallAnswered(ctx, deployment);
       return { submitted: { deployment, ...result } };
     }
     const { error } = result;

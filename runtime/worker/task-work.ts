@@ -215,7 +215,7 @@ async function pollJob(
     return pollFailed(ctx, task, item, deployment, error, 'poll');
   }
   ctx.upstreamStats.polled(deployment.name, performance.now() - asked);
-  await recordCallAnswered(ctx, deployment.name);
+  await recordCallAnswered(ctx, deployment);
   const now = ctx.clock.now();
   if (status.state === 'running') {
     await ctx.db.kysely

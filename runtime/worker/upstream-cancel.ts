@@ -51,7 +51,7 @@ const cancelUpstreamJob: WorkHandler = async (ctx: Context, item) => {
           )),
       ),
     ]).finally(() => clearTimeout(timer));
-    await recordCallAnswered(ctx, deployment.name);
+    await recordCallAnswered(ctx, deployment);
     ctx.log.info({ task: task.id, deployment: deployment.name }, 'upstream job cancelled');
     return { done: true };
   } catch (error) {
