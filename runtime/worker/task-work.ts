@@ -7,6 +7,7 @@ import { recordCallAnswered, recordCallFailure } from '../routing/health.js';
 import { expireTask, failTask, succeedTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
+import { markRunning } from '../tasks/run-start.js';
 import { taskById } from '../tasks/task-rows.js';
 import { purgeTaskContent } from '../tasks/task-queries.js';
 import { checkedBefore, checkWorkHandlers, sendToCheck } from './check-work.js';
@@ -75,37 +76,42 @@ const runTask: WorkHandler = async (ctx, item) => {
   const now = ctx.clock.now();
   // Polling before the deployment can have finished only costs statements; the cap keeps progress moving.
   const firstPollAt = now + Math.max(0, Math.min(FIRST_POLL_CAP_MS, deployment.firstPollAfterMs?.(job) ?? 0));
-  const cancelAfter = await writeTransaction(ctx.db, async (trx) => {
-    const started = await trx
-      .updateTable('tasks')
-      .set({ state: 'running', started_at: now, updated_at: now, deployment_handle: handle })
-      .where('id', '=', task.id)
-      .where('state', '=', 'queued')
-      .executeTakeFirst();
-    // One poll chain per task: a run item taken over after a crash finds the task running, its poll item already written.
-    if (Number(started.numUpdatedRows) === 1) {
-      await scheduleWork(trx, now, { kind: 'poll', taskId: task.id, dueAt: firstPollAt });
-      return false;
-    }
-    // The task ended while the submit was on its way: keep the handle, so the job can be found and stopped.
+  // One poll chain per task: a run item taken over after a crash finds the task running, its poll item already written.
+  const started = await markRunning(ctx.db, { id: task.id, handle }, now, firstPollAt);
+  // Not queued any more: the task ended while the submit was on its way.
+  const cancelAfter = started ? false : await keepHandleOfEndedTask(ctx, task.id, handle, deployment, now);
+  if (cancelAfter) ctx.wakeWorkers();
+  ctx.faults.reach('run.running'); // running and its poll item committed; the run item not yet done
+  return { done: true };
+};
+
+/**
+ * The handle of a task that ended while its submit was on its way, kept so that the job can be
+ * found and stopped: true when an upstream-cancel item was written (the workers are woken for it).
+ */
+function keepHandleOfEndedTask(
+  ctx: Context,
+  taskId: string,
+  handle: string,
+  deployment: Deployment,
+  now: number,
+): Promise<boolean> {
+  return writeTransaction(ctx.db, async (trx) => {
     const kept = await trx
       .updateTable('tasks')
       .set({ deployment_handle: handle, updated_at: now })
-      .where('id', '=', task.id)
+      .where('id', '=', taskId)
       .where('deployment_handle', 'is', null)
       .where('state', 'in', ['expired', 'canceled', 'failed'])
       .executeTakeFirst();
     if (Number(kept.numUpdatedRows) !== 1) return false;
     // Whether or not it can be stopped, how the job ends is learned later (./reconcile.ts).
-    await scheduleReconcile(trx, now, ctx, task.id);
+    await scheduleReconcile(trx, now, ctx, taskId);
     if (!deployment.cancel) return false;
-    await scheduleWork(trx, now, { kind: 'upstream-cancel', taskId: task.id, dueAt: now });
+    await scheduleWork(trx, now, { kind: 'upstream-cancel', taskId, dueAt: now });
     return true;
   });
-  if (cancelAfter) ctx.wakeWorkers();
-  ctx.faults.reach('run.running'); // running and its poll item committed; the run item not yet done
-  return { done: true };
-};
+}
 
 async function failUnknownDeployment(ctx: Context, task: TaskRow): Promise<WorkOutcome> {
   ctx.log.error(
