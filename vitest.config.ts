@@ -46,6 +46,12 @@ const full = !!process.env.MEDIAFORGE_TEST_FULL;
  * on the S3 store), and the maintainer's path of a profile added as YAML (what it shows is the
  * generator and the profile vocabulary; the service it starts runs a profile's path, which
  * runway.test.ts runs there; reconciliation on PostgreSQL: test/deployments/reconcile.test.ts).
+ * Also (2026-11-27, when a clean-clone CI run took 29 min 23 s): secret-echo.test.ts (what it shows
+ * is the redaction of an echoed key in answers, logs, status and metrics; the health rows and task
+ * errors it writes are written on PostgreSQL by status-reading, failover and poll-health),
+ * replicate.test.ts (one protocol's mapping; upstream webhooks that wake a poll, and a restart
+ * mid-poll, run on PostgreSQL in lifecycle.test.ts and crash.test.ts), and fal-queue.test.ts, which
+ * the s3-postgres project runs on PostgreSQL already.
  */
 const POSTGRES_LEFT_OUT = full
   ? []
@@ -57,6 +63,9 @@ const POSTGRES_LEFT_OUT = full
       'test/deployments/vendors/minimax.test.ts',
       'test/deployments/profile-maintainer.test.ts',
       'test/deployments/profile-pieces.test.ts',
+      'test/deployments/secret-echo.test.ts',
+      'test/deployments/replicate.test.ts',
+      'test/deployments/fal-queue.test.ts',
     ];
 const DATABASE_SUITES = [
   'test/http/**/*.test.ts',
