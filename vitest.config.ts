@@ -50,8 +50,10 @@ const full = !!process.env.MEDIAFORGE_TEST_FULL;
  * is the redaction of an echoed key in answers, logs, status and metrics; the health rows and task
  * errors it writes are written on PostgreSQL by status-reading, failover and poll-health),
  * replicate.test.ts (one protocol's mapping; upstream webhooks that wake a poll, and a restart
- * mid-poll, run on PostgreSQL in lifecycle.test.ts and crash.test.ts), and fal-queue.test.ts, which
- * the s3-postgres project runs on PostgreSQL already.
+ * mid-poll, run on PostgreSQL in lifecycle.test.ts and crash.test.ts), fal-queue.test.ts, which
+ * the s3-postgres project runs on PostgreSQL already, and downloads.test.ts (result downloads are
+ * streams between the upstream and the store; a lease taken over and a lane's shares run on
+ * PostgreSQL in crash.test.ts and fairness.test.ts).
  */
 const POSTGRES_LEFT_OUT = full
   ? []
@@ -66,6 +68,7 @@ const POSTGRES_LEFT_OUT = full
       'test/deployments/secret-echo.test.ts',
       'test/deployments/replicate.test.ts',
       'test/deployments/fal-queue.test.ts',
+      'test/deployments/downloads.test.ts',
     ];
 const DATABASE_SUITES = [
   'test/http/**/*.test.ts',
@@ -131,6 +134,22 @@ const S3_POSTGRES_SUITES = full
       'test/deployments/non-video-result.test.ts',
       'test/deployments/fal-queue.test.ts',
     ];
+/**
+ * The S3 project in `npm test` (CI's 30 minutes): upstream results streamed into the store by the
+ * Runway profile, fal (s3-postgres) and the failover and billed-clip suites stand for the
+ * Replicate, simulator and poll-outcome suites; MEDIAFORGE_TEST_FULL=1 runs them all.
+ */
+const S3_SQLITE_SUITES = full
+  ? S3_SUITES
+  : S3_SUITES.filter(
+      (suite) =>
+        ![
+          'test/deployments/fal-queue.test.ts',
+          'test/deployments/replicate.test.ts',
+          'test/deployments/simulator-output.test.ts',
+          'test/deployments/poll-outcomes.test.ts',
+        ].includes(suite),
+    );
 const S3_SETUP = { globalSetup: ['./test/support/s3-global-setup.ts'], exclude: [LONG] };
 if (!pg) console.log('PostgreSQL suites skipped: set MEDIAFORGE_TEST_PG=postgres://... to run them (.ci/run does).');
 /** The browser suites need a system Chromium; without one they are left out, except under CI, where they must run (test/support/system-browser.ts). */
@@ -184,7 +203,7 @@ export default defineConfig({
             },
           ]
         : []),
-      { extends: true, test: { name: 's3', ...S3_SETUP, include: S3_SUITES } },
+      { extends: true, test: { name: 's3', ...S3_SETUP, include: S3_SQLITE_SUITES } },
       ...(pg
         ? [
             {
