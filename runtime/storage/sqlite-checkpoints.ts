@@ -51,7 +51,6 @@ export function checkpointOffThread(
   if (sqlite.memory) return undefined;
   const wal = `${sqlite.name}-wal`;
   let thread: Worker | undefined;
-  let stopped = false;
   const start = () => {
     const started = new Worker(SOURCE, { eval: true, workerData: { path: sqlite.name, everyMs: CHECKPOINT_EVERY_MS } });
     started.unref(); // never keeps the process alive
@@ -67,14 +66,13 @@ export function checkpointOffThread(
   };
   const watch = setInterval(() => {
     const size = statOrZero(wal);
-    if (size < START_AT_WAL_BYTES || stopped) return;
+    if (size < START_AT_WAL_BYTES) return;
     clearInterval(watch);
     start();
   }, WATCH_EVERY_MS);
   watch.unref();
   return {
     async stop() {
-      stopped = true;
       clearInterval(watch);
       const running = thread;
       if (!running) return;
