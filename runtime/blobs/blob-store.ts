@@ -111,20 +111,31 @@ export class LocalBlobStore implements BlobStore {
   async put(key: string, source: BlobSource, options: PutOptions = {}): Promise<number> {
     const path = this.path(key);
     await mkdir(dirname(path), { recursive: true, mode: OWNER_ONLY_FOLDER });
-    await mkdir(this.partial, { recursive: true, mode: OWNER_ONLY_FOLDER });
-    const temporary = join(this.partial, randomBytes(12).toString('hex'));
     let size = 0;
-    try {
-      await pipeline(
+    await this.replace(path, (temporary) =>
+      pipeline(
         Readable.from(capped(chunksOf(source), options.maxBytes, (n) => (size = n))),
         createWriteStream(temporary, { flags: 'wx', mode: OWNER_ONLY_FILE }),
-      );
+      ),
+    );
+    return size;
+  }
+
+  /**
+   * Puts a file at `path` in one step: `write` makes it under a fresh name in `.partial/`, which is
+   * then renamed over `path`, so a reader sees the old file or the whole new one; on any failure
+   * the temporary name is removed and the error thrown.
+   */
+  private async replace(path: string, write: (temporary: string) => Promise<unknown>): Promise<void> {
+    await mkdir(this.partial, { recursive: true, mode: OWNER_ONLY_FOLDER });
+    const temporary = join(this.partial, randomBytes(12).toString('hex'));
+    try {
+      await write(temporary);
       await rename(temporary, path);
     } catch (error) {
       await rm(temporary, { force: true });
       throw error;
     }
-    return size;
   }
 
   /**
@@ -145,13 +156,7 @@ export class LocalBlobStore implements BlobStore {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EEXIST') {
           // The key is taken (a second poll of the same job): a new name replaces it in one rename, as put does.
-          await mkdir(this.partial, { recursive: true, mode: OWNER_ONLY_FOLDER });
-          const temporary = join(this.partial, randomBytes(12).toString('hex'));
-          await link(shared, temporary);
-          await rename(temporary, path).catch(async (renameError: unknown) => {
-            await rm(temporary, { force: true });
-            throw renameError;
-          });
+          await this.replace(path, (temporary) => link(shared, temporary));
           return bytes.byteLength;
         }
         // No copy yet (or swept), or this copy has as many names as the file system allows: a fresh copy, renamed over.
