@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './dialect.js';
+import { NotifyBatches } from './notify-batches.js';
 
 const WORK_CHANNEL = 'mediaforge_work';
 const TASK_CHANNEL = 'mediaforge_task';
@@ -28,16 +29,22 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-/** Tells the other processes (PostgreSQL NOTIFY over the service's own pool); on SQLite, nothing. */
+/**
+ * Tells the other processes (PostgreSQL NOTIFY over the service's own pool); on SQLite, nothing.
+ * One NOTIFY statement at a time, what was told meanwhile as the rows of the next (notify-batches.ts):
+ * under load one round trip for many tasks, where each took its own.
+ */
 export function notifier(db: Db): Notifier {
   if (db.engine !== 'postgres') return { workDue: async () => {}, taskResolved: async () => {} };
+  const batches = new NotifyBatches(async (notices) => {
+    await sql`SELECT pg_notify(n.channel, n.payload)
+      FROM unnest(${notices.map((n) => n.channel)}::text[], ${notices.map((n) => n.payload)}::text[]) AS n(channel, payload)`.execute(
+      db.kysely,
+    );
+  });
   return {
-    async workDue() {
-      await sql`SELECT pg_notify(${WORK_CHANNEL}, '')`.execute(db.kysely);
-    },
-    async taskResolved(taskId: string) {
-      await sql`SELECT pg_notify(${TASK_CHANNEL}, ${taskId})`.execute(db.kysely);
-    },
+    workDue: () => batches.tell(WORK_CHANNEL, ''),
+    taskResolved: (taskId: string) => batches.tell(TASK_CHANNEL, taskId),
   };
 }
 
