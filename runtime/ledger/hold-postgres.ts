@@ -1,8 +1,12 @@
+import { sql, type RawBuilder } from 'kysely';
+
 /**
- * createTask's hold on PostgreSQL, as pieces of its one statement (tasks/accept-postgres.ts): the
- * same three changes holdCreditsSqlite makes on SQLite (ledger.ts), written here so that every
- * write to the money tables lives in ledger/. The pieces read the statement's parameters $1 (the
- * account), $2 (the task), $3 (now) and $4 (the amount); a caller binds those four first.
+ * A hold's writes on PostgreSQL as single statements, so that every write to the money tables
+ * lives in ledger/: createTask's hold as pieces of its one statement (tasks/accept-postgres.ts),
+ * the same three changes holdCreditsSqlite makes on SQLite (ledger.ts); a resolution's settlement
+ * and release, the same four steps settleHold and releaseHold take on SQLite, one statement each.
+ * The hold's pieces read the statement's parameters $1 (the account), $2 (the task), $3 (now) and
+ * $4 (the amount); a caller binds those four first.
  */
 
 /** The name of the CTE that has one row when the hold was taken (none when available was short). */
@@ -31,3 +35,47 @@ entry AS (
 
 /** The account's available credits as the statement sees them (null: no wallet), for the refusal of a short wallet. */
 export const PG_AVAILABLE = '(SELECT available FROM wallets WHERE account_id = $1)';
+
+/**
+ * Settles the task's hold if it is still held: the charge (settledCharge's rule: never below 0,
+ * never above the hold) spent, the rest back to available, a `settle` ledger row. One row with the
+ * charge, or none when the hold was already resolved (or there is none).
+ */
+export function pgSettleHold(taskId: string, charge: number, now: number): RawBuilder<{ charged: number }> {
+  if (!Number.isSafeInteger(charge)) throw new Error(`a charge is a whole number of credits (got ${charge})`);
+  return sql<{ charged: number }>`
+    WITH settled AS (
+      UPDATE holds SET state = 'settled', charged = LEAST(GREATEST(${charge}::bigint, 0), amount), resolved_at = ${now}::bigint
+      WHERE task_id = ${taskId} AND state = 'held'
+      RETURNING account_id, amount, charged
+    ),
+    wallet AS (
+      UPDATE wallets SET held = wallets.held - settled.amount, spent = wallets.spent + settled.charged,
+        available = wallets.available + (settled.amount - settled.charged)
+      FROM settled WHERE wallets.account_id = settled.account_id
+    ),
+    entry AS (
+      INSERT INTO ledger_entries (account_id, task_id, kind, amount, created_at)
+      SELECT account_id, ${taskId}, 'settle', charged, ${now}::bigint FROM settled
+    )
+    SELECT charged FROM settled`;
+}
+
+/** Releases the task's hold if it is still held: all of it back to available, a `release` ledger row. One row, or none. */
+export function pgReleaseHold(taskId: string, now: number): RawBuilder<{ amount: number }> {
+  return sql<{ amount: number }>`
+    WITH released AS (
+      UPDATE holds SET state = 'released', charged = 0, resolved_at = ${now}::bigint
+      WHERE task_id = ${taskId} AND state = 'held'
+      RETURNING account_id, amount
+    ),
+    wallet AS (
+      UPDATE wallets SET held = wallets.held - released.amount, available = wallets.available + released.amount
+      FROM released WHERE wallets.account_id = released.account_id
+    ),
+    entry AS (
+      INSERT INTO ledger_entries (account_id, task_id, kind, amount, created_at)
+      SELECT account_id, ${taskId}, 'release', amount, ${now}::bigint FROM released
+    )
+    SELECT amount FROM released`;
+}

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
-import type { BetterSqliteDatabase } from '../storage/dialect.js';
+import type { BetterSqliteDatabase, Engine } from '../storage/dialect.js';
 import type { Trx } from '../storage/executor.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
+import { pgReleaseHold, pgSettleHold } from './hold-postgres.js';
 import { settledCharge } from './settled-charge.js';
 
 /**
@@ -82,8 +83,20 @@ export function holdCreditsSqlite(
 /**
  * Settles a task's hold to the actual charge (never above the hold): the charge is spent, the
  * rest returns to available. Returns the charge, or undefined when the hold was already resolved.
+ * On PostgreSQL the four steps are one statement (hold-postgres.ts), each round trip of a
+ * resolution being one more wait while the account's wallet row is locked.
  */
-export async function settleHold(trx: Trx, taskId: string, charge: number, now: number): Promise<number | undefined> {
+export async function settleHold(
+  trx: Trx,
+  engine: Engine,
+  taskId: string,
+  charge: number,
+  now: number,
+): Promise<number | undefined> {
+  if (engine === 'postgres') {
+    const { rows } = await pgSettleHold(taskId, charge, now).execute(trx);
+    return rows[0]?.charged;
+  }
   const hold = await trx.selectFrom('holds').selectAll().where('task_id', '=', taskId).executeTakeFirst();
   if (!hold) return undefined;
   const charged = settledCharge(charge, hold.amount);
@@ -110,8 +123,12 @@ export async function settleHold(trx: Trx, taskId: string, charge: number, now: 
   return charged;
 }
 
-/** Releases a task's hold back to available (failed or expired). False when already resolved. */
-export async function releaseHold(trx: Trx, taskId: string, now: number): Promise<boolean> {
+/** Releases a task's hold back to available (failed or expired). False when already resolved. One statement on PostgreSQL. */
+export async function releaseHold(trx: Trx, engine: Engine, taskId: string, now: number): Promise<boolean> {
+  if (engine === 'postgres') {
+    const { rows } = await pgReleaseHold(taskId, now).execute(trx);
+    return rows.length === 1;
+  }
   const hold = await trx.selectFrom('holds').selectAll().where('task_id', '=', taskId).executeTakeFirst();
   if (!hold) return false;
   const claimed = await trx

@@ -82,7 +82,7 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
       referenceClipSeconds: facts.referenceClipSeconds,
       sourceClipSeconds: facts.sourceClipSeconds,
     });
-    const charged = (await settleHold(trx, taskId, price.estimatedCredits, now)) ?? 0;
+    const charged = (await settleHold(trx, ctx.db.engine, taskId, price.estimatedCredits, now)) ?? 0;
     return {
       state: 'succeeded',
       progress: 100,
@@ -96,7 +96,7 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
 /** queued/running -> failed: the hold is released. `message` is a model's reason (English) or a detail. */
 export function failTask(ctx: Context, taskId: string, code: TaskErrorCode, message: string | null): Promise<boolean> {
   return resolveOnce(ctx, taskId, async (trx, _task, now) => {
-    await releaseHold(trx, taskId, now);
+    await releaseHold(trx, ctx.db.engine, taskId, now);
     return { state: 'failed', charged_credits: 0, error_code: code, error_message: message };
   });
 }
@@ -104,7 +104,7 @@ export function failTask(ctx: Context, taskId: string, code: TaskErrorCode, mess
 /** queued/running -> expired: the deadline passed; the hold is released; a later result is ignored. */
 export function expireTask(ctx: Context, taskId: string): Promise<boolean> {
   return resolveOnce(ctx, taskId, async (trx, _task, now) => {
-    await releaseHold(trx, taskId, now);
+    await releaseHold(trx, ctx.db.engine, taskId, now);
     return { state: 'expired', charged_credits: 0, error_code: 'deadline_exceeded', error_message: null };
   });
 }
