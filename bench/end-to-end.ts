@@ -9,6 +9,9 @@
  * it: SQLite read-only in WAL, PostgreSQL on its own connection). After a warm-up, the window's
  * rate is (finished at its end - finished at its start) / its length; A B B A (full run) or A B
  * (--quick), pooled per engine; the backlog drains and the process goes quiet between runs.
+ *
+ * `npx tsx bench/end-to-end.ts [--quick] [--sqlite | --pg] [--worker-process]`: one engine only, and
+ * the worker in a process of its own beside the API (the CPU figure is then both processes').
  */
 import { Agent } from 'node:http';
 import Database from 'better-sqlite3';
@@ -42,7 +45,10 @@ const FINISHED_SQL = `SELECT COUNT(*) AS n FROM tasks WHERE state IN (${TERMINAL
 
 interface Engine {
   name: 'sqlite' | 'pg';
+  /** The API (first; every process of one service when the worker runs apart). */
   service: ServiceProcess;
+  /** The processes whose CPU is the service's: the API alone, or the API and its worker process. */
+  processes: ServiceProcess[];
   keys: string[];
   finished(): Promise<number>;
   close(): Promise<void>;
@@ -52,7 +58,7 @@ interface Window {
   finished: number;
   created: number;
   seconds: number;
-  /** The service's CPU time over the window (ms, /proc). */
+  /** The service's CPU time over the window (ms, /proc; every process of it). */
   cpuMs: number;
   /** Unfinished tasks on average over the window (near BACKLOG: the worker, not creation, bounds the rate). */
   meanUnfinished: number;
@@ -100,10 +106,10 @@ async function steadyRun(engine: Engine, warmupSeconds: number, windowSeconds: n
   try {
     await Promise.race([sleep(warmupSeconds * 1000), ...creators]);
     const t0 = performance.now();
-    const [f0, c0, cpu0] = [await engine.finished(), created, cpuMs(engine.service.pid) ?? NaN];
+    const [f0, c0, cpu0] = [await engine.finished(), created, serviceCpuMs(engine)];
     inWindow = true;
     await Promise.race([sleep(windowSeconds * 1000), ...creators]);
-    const [f1, c1, cpu1] = [await engine.finished(), created, cpuMs(engine.service.pid) ?? NaN];
+    const [f1, c1, cpu1] = [await engine.finished(), created, serviceCpuMs(engine)];
     const seconds = (performance.now() - t0) / 1000;
     const meanUnfinished = unfinished.reduce((a, n) => a + n, 0) / Math.max(1, unfinished.length);
     return { finished: f1 - f0, created: c1 - c0, seconds, cpuMs: cpu1 - cpu0, meanUnfinished };
@@ -114,44 +120,101 @@ async function steadyRun(engine: Engine, warmupSeconds: number, windowSeconds: n
     // The backlog drains before the next run starts.
     const until = performance.now() + 60_000;
     while ((await engine.finished()) - finishedBefore < created && performance.now() < until) await sleep(100);
-    await settle(engine.service.pid, 5000);
+    for (const process of engine.processes) await settle(process.pid, 5000);
   }
 }
 
-async function sqliteEngine(env: Record<string, string>, nodeArgs?: string[]): Promise<Engine> {
+function serviceCpuMs(engine: Engine): number {
+  return engine.processes.reduce((sum, process) => sum + (cpuMs(process.pid) ?? Number.NaN), 0);
+}
+
+/**
+ * The service's processes: one (`--role all`, the embedded default), or with `workerProcess` an
+ * API process (`--role api`, which migrates) and then a worker process (`--role worker`) on the
+ * same database and data folder. Stopped worker first.
+ */
+async function startProcesses(
+  options: { dir?: string; dbUrl: string; env: Record<string, string>; nodeArgs?: string[]; workerProcess?: boolean },
+  label: string,
+): Promise<{ processes: ServiceProcess[]; stop(): Promise<void> }> {
+  const { dir, dbUrl, env, nodeArgs } = options;
+  if (!options.workerProcess) {
+    const service = await startService({ dir, dbUrl, removeDir: dir !== undefined, env, nodeArgs, label });
+    return { processes: [service], stop: () => service.stop() };
+  }
+  const api = await startService({
+    dir,
+    dbUrl,
+    removeDir: dir !== undefined,
+    env,
+    nodeArgs,
+    role: 'api',
+    label: `${label} (API)`,
+  });
+  try {
+    const worker = await startService({
+      dir: api.dir,
+      dbUrl,
+      env,
+      nodeArgs,
+      role: 'worker',
+      label: `${label} (worker)`,
+    });
+    return {
+      processes: [api, worker],
+      async stop() {
+        await worker.stop();
+        await api.stop();
+      },
+    };
+  } catch (error) {
+    await api.stop();
+    throw error;
+  }
+}
+
+interface ProcessOptions {
+  env: Record<string, string>;
+  nodeArgs?: string[];
+  workerProcess?: boolean;
+}
+
+async function sqliteEngine(options: ProcessOptions): Promise<Engine> {
   const dir = newServiceDir();
   const dbUrl = sqliteUrl(dir);
   const accounts = await createAccounts(dbUrl, ACCOUNTS);
-  const service = await startService({ dir, dbUrl, removeDir: true, env, nodeArgs, label: 'service on SQLite' });
+  const started = await startProcesses({ ...options, dir, dbUrl }, 'service on SQLite');
   const db = new Database(dbUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
   const count = db.prepare(FINISHED_SQL).pluck();
   return {
     name: 'sqlite',
-    service,
+    service: started.processes[0],
+    processes: started.processes,
     keys: accounts.map((a) => a.apiKey),
     finished: async () => Number(count.get()),
     async close() {
       db.close();
-      await service.stop();
+      await started.stop();
     },
   };
 }
 
-async function pgEngine(server: string, env: Record<string, string>, nodeArgs?: string[]): Promise<Engine> {
+async function pgEngine(server: string, options: ProcessOptions): Promise<Engine> {
   const { schema, url } = await freshSchema(server);
   try {
     const accounts = await createAccounts(url, ACCOUNTS);
-    const service = await startService({ dbUrl: url, env, nodeArgs, label: 'service on PostgreSQL' });
+    const started = await startProcesses({ ...options, dbUrl: url }, 'service on PostgreSQL');
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     return {
       name: 'pg',
-      service,
+      service: started.processes[0],
+      processes: started.processes,
       keys: accounts.map((a) => a.apiKey),
       finished: async () => Number((await client.query(FINISHED_SQL)).rows[0].n),
       async close() {
         await client.end().catch(() => {});
-        await service.stop();
+        await started.stop();
         await dropSchema(server, schema);
       },
     };
@@ -169,6 +232,8 @@ export async function benchEndToEnd(
     only?: Engine['name'];
     /** More environment for the service process (bench/profile.ts: MEDIAFORGE_SQLSTATS_FILE). */
     serviceEnv?: Record<string, string>;
+    /** The worker in a process of its own beside the API (`--worker-process`; issue 30 step 1). */
+    workerProcess?: boolean;
   },
 ): Promise<BenchOutput> {
   const warmup = mode.quick ? 3 : 5;
@@ -177,8 +242,9 @@ export async function benchEndToEnd(
   const server = mode.only === 'sqlite' ? undefined : await reachablePostgres();
   const engines: Engine[] = [];
   try {
-    if (mode.only !== 'pg') engines.push(await sqliteEngine(env, mode.serviceNodeArgs));
-    if (server) engines.push(await pgEngine(server, env, mode.serviceNodeArgs));
+    const processOptions = { env, nodeArgs: mode.serviceNodeArgs, workerProcess: mode.workerProcess };
+    if (mode.only !== 'pg') engines.push(await sqliteEngine(processOptions));
+    if (server) engines.push(await pgEngine(server, processOptions));
     const order = engines.length === 2 ? (mode.quick ? [0, 1] : [0, 1, 1, 0]) : mode.quick ? [0] : [0, 0];
     const runs: { engine: Engine; w: Window }[] = [];
     for (const i of order) runs.push({ engine: engines[i], w: await steadyRun(engines[i], warmup, window) });
@@ -207,7 +273,9 @@ export async function benchEndToEnd(
       notes: [
         `end-to-end: simulator latency 0, no callBackUrl, ${ACCOUNTS} accounts, ${CREATORS} createTask calls at a time while at most ${BACKLOG} tasks are unfinished; ` +
           `finished = tasks in a terminal state in the service's database (polled every 100 ms); ${warmup} s warm-up then a ${window} s window per run, runs ${runs.map((r) => `${r.engine.name} ${(r.w.finished / r.w.seconds).toFixed(0)}/s finished, ${(r.w.created / r.w.seconds).toFixed(0)}/s created, ${r.w.meanUnfinished.toFixed(0)} unfinished on average`).join('; ')}; ` +
-          "endToEndServiceCpuMsPerTask: the service process's CPU (/proc) over the windows ÷ tasks finished in them (the API and the worker: one process)" +
+          (mode.workerProcess
+            ? "the worker in a process of its own (serve --role worker) beside the API (--role api); endToEndServiceCpuMsPerTask: both processes' CPU (/proc) over the windows ÷ tasks finished in them"
+            : "endToEndServiceCpuMsPerTask: the service process's CPU (/proc) over the windows ÷ tasks finished in them (the API and the worker: one process)") +
           (server ? '' : '; no PostgreSQL answered: pgTasksPerSecEndToEnd is null'),
       ],
     };
@@ -217,5 +285,14 @@ export async function benchEndToEnd(
 }
 
 if (isMain(import.meta.url)) {
-  console.log(JSON.stringify(await benchEndToEnd({ quick: process.argv.includes('--quick') })));
+  const only = process.argv.includes('--sqlite') ? 'sqlite' : process.argv.includes('--pg') ? 'pg' : undefined;
+  console.log(
+    JSON.stringify(
+      await benchEndToEnd({
+        quick: process.argv.includes('--quick'),
+        only,
+        workerProcess: process.argv.includes('--worker-process'),
+      }),
+    ),
+  );
 }

@@ -63,6 +63,29 @@ export async function spawnHttpProcess(
   args: string[],
   options: { env: NodeJS.ProcessEnv; port: number; logPath: string; readyPath: string; cwd?: string; label: string },
 ): Promise<Spawned> {
+  const url = `http://127.0.0.1:${options.port}`;
+  return spawnLogged(args, { ...options, url }, async () => {
+    const response = await fetch(`${url}${options.readyPath}`, { signal: AbortSignal.timeout(2000) });
+    await response.arrayBuffer();
+    return response.status === 200;
+  });
+}
+
+/** The same for a process that serves no HTTP (`serve --role worker`): ready once its log holds `readyLine`. */
+export async function spawnLoggedProcess(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; logPath: string; readyLine: string; cwd?: string; label: string },
+): Promise<Spawned> {
+  return spawnLogged(args, { ...options, url: '' }, async () =>
+    readFileSync(options.logPath, 'utf8').includes(options.readyLine),
+  );
+}
+
+async function spawnLogged(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; logPath: string; cwd?: string; label: string; url: string },
+  ready: () => Promise<boolean>,
+): Promise<Spawned> {
   const out = openSync(options.logPath, 'a');
   const child = spawn(process.execPath, args, {
     cwd: options.cwd ?? ROOT,
@@ -73,7 +96,6 @@ export async function spawnHttpProcess(
   children.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => children.delete(child));
-  const url = `http://127.0.0.1:${options.port}`;
   const stop = async (graceMs = 15_000) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
@@ -88,20 +110,14 @@ export async function spawnHttpProcess(
         `${options.label} exited (${child.exitCode ?? child.signalCode}) before answering: ${tail(options.logPath)}`,
       );
     }
-    try {
-      const response = await fetch(`${url}${options.readyPath}`, { signal: AbortSignal.timeout(2000) });
-      await response.arrayBuffer();
-      if (response.status === 200) break;
-    } catch {
-      /* not up yet */
-    }
+    if (await ready().catch(() => false)) break;
     if (Date.now() > until) {
       await stop(1000);
       throw new Error(`${options.label} did not answer within 90 s: ${tail(options.logPath)}`);
     }
     await sleep(100);
   }
-  return { child, pid: child.pid!, url, logPath: options.logPath, stop };
+  return { child, pid: child.pid!, url: options.url, logPath: options.logPath, stop };
 }
 
 function tail(path: string): string {
@@ -128,6 +144,7 @@ export interface ServiceOptions {
   removeDir?: boolean;
   /** Extra node flags (--cpu-prof ...). */
   nodeArgs?: string[];
+  /** `worker`: no HTTP (its `url` is empty), ready once its log says it runs. */
   role?: 'api' | 'worker' | 'all';
   label?: string;
 }
@@ -180,15 +197,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     '--port',
     String(port),
   ];
+  const logPath = join(dir, `service-${port}.log`);
+  const label = options.label ?? 'mediaforge serve';
   let spawned: Spawned;
   try {
-    spawned = await spawnHttpProcess(args, {
-      env,
-      port,
-      logPath: join(dir, `service-${port}.log`),
-      readyPath: '/healthz',
-      label: options.label ?? 'mediaforge serve',
-    });
+    // A worker serves no HTTP: it is up once it says so (runtime/cli/commands/serve.ts).
+    spawned =
+      options.role === 'worker'
+        ? await spawnLoggedProcess(args, { env, logPath, readyLine: 'mediaforge worker running', label })
+        : await spawnHttpProcess(args, { env, port, logPath, readyPath: '/healthz', label });
   } catch (error) {
     if (ownDir) rmSync(dir, { recursive: true, force: true });
     throw error;
