@@ -5,7 +5,8 @@
  * while the service (bench/pause-watch.ts as its preload) and this load process each record their
  * garbage-collection pauses and event-loop stalls. Prints, per run, p50/p99/max and each process's
  * pauses inside the paced window: a stall of the service's thread is paid by every request due
- * during it; slow answers with no such stall come from elsewhere (the client, the scheduler).
+ * during it; slow answers with no such stall come from elsewhere (a wait that does not hold the
+ * thread, the client, the scheduler).
  *   npx tsx bench/p99-pauses.ts [--runs=3] [--seconds=8] [--endpoint=createTask|recordInfo|quote]
  */
 import { readFileSync, rmSync } from 'node:fs';
