@@ -11,23 +11,23 @@ export interface Notice {
   payload: string;
 }
 
+/** The notices waiting for the next statement (one of each) and the promise its callers hold. */
+interface Batch {
+  notices: Map<string, Notice>;
+  told: Promise<void>;
+  settle(error: unknown): void;
+}
+
 export class NotifyBatches {
-  private next: { notices: Notice[]; keys: Set<string>; settle: Array<(error?: unknown) => void> } | undefined;
+  private next: Batch | undefined;
   private sending = false;
 
   constructor(private readonly send: (notices: Notice[]) => Promise<void>) {}
 
   tell(channel: string, payload: string): Promise<void> {
-    this.next ??= { notices: [], keys: new Set(), settle: [] };
-    const batch = this.next;
-    const key = `${channel}\n${payload}`;
-    if (!batch.keys.has(key)) {
-      batch.keys.add(key);
-      batch.notices.push({ channel, payload });
-    }
-    const told = new Promise<void>((resolve, reject) =>
-      batch.settle.push((error) => (error === undefined ? resolve() : reject(error))),
-    );
+    this.next ??= newBatch();
+    this.next.notices.set(`${channel}\n${payload}`, { channel, payload });
+    const { told } = this.next;
     if (!this.sending) void this.drain();
     return told;
   }
@@ -39,12 +39,20 @@ export class NotifyBatches {
       this.next = undefined;
       let failure: unknown;
       try {
-        await this.send(batch.notices);
+        await this.send([...batch.notices.values()]);
       } catch (error) {
         failure = error ?? new Error('NOTIFY failed');
       }
-      for (const settle of batch.settle) settle(failure);
+      batch.settle(failure);
     }
     this.sending = false;
   }
+}
+
+function newBatch(): Batch {
+  let settle: Batch['settle'] = () => {};
+  const told = new Promise<void>((resolve, reject) => {
+    settle = (error) => (error === undefined ? resolve() : reject(error));
+  });
+  return { notices: new Map(), told, settle };
 }
