@@ -45,9 +45,7 @@ const FINISHED_SQL = `SELECT COUNT(*) AS n FROM tasks WHERE state IN (${TERMINAL
 
 interface Engine {
   name: 'sqlite' | 'pg';
-  /** The API (first; every process of one service when the worker runs apart). */
-  service: ServiceProcess;
-  /** The processes whose CPU is the service's: the API alone, or the API and its worker process. */
+  /** The processes whose CPU is the service's, the one answering HTTP first: one, or the API and its worker process. */
   processes: ServiceProcess[];
   keys: string[];
   finished(): Promise<number>;
@@ -67,7 +65,7 @@ interface Window {
 /** One run: create under the backlog bound; the window after the warm-up counts what finished. */
 async function steadyRun(engine: Engine, warmupSeconds: number, windowSeconds: number): Promise<Window> {
   const agent = new Agent({ keepAlive: true, maxSockets: CREATORS });
-  const base = new URL(engine.service.url);
+  const base = new URL(engine.processes[0].url);
   const shape = {
     method: 'POST' as const,
     path: '/api/v1/jobs/createTask',
@@ -137,20 +135,17 @@ async function startProcesses(
   options: { dir?: string; dbUrl: string; env: Record<string, string>; nodeArgs?: string[]; workerProcess?: boolean },
   label: string,
 ): Promise<{ processes: ServiceProcess[]; stop(): Promise<void> }> {
-  const { dir, dbUrl, env, nodeArgs } = options;
-  if (!options.workerProcess) {
-    const service = await startService({ dir, dbUrl, removeDir: dir !== undefined, env, nodeArgs, label });
-    return { processes: [service], stop: () => service.stop() };
-  }
+  const { dir, dbUrl, env, nodeArgs, workerProcess } = options;
   const api = await startService({
     dir,
     dbUrl,
     removeDir: dir !== undefined,
     env,
     nodeArgs,
-    role: 'api',
-    label: `${label} (API)`,
+    role: workerProcess ? 'api' : 'all',
+    label: workerProcess ? `${label} (API)` : label,
   });
+  if (!workerProcess) return { processes: [api], stop: () => api.stop() };
   try {
     const worker = await startService({
       dir: api.dir,
@@ -188,7 +183,6 @@ async function sqliteEngine(options: ProcessOptions): Promise<Engine> {
   const count = db.prepare(FINISHED_SQL).pluck();
   return {
     name: 'sqlite',
-    service: started.processes[0],
     processes: started.processes,
     keys: accounts.map((a) => a.apiKey),
     finished: async () => Number(count.get()),
@@ -208,7 +202,6 @@ async function pgEngine(server: string, options: ProcessOptions): Promise<Engine
     await client.connect();
     return {
       name: 'pg',
-      service: started.processes[0],
       processes: started.processes,
       keys: accounts.map((a) => a.apiKey),
       finished: async () => Number((await client.query(FINISHED_SQL)).rows[0].n),
