@@ -52,7 +52,7 @@ export async function recordProbe(ctx: Context, name: string, probe: ProbeResult
       probe_detail: probe.detail.slice(0, 300),
       cooldown_until: now + ctx.deployments.cooldown.probeMs,
       tripped_at: eb.fn.coalesce('tripped_at', eb.val(now)),
-      trips: eb.fn<number>('max', [eb.ref('trips'), eb.val(DOWN_AFTER_TRIPS)]),
+      trips: eb.case().when('trips', '<', DOWN_AFTER_TRIPS).then(DOWN_AFTER_TRIPS).else(eb.ref('trips')).end(),
       trial_until: null,
       updated_at: now,
     }))
