@@ -18,10 +18,15 @@ import { ownerCooldowns, sweepEvidence } from './evidence.js';
 export async function recordProbe(ctx: Context, name: string, probe: ProbeResult): Promise<void> {
   const now = ctx.clock.now();
   await ensureRow(ctx.db.kysely, name, now);
-  if (probe.status === 429) {
+  // Nothing was asked (a profile without a probe), or the upstream paced its callers: it says nothing either way.
+  if (probe.outcome === 'not probed' || probe.status === 429) {
     await ctx.db.kysely
       .updateTable('upstream_health')
-      .set({ probed_at: now, probe_outcome: 'busy', probe_detail: probe.detail.slice(0, 300) })
+      .set({
+        probed_at: now,
+        probe_outcome: probe.outcome === 'not probed' ? probe.outcome : 'busy',
+        probe_detail: probe.detail.slice(0, 300),
+      })
       .where('name', '=', name)
       .execute();
     return;
@@ -40,7 +45,7 @@ export async function recordProbe(ctx: Context, name: string, probe: ProbeResult
     // It recovers what a probe found (its failed probe made it down), or what customers' evidence
     // found once that cool-down has run its length (the probe is then the half-open trial): a probe
     // that answers while customers' calls fail must not cut their cool-down short.
-    const probeFound = before.probe_outcome != null && before.probe_outcome !== 'ok' && before.probe_outcome !== 'busy';
+    const probeFound = before.probe_outcome != null && !['ok', 'busy', 'not probed'].includes(before.probe_outcome);
     if (probeFound || before.cooldown_until == null || before.cooldown_until <= now) await recover(ctx, name, 'probe');
     return;
   }
@@ -111,7 +116,7 @@ export const watchUpstreams: WorkHandler = async (ctx) => {
       const row = rows.get(name);
       const unwell =
         row?.tripped_at != null ||
-        (row?.probe_outcome != null && row.probe_outcome !== 'ok') ||
+        (row?.probe_outcome != null && !['ok', 'busy', 'not probed'].includes(row.probe_outcome)) ||
         (owners.get(name)?.size ?? 0) > 0;
       if (!unwell || (row?.probed_at != null && row.probed_at > now - probeMs)) return;
       try {

@@ -88,7 +88,7 @@ describe('poll failures count toward health', () => {
   });
 
   it("one tenant's polls failing trip it (status, /readyz, /metrics); the probe, repeated while it cools, brings it back to ok", async () => {
-    const { failing, file } = await serve('{ failures: 2, seconds: 5, singleTenant: true, probeSeconds: 1 }');
+    const { failing, file } = await serve('{ failures: 2, seconds: 10, singleTenant: true, probeSeconds: 1 }');
     const { accountId, apiKey } = await t!.account(1000);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -115,7 +115,7 @@ describe('poll failures count toward health', () => {
     const tasks = await Promise.all(ids.map((id) => waitForTerminal(t!, apiKey, id, 30_000)));
     expect(tasks.map((x) => x.state)).toEqual(Array(4).fill('succeeded'));
     // Answered polls end the run of failures; the probe (every probeSeconds while tripped) recovers it for everyone.
-    const ok = await until('ok', (d) => d.state === 'ok', 15_000);
+    const ok = await until('ok', (d) => d.state === 'ok', 25_000);
     expect(ok).toMatchObject({ consecutiveFailures: 0, coolingUntil: null, lastProbe: { outcome: 'ok' } });
     expect((await t!.call('GET', '/metrics')).body).toContain('mediaforge_upstream_health{deployment="relay"} 0');
     await t!.checkLedger(accountId);
