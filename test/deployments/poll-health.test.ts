@@ -98,7 +98,8 @@ describe('poll failures count toward health', () => {
     }
     // Four running tasks, each poll failing: one tenant, so `failures` (2) of its tasks trip it for everyone.
     const cooling = await until('cooling', (d) => d.state === 'cooling');
-    expect(cooling.consecutiveFailures).toBeGreaterThanOrEqual(2);
+    // (consecutiveFailures may be back to 0 already: a later task's submit, answered, ends the run of failed calls.)
+    expect(cooling).toMatchObject({ lastFailureClass: 'server' });
     expect(cooling.coolingUntil).not.toBeNull();
 
     const { stdout } = await run(
