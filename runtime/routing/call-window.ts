@@ -23,7 +23,10 @@ export class CallWindow {
     const slice = Math.floor(now / this.bucketMs());
     const buckets = this.live(deployment, slice);
     let last = buckets[buckets.length - 1];
-    if (last?.slice !== slice) buckets.push((last = { slice, calls: 0, failures: 0 }));
+    if (last?.slice !== slice) {
+      last = { slice, calls: 0, failures: 0 };
+      buckets.push(last);
+    }
     last.calls++;
     if (failed) last.failures++;
   }
@@ -47,7 +50,10 @@ export class CallWindow {
   /** The deployment's buckets, those older than the window dropped. */
   private live(deployment: string, slice: number): Bucket[] {
     let buckets = this.byDeployment.get(deployment);
-    if (!buckets) this.byDeployment.set(deployment, (buckets = []));
+    if (!buckets) {
+      buckets = [];
+      this.byDeployment.set(deployment, buckets);
+    }
     while (buckets.length > 0 && buckets[0].slice <= slice - BUCKETS) buckets.shift();
     return buckets;
   }

@@ -157,7 +157,10 @@ export async function ownerCooldowns(
     .execute();
   for (const row of rows) {
     let owners = byDeployment.get(row.deployment);
-    if (!owners) byDeployment.set(row.deployment, (owners = new Map()));
+    if (!owners) {
+      owners = new Map();
+      byDeployment.set(row.deployment, owners);
+    }
     owners.set(row.owner_id, Number(row.until));
   }
   return byDeployment;
