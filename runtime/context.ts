@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { Deployments } from './routing/router.js';
 import type { FaultPoints } from './faults.js';
 import type { UpstreamStats } from './routing/upstream-stats.js';
+import type { CallWindow } from './routing/call-window.js';
 import type { Db } from './storage/dialect.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
 import type { TaskEvents } from './tasks/task-events.js';
@@ -24,6 +25,8 @@ export interface Context {
   deployments: Deployments;
   /** Submits, failures by class and poll latency per deployment, added to the shared totals every few seconds. */
   upstreamStats: UpstreamStats;
+  /** This process's calls to each deployment within the cool-down window, and how many failed (runtime/routing/evidence.ts). */
+  callWindow: CallWindow;
   blobs: BlobStore;
   events: TaskEvents;
   /** Changes whenever a key is revoked, in any process: the authentication cache checks it. */

@@ -11,6 +11,7 @@ import type { Deployment } from './deployments/deployment.js';
 import { loadDeploymentsFile, type DeploymentsPlan } from './routing/deployments-file.js';
 import { Deployments } from './routing/router.js';
 import { recordServedPlan } from './routing/served-plan.js';
+import { CallWindow } from './routing/call-window.js';
 import { UpstreamStats } from './routing/upstream-stats.js';
 import { FaultPoints } from './faults.js';
 import { buildApp, createHttpServer } from './http/app.js';
@@ -93,15 +94,17 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const app = config.role !== 'worker' ? createHttpServer(config, { logger: options.logger }) : undefined;
   const log: Context['log'] = app?.log ?? console;
   const tell = notifier(db);
+  const deployments = options.deployments
+    ? new Deployments(options.deployments)
+    : buildDeployments(config, () => clock.now(), plan);
   const ctx: Context = {
     config,
     db,
     clock,
     secret: await settingsSecret(db, config.secret),
-    deployments: options.deployments
-      ? new Deployments(options.deployments)
-      : buildDeployments(config, () => clock.now(), plan),
+    deployments,
     upstreamStats: new UpstreamStats(db),
+    callWindow: new CallWindow(deployments.cooldown.windowMs),
     blobs: await openBlobStore(config, db, clock),
     // A resolution here is told to the other processes' waits (PostgreSQL NOTIFY).
     events: new TaskEvents((taskId) => {

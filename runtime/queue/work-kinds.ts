@@ -26,6 +26,8 @@ export interface WorkPayloads {
   'expire-idempotency-keys': Record<never, never>;
   /** Recurring: upload tickets past their time. */
   'expire-uploads': Record<never, never>;
+  /** Recurring: probes of unwell deployments, and evidence past its window swept (runtime/routing/probe-health.ts). */
+  'watch-upstreams': Record<never, never>;
 }
 
 export type WorkKind = keyof WorkPayloads;
@@ -57,4 +59,5 @@ export const PAYLOADS_ARE_WORK_FIELDS: { [K in WorkKind]: WorkPayloads[K] extend
   deliver: true,
   'expire-idempotency-keys': true,
   'expire-uploads': true,
+  'watch-upstreams': true,
 };

@@ -1,29 +1,46 @@
 import type { Context } from '../context.js';
-import { healthRows, inFlightCounts } from './health.js';
+import { ownerCooldowns } from './evidence.js';
+import { coolingForEveryone, healthRows, inFlightCounts } from './health.js';
 import type { Route } from './router.js';
+import { ownerOf } from './task-owner.js';
+
+/** The routes a task may be submitted on now, in order, and what the submit must know about them. */
+export interface Candidates {
+  /** Tiers by priority (highest first), each in a weighted random order. */
+  order: Route[];
+  /** Deployments with failures on record (a submit they answer ends the run). */
+  failing: Set<string>;
+  /** Half-open deployments among `order`: the submit must take the trial call first (./health.ts takeTrial). */
+  trials: Set<string>;
+  /** Whether every route was left out for a cool-down (for everyone, or for the task's owner). */
+  allCooling: boolean;
+}
 
 /**
- * Routes in the order to try them: tiers by priority (highest first), each in a weighted random
- * order; cooling and full deployments left out. Also the deployments with failures on record (a
- * submit they answer ends the run), and whether every route was left out for its cool-down.
- * Slots are only counted for deployments with a maxInFlight.
+ * Routes in the order to try them for one account's task: deployments cooling for everyone, or
+ * for the task's owner, and full ones left out; a half-open deployment stays in only for a paying,
+ * non-playground owner (its trial call decides for everyone). Slots are only counted for
+ * deployments with a maxInFlight.
  */
-export async function routeCandidates(
-  ctx: Context,
-  routes: Route[],
-): Promise<{ order: Route[]; failing: Set<string>; allCooling: boolean }> {
+export async function routeCandidates(ctx: Context, routes: Route[], accountId: string): Promise<Candidates> {
   const names = routes.map((r) => r.deployment.name);
   const capped = names.filter((name) => ctx.deployments.maxInFlight(name) !== undefined);
   // A deployment in this process (the simulator) never fails a call: it has no health row to read.
   const recorded = routes.filter((r) => !r.deployment.inProcess).map((r) => r.deployment.name);
   const now = ctx.clock.now();
-  const [health, inFlight] = await Promise.all([
+  const [health, inFlight, owners] = await Promise.all([
     healthRows(ctx.db.kysely, recorded),
     inFlightCounts(ctx.db.kysely, capped),
+    ownerCooldowns(ctx.db.kysely, recorded, now),
   ]);
+  const halfOpen = (name: string) => health.get(name)?.tripped_at != null && !coolingForEveryone(health.get(name), now);
+  const owner = owners.size > 0 || recorded.some(halfOpen) ? await ownerOf(ctx.db.kysely, accountId) : undefined;
+  const mayTry = owner?.countsGlobally === true || ctx.deployments.cooldown.singleTenant;
   const cooling = (r: Route) => {
-    const until = health.get(r.deployment.name)?.cooldown_until;
-    return until != null && until > now;
+    const name = r.deployment.name;
+    if (coolingForEveryone(health.get(name), now)) return true;
+    if (owner && (owners.get(name)?.get(owner.ownerId) ?? 0) > now) return true;
+    return halfOpen(name) && !mayTry;
   };
   const open = routes.filter((r) => {
     const max = ctx.deployments.maxInFlight(r.deployment.name);
@@ -34,6 +51,7 @@ export async function routeCandidates(
   return {
     order: tiers.flatMap((priority) => weightedOrder(open.filter((r) => r.priority === priority))),
     failing,
+    trials: new Set(open.map((r) => r.deployment.name).filter(halfOpen)),
     allCooling: routes.length > 0 && routes.every(cooling),
   };
 }

@@ -320,26 +320,7 @@ export function parseDeployments(
     routes.set(id, list);
   }
 
-  let cooldown = DEFAULT_COOLDOWN;
-  if (data.cooldown !== undefined) {
-    const raw = data.cooldown;
-    if (!isObject(raw)) problem(['cooldown'], 'cooldown is a map (failures, seconds)');
-    else {
-      for (const key of Object.keys(raw))
-        if (!['failures', 'seconds'].includes(key))
-          problem(['cooldown', key], `unknown key "${key}" (failures, seconds)`);
-      const failures = raw.failures ?? DEFAULT_COOLDOWN.failures;
-      const seconds = raw.seconds ?? DEFAULT_COOLDOWN.ms / 1000;
-      if (!Number.isSafeInteger(failures) || (failures as number) < 1)
-        problem(
-          ['cooldown', 'failures'],
-          'failures must be a whole number >= 1 (consecutive failed submits before a cool-down)',
-        );
-      if (!Number.isSafeInteger(seconds) || (seconds as number) < 1)
-        problem(['cooldown', 'seconds'], 'seconds must be a whole number >= 1');
-      cooldown = { failures: failures as number, ms: (seconds as number) * 1000 };
-    }
-  }
+  const cooldown = readCooldown(data.cooldown, problem);
   // Serve would then serve nothing, silently. Said only of an otherwise clean file: a file with other problems is refused for those.
   if (isObject(data.models) && routes.size === 0 && problems.length === 0)
     problem(
@@ -389,4 +370,63 @@ function readCost(raw: unknown, at: Path, problem: (path: Path, message: string)
     else cost[key === 'perSecond' ? 'perSecondMicros' : 'perVideoMicros'] = micros;
   }
   return cost;
+}
+
+/** The `cooldown` keys: each a whole number of its unit, with its default and its least value. */
+const COOLDOWN_NUMBERS = {
+  failures: {
+    to: 'failures',
+    least: 1,
+    scale: 1,
+    what: 'failing tasks of one owner within the window that cool the deployment for that owner',
+  },
+  seconds: { to: 'ms', least: 1, scale: 1000, what: 'the length of a cool-down' },
+  windowSeconds: { to: 'windowMs', least: 1, scale: 1000, what: 'how far back failures count' },
+  minTasks: {
+    to: 'minTasks',
+    least: 1,
+    scale: 1,
+    what: 'failing tasks within the window that cool the deployment for everyone',
+  },
+  minOwners: { to: 'minOwners', least: 1, scale: 1, what: 'distinct owners of those tasks' },
+  minFailurePercent: {
+    to: 'minFailurePercent',
+    least: 0,
+    scale: 1,
+    what: "the failed share of the deployment's calls within the window",
+  },
+  probeSeconds: { to: 'probeMs', least: 1, scale: 1000, what: 'how often an unwell deployment is probed again' },
+} as const satisfies Record<string, { to: keyof Cooldown; least: number; scale: number; what: string }>;
+
+/** The file's `cooldown` section over the defaults (docs/deployments.md). */
+function readCooldown(raw: unknown, problem: (path: (string | number)[], message: string) => void): Cooldown {
+  if (raw === undefined) return DEFAULT_COOLDOWN;
+  const keys = [...Object.keys(COOLDOWN_NUMBERS), 'singleTenant'].join(', ');
+  if (!isObject(raw)) {
+    problem(['cooldown'], `cooldown is a map (${keys})`);
+    return DEFAULT_COOLDOWN;
+  }
+  const cooldown: Cooldown = { ...DEFAULT_COOLDOWN };
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'singleTenant') {
+      if (typeof value !== 'boolean') problem(['cooldown', key], 'singleTenant is true or false');
+      else cooldown.singleTenant = value;
+      continue;
+    }
+    const spec = COOLDOWN_NUMBERS[key as keyof typeof COOLDOWN_NUMBERS];
+    if (!spec) {
+      problem(['cooldown', key], `unknown key "${key}" (${keys})`);
+      continue;
+    }
+    if (!Number.isSafeInteger(value) || (value as number) < spec.least) {
+      problem(['cooldown', key], `${key} must be a whole number >= ${spec.least} (${spec.what})`);
+      continue;
+    }
+    if (key === 'minFailurePercent' && (value as number) > 100) {
+      problem(['cooldown', key], `${key} must be at most 100 (${spec.what})`);
+      continue;
+    }
+    cooldown[spec.to] = (value as number) * spec.scale;
+  }
+  return cooldown;
 }

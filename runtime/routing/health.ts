@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Context } from '../context.js';
 import type { Deployment } from '../deployments/deployment.js';
 import type { FailureClass, UpstreamError } from '../deployments/upstream-error.js';
@@ -7,20 +7,24 @@ import type { Executor } from '../storage/executor.js';
 import type { Database } from '../storage/schema.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import { OPEN_STATES } from '../tasks/states.js';
-import type { Cooldown, Deployments } from './router.js';
+import type { Deployments } from './router.js';
+import { ownerCooldowns, recordEvidence, trip } from './evidence.js';
+import { probeSoon } from './probe-health.js';
 
 /**
- * A deployment's health as every process sees it, from the outcome of every call made to it
- * (submits, polls, result downloads, cancels), in this order of precedence:
- * - `down`: at least twice `cooldown.failures` calls failed in a row; it stays cooling down (each
- *   further failure renews the cool-down) and is tried again when the cool-down ends;
- * - `cooling`: `cooldown.failures` calls failed in a row: skipped by the router until `coolingUntil`;
- * - `degraded`: its last call failed (fewer than `cooldown.failures` in a row): still routed;
+ * A deployment's health as every process sees it, judged on evidence from many tasks and owners
+ * (./evidence.ts), in this order of precedence:
+ * - `down`: cooling for everyone after two cool-downs in a row without a recovery, or its probe
+ *   failed (the service's own call: a refused key, nothing listening);
+ * - `cooling`: cooling for everyone: skipped by the router until `coolingUntil`;
+ * - `half-open`: its cool-down ended without a recovery: one trial call at a time decides (answered:
+ *   `ok` again; failed: cooling again), and its probe, repeated on a timer, may recover it first;
+ * - `degraded`: its last call failed: still routed (owners whose own tasks keep failing there
+ *   cool down alone: `coolingOwners`);
  * - `full`: maxInFlight reached;
  * - `ok`.
- * A call it answers ends the run of failures (a cool-down in progress runs out by itself).
  */
-export type HealthState = 'ok' | 'degraded' | 'cooling' | 'down' | 'full';
+export type HealthState = 'ok' | 'degraded' | 'half-open' | 'cooling' | 'down' | 'full';
 
 /** What every process knows about a deployment: its slots in use, its health, its last failure. */
 export interface DeploymentState {
@@ -31,36 +35,37 @@ export interface DeploymentState {
   maxInFlight: number | null;
   /** One account's share of maxInFlight (the file's, or half of it rounded up). */
   maxInFlightPerAccount: number | null;
-  /** Calls (submits, polls, downloads, cancels) failed in a row. */
+  /** Calls (submits, polls, downloads, cancels) failed in a row, whoever's task made them. */
   consecutiveFailures: number;
+  /** Until when it cools for everyone; null: it does not. */
   coolingUntil: string | null;
+  /** Owners cooling on it alone (their own tasks kept failing there): they fail over, nobody else notices. */
+  coolingOwners: number;
   /** The last failed call and why (`poll: GET ...: status 503`), with the operator's key redacted. */
   lastFailure: string | null;
   /** Its failure class (runtime/deployments/upstream-error.ts). */
   lastFailureClass: FailureClass | null;
   lastFailureAt: string | null;
+  /** Its last probe (a request that creates nothing) and what it found; null: never probed (no probe, or not yet). */
+  lastProbe: { at: string; outcome: string; detail: string | null } | null;
 }
 
 /** The calls whose outcome counts toward a deployment's health. */
 export type UpstreamCall = 'submit' | 'poll' | 'download' | 'cancel';
 
-/** Failed calls in a row that make a deployment `down`: twice the count that cools it down. */
-export function downAfter(cooldown: Cooldown): number {
-  return cooldown.failures * 2;
-}
+/** Cool-downs for everyone in a row, without a recovery between them, that make a deployment `down`. */
+export const DOWN_AFTER_TRIPS = 2;
 
 /** The health state of one deployment's row as of `now` (no row: never failed). */
 export function healthState(
-  row: Pick<Database['upstream_health'], 'consecutive_failures' | 'cooldown_until'> | undefined,
-  cooldown: Cooldown,
+  row: Pick<HealthRow, 'consecutive_failures' | 'cooldown_until' | 'tripped_at' | 'trips'> | undefined,
   full: boolean,
   now: number,
 ): HealthState {
-  const failures = row?.consecutive_failures ?? 0;
-  const cooling = row?.cooldown_until != null && row.cooldown_until > now;
-  if (failures >= downAfter(cooldown)) return 'down';
-  if (cooling) return 'cooling';
-  if (failures > 0) return 'degraded';
+  if (row?.cooldown_until != null && row.cooldown_until > now)
+    return Number(row.trips) >= DOWN_AFTER_TRIPS ? 'down' : 'cooling';
+  if (row?.tripped_at != null) return 'half-open';
+  if ((row?.consecutive_failures ?? 0) > 0) return 'degraded';
   return full ? 'full' : 'ok';
 }
 
@@ -79,15 +84,24 @@ export async function inFlightCounts(db: Executor, names: readonly string[]): Pr
   return new Map(rows.map((r) => [r.deployment!, Number(r.n)]));
 }
 
+/** A deployment's row of upstream_health as read. */
+export type HealthRow = Selectable<Database['upstream_health']>;
+
 /** The deployments' rows of upstream_health, by name. */
-export async function healthRows(db: Db['kysely'], names: readonly string[]) {
-  if (names.length === 0) return new Map<string, Database['upstream_health']>();
+export async function healthRows(db: Executor, names: readonly string[]): Promise<Map<string, HealthRow>> {
+  if (names.length === 0) return new Map<string, HealthRow>();
   const rows = await db
     .selectFrom('upstream_health')
     .selectAll()
     .where('name', 'in', [...names])
     .execute();
   return new Map(rows.map((r) => [r.name, r]));
+}
+
+/** Whether a row cools its deployment for everyone now: cooling, down, or half-open with its trial call taken. */
+export function coolingForEveryone(row: HealthRow | undefined, now: number): boolean {
+  if (row?.cooldown_until != null && row.cooldown_until > now) return true;
+  return row?.tripped_at != null && row.trial_until != null && row.trial_until > now;
 }
 
 /** Every deployment's state as of now: /readyz, /metrics and `mediaforge deployments status`. */
@@ -97,7 +111,11 @@ export async function deploymentStates(
   now: number,
 ): Promise<DeploymentState[]> {
   const names = deployments.list().map((d) => d.name);
-  const [inFlight, health] = await Promise.all([inFlightCounts(db, names), healthRows(db, names)]);
+  const [inFlight, health, owners] = await Promise.all([
+    inFlightCounts(db, names),
+    healthRows(db, names),
+    ownerCooldowns(db, names, now),
+  ]);
   return deployments.list().map((d) => {
     const row = health.get(d.name);
     const max = deployments.maxInFlight(d.name) ?? null;
@@ -106,21 +124,26 @@ export async function deploymentStates(
     return {
       name: d.name,
       kind: d.kind ?? 'custom',
-      state: healthState(row, deployments.cooldown, max !== null && count >= max, now),
+      state: healthState(row, max !== null && count >= max, now),
       inFlight: count,
       maxInFlight: max,
       maxInFlightPerAccount: deployments.maxInFlightPerAccount(d.name) ?? null,
       consecutiveFailures: row?.consecutive_failures ?? 0,
       coolingUntil: cooling ? iso(row!.cooldown_until) : null,
+      coolingOwners: owners.get(d.name)?.size ?? 0,
       lastFailure: row?.last_failure ?? null,
       lastFailureClass: (row?.last_failure_class as FailureClass | null | undefined) ?? null,
       lastFailureAt: iso(row?.last_failure_at),
+      lastProbe:
+        row?.probed_at != null && row.probe_outcome != null
+          ? { at: iso(row.probed_at)!, outcome: row.probe_outcome, detail: row.probe_detail }
+          : null,
     };
   });
 }
 
 /** The deployment's row, created at its first use (so that it can be locked). */
-async function ensureRow(db: Executor, name: string, now: number): Promise<void> {
+export async function ensureRow(db: Executor, name: string, now: number): Promise<void> {
   await db
     .insertInto('upstream_health')
     .values({
@@ -130,65 +153,68 @@ async function ensureRow(db: Executor, name: string, now: number): Promise<void>
       last_failure: null,
       last_failure_at: null,
       last_failure_class: null,
+      tripped_at: null,
+      trial_until: null,
+      probed_at: null,
+      probe_outcome: null,
+      probe_detail: null,
       updated_at: now,
     })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
 }
 
+/** How a failed call came to be made: the task it was made for, and whether it was a half-open trial. */
+export interface FailedCallOf {
+  task?: { id: string; account_id: string };
+  trial?: boolean;
+}
+
 /**
  * A call the deployment failed (a submit that created nothing or may have, a poll, a download, a
- * cancel): the run of failures grows; from the Nth in a row (cooldown.failures) each failure
- * (re)starts the cool-down; the first of a run of twice that makes it `down`. Both are logged once.
+ * cancel): the deployment's last failure and its run of failures are recorded for the operator, and
+ * the task's failure is evidence (./evidence.ts), which alone decides cool-downs. A half-open
+ * trial that failed cools the deployment for everyone again.
  */
 export async function recordCallFailure(
   ctx: Context,
   name: string,
   call: UpstreamCall,
   error: Pick<UpstreamError, 'failure' | 'message'>,
+  of: FailedCallOf = {},
 ): Promise<void> {
   const now = ctx.clock.now();
-  const { failures, ms } = ctx.deployments.cooldown;
+  ctx.callWindow.add(name, true, now);
   const detail = `${call}: ${error.message}`.slice(0, 300);
-  const count = await ctx.db.kysely.transaction().execute(async (trx) => {
-    await ensureRow(trx, name, now);
-    const row = await trx
-      .selectFrom('upstream_health')
-      .select('consecutive_failures')
-      .where('name', '=', name)
-      .$if(ctx.db.engine === 'postgres', (q) => q.forUpdate())
-      .executeTakeFirstOrThrow();
-    const failed = row.consecutive_failures + 1;
-    await trx
-      .updateTable('upstream_health')
-      .set({
-        consecutive_failures: failed,
-        last_failure: detail,
-        last_failure_class: error.failure,
-        last_failure_at: now,
-        updated_at: now,
-        ...(failed >= failures ? { cooldown_until: now + ms } : {}),
-      })
-      .where('name', '=', name)
-      .execute();
-    return failed;
-  });
-  if (count === failures)
+  await ensureRow(ctx.db.kysely, name, now);
+  await ctx.db.kysely
+    .updateTable('upstream_health')
+    .set((eb) => ({
+      consecutive_failures: eb('consecutive_failures', '+', 1),
+      last_failure: detail,
+      last_failure_class: error.failure,
+      last_failure_at: now,
+      updated_at: now,
+    }))
+    .where('name', '=', name)
+    .execute();
+  if (of.trial && (await trip(ctx.db.kysely, name, now, ctx.deployments.cooldown)))
     ctx.log.warn(
       { deployment: name, failure: error.failure, detail },
-      `deployment ${name} failed ${failures} calls in a row; cooling down for ${ms} ms`,
+      `deployment ${name}: its trial call failed; cooling down again for ${ctx.deployments.cooldown.ms / 1000} s`,
     );
-  if (count === downAfter(ctx.deployments.cooldown))
-    ctx.log.warn(
-      { deployment: name, failure: error.failure, detail },
-      `deployment ${name} failed ${count} calls in a row: down; tried again as each cool-down of ${ms} ms ends`,
-    );
+  if (of.task) await recordEvidence(ctx, { deployment: name, task: of.task, failure: error.failure });
+  if (PROBE_WORTHY.has(error.failure)) probeSoon(ctx, name);
 }
 
+/** Failures no customer's request can cause (the upstream's address, the operator's key or path): the probe is asked at once to confirm them. */
+const PROBE_WORTHY: ReadonlySet<FailureClass> = new Set(['unreachable', 'unauthorized', 'configuration']);
+
 /**
- * A call the deployment answered: the run of failures ends (a cool-down in progress runs out by
- * itself). Read first, so the common case (no failures on record) writes nothing. A deployment in
- * this process (the simulator) never fails a call, so it has no run to end: nothing is read.
+ * A call the deployment answered: the run of failures ends. Read first, so the common case (no
+ * failures on record) writes nothing. A deployment in this process (the simulator) never fails a
+ * call, so it has no run to end: nothing is read. Recovery from a cool-down for everyone is the
+ * trial call's or the probe's (trialAnswered, ./probe-health.ts), not any poll's.
  */
 export async function recordCallAnswered(
   ctx: Context,
@@ -196,6 +222,7 @@ export async function recordCallAnswered(
 ): Promise<void> {
   if (deployment.inProcess) return;
   const { name } = deployment;
+  ctx.callWindow.add(name, false, ctx.clock.now());
   const row = await ctx.db.kysely
     .selectFrom('upstream_health')
     .select('consecutive_failures')
@@ -208,6 +235,47 @@ export async function recordCallAnswered(
     .where('name', '=', name)
     .where('consecutive_failures', '>', 0)
     .execute();
+}
+
+/** How long a half-open trial call holds the trial (a crashed process's trial is given up after it). */
+const TRIAL_MS = 120_000;
+
+/**
+ * Takes the half-open deployment's one trial call: true when this caller may send it. Only a
+ * paying, non-playground owner's task is sent as a trial (the caller checks), so a free account
+ * cannot keep a deployment cooling by failing every trial.
+ */
+export async function takeTrial(ctx: Context, name: string): Promise<boolean> {
+  const now = ctx.clock.now();
+  const taken = await ctx.db.kysely
+    .updateTable('upstream_health')
+    .set({ trial_until: now + TRIAL_MS, updated_at: now })
+    .where('name', '=', name)
+    .where('tripped_at', 'is not', null)
+    .where((eb) => eb.or([eb('cooldown_until', 'is', null), eb('cooldown_until', '<=', now)]))
+    .where((eb) => eb.or([eb('trial_until', 'is', null), eb('trial_until', '<=', now)]))
+    .executeTakeFirst();
+  return Number(taken.numUpdatedRows) === 1;
+}
+
+/** The deployment answered a trial call or its probe: it recovers for everyone (logged once). */
+export async function recover(ctx: Context, name: string, by: 'trial call' | 'probe'): Promise<void> {
+  const now = ctx.clock.now();
+  const result = await ctx.db.kysely
+    .updateTable('upstream_health')
+    .set({
+      tripped_at: null,
+      trips: 0,
+      cooldown_until: null,
+      trial_until: null,
+      consecutive_failures: 0,
+      updated_at: now,
+    })
+    .where('name', '=', name)
+    .where('tripped_at', 'is not', null)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 1)
+    ctx.log.info({ deployment: name }, `deployment ${name} answered its ${by}: recovered`);
 }
 
 /** Tasks of one account submitted to a deployment and not yet ended (the account's part of its slots). */

@@ -34,6 +34,7 @@ const ADVICE: Record<ProbeResult['outcome'], string> = {
   'key refused': ': check the key in its secretEnv variable',
   'wrong path': ': check the path of baseUrl (for instance /v1 or /api/v1)',
   failed: '',
+  'not probed': '',
 };
 
 /** `upstream relay (jobs): key refused (GET /api/v1/jobs: status 401): check the key ...`; names the deployment, never the key. */

@@ -25,13 +25,40 @@ export interface DeploymentSettings {
   maxInFlightPerAccount?: number;
 }
 
-/** Consecutive failed submits that cool a deployment down, and for how long. */
+/**
+ * When a deployment cools down, for whom and for how long: the deployments file's `cooldown`
+ * section (docs/deployments.md). Health is judged on evidence from many tasks and owners, never
+ * one (runtime/routing/evidence.ts).
+ */
 export interface Cooldown {
+  /** Failing tasks of one owner on a deployment within the window that cool it for that owner alone. */
   failures: number;
+  /** How long a cool-down lasts (for one owner, or for everyone). */
   ms: number;
+  /** How far back evidence counts. */
+  windowMs: number;
+  /** For everyone: at least this many failing tasks within the window ... */
+  minTasks: number;
+  /** ... of at least this many distinct owners (paying, non-playground accounts) ... */
+  minOwners: number;
+  /** ... and at least this share (percent) of the deployment's calls within the window failed. */
+  minFailurePercent: number;
+  /** How often a cooling or down deployment (or one an owner is cooling on) is probed again. */
+  probeMs: number;
+  /** One tenant: any owner's `failures` failing tasks within the window cool the deployment for everyone. */
+  singleTenant: boolean;
 }
 
-export const DEFAULT_COOLDOWN: Cooldown = { failures: 3, ms: 30_000 };
+export const DEFAULT_COOLDOWN: Cooldown = {
+  failures: 3,
+  ms: 30_000,
+  windowMs: 60_000,
+  minTasks: 5,
+  minOwners: 3,
+  minFailurePercent: 50,
+  probeMs: 30_000,
+  singleTenant: false,
+};
 
 /**
  * Every deployment of the service and the routes of every model. Without a deployments file the

@@ -38,7 +38,7 @@ function dbMetric(
  * margin report's sums, all time).
  */
 /** mediaforge_upstream_health's value of each state: higher is worse. */
-const HEALTH_LEVEL: Record<HealthState, number> = { ok: 0, full: 0, degraded: 1, cooling: 2, down: 3 };
+const HEALTH_LEVEL: Record<HealthState, number> = { ok: 0, full: 0, degraded: 1, 'half-open': 2, cooling: 2, down: 3 };
 
 export function registerUpstreamMetrics(registry: Registry, ctx: Context): void {
   const db = ctx.db.kysely;

@@ -178,7 +178,31 @@ export interface Database {
     /** The failure class of the last failed call (runtime/deployments/upstream-error.ts); null: none on record. */
     last_failure_class: string | null;
     updated_at: number;
+    /** When it last cooled for everyone (runtime/routing/evidence.ts); null: not tripped (or recovered since). */
+    tripped_at: number | null;
+    /** Cool-downs for everyone in a row without a recovery: two or more is `down`. */
+    trips: Generated<number>;
+    /** Half-open: a trial call is in progress until then (one at a time); null: none. */
+    trial_until: number | null;
+    /** Its last probe (a request that creates nothing) and what it found (runtime/deployments/deployment.ts ProbeOutcome). */
+    probed_at: number | null;
+    probe_outcome: string | null;
+    /** What the probe was answered (`GET /api/v1/jobs: status 401`), with the operator's key redacted. */
+    probe_detail: string | null;
   };
+  /** One row per deployment and task that failed a call to it: the evidence a cool-down is judged on (runtime/routing/evidence.ts). */
+  upstream_evidence: {
+    deployment: string;
+    task_id: string;
+    /** The console user behind the task's account, or the account itself where no user has it. */
+    owner_id: string;
+    /** 1: a paying, non-playground account: its evidence counts toward a cool-down for everyone. */
+    counts_globally: number;
+    failure_class: string;
+    failed_at: number;
+  };
+  /** One owner's own cool-down on one deployment: its tasks fail over or fail fast there, nobody else's. */
+  upstream_owner_cooldowns: { deployment: string; owner_id: string; until: number };
   /** Per deployment: running totals (submits, failures by class, poll latency buckets) added to by every process. */
   upstream_counters: { name: string; counter: string; value: number };
   /** Work that outlives a request, claimed by workers with a lease. */

@@ -386,7 +386,7 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
   /** The profile's probe: a request that creates nothing (reachable, key accepted, path right). */
   async probe(): Promise<ProbeResult> {
     const probe = this.profile.probe;
-    if (!probe) return { ok: false, outcome: 'failed', detail: `${this.kind}: the profile has no probe` };
+    if (!probe) return { ok: false, outcome: 'not probed', detail: `${this.kind}: the profile has no probe` };
     try {
       const answer = await this.call(probe.method, probe.path, undefined);
       return probeOfAnswer(`${probe.method} ${probe.path}`, answer.status, probe.ok);

@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import { expireUploads } from '../files/cleanup.js';
+import { watchUpstreams } from '../routing/probe-health.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 import type { WorkHandler, WorkHandlers } from '../queue/work-handler.js';
 import type { WorkKind } from '../queue/work-kinds.js';
@@ -42,11 +43,16 @@ const expireIdempotencyKeys: WorkHandler = async (ctx) => {
 };
 
 /** The recurring maintenance kinds, each with one pending item at a time. */
-const MAINTENANCE_KINDS = ['expire-idempotency-keys', 'expire-uploads'] as const satisfies readonly WorkKind[];
+const MAINTENANCE_KINDS = [
+  'expire-idempotency-keys',
+  'expire-uploads',
+  'watch-upstreams',
+] as const satisfies readonly WorkKind[];
 
 export const maintenanceWorkHandlers = {
   'expire-idempotency-keys': expireIdempotencyKeys,
   'expire-uploads': expireUploads,
+  'watch-upstreams': watchUpstreams,
 } satisfies Record<(typeof MAINTENANCE_KINDS)[number], WorkHandler> satisfies WorkHandlers;
 
 /** Makes sure each recurring maintenance job has one pending work item (any worker may run it). */

@@ -84,7 +84,7 @@ const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
     }
     // Only what says the upstream itself is unwell counts (these polls download nothing: a cut stream is not its fault).
     if (['unreachable', 'server', 'unauthorized'].includes(failure.failure))
-      await recordCallFailure(ctx, deployment.name, 'poll', failure);
+      await recordCallFailure(ctx, deployment.name, 'poll', failure, { task });
     ctx.log.warn(
       { task: task.id, deployment: deployment.name, err: failure },
       'reconciliation poll failed; asked again later',

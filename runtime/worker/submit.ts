@@ -2,7 +2,14 @@ import { catalogue, type ModelInfo } from '../../generated/catalogue.js';
 import type { Context } from '../context.js';
 import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
 import { routeCandidates } from '../routing/candidates.js';
-import { giveSlotBack, recordCallAnswered, recordCallFailure, takeSlot } from '../routing/health.js';
+import {
+  giveSlotBack,
+  recordCallAnswered,
+  recordCallFailure,
+  recover,
+  takeSlot,
+  takeTrial,
+} from '../routing/health.js';
 import { portableInput } from './portable-input.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
 import { failTask } from '../tasks/resolve-task.js';
@@ -72,8 +79,11 @@ async function refused(
   task: TaskRow,
   deployment: Deployment,
   error: UpstreamError,
+  trial = false,
 ): Promise<SubmitOutcome> {
   await recordCallAnswered(ctx, deployment);
+  // A half-open deployment that answered, if only to refuse this request, is up again.
+  if (trial) await recover(ctx, deployment.name, 'trial call');
   await failTask(ctx, task.id, 'generation_failed', upstreamReason(error.details.reason ?? '', task) || null);
   return { ended: true };
 }
@@ -88,8 +98,9 @@ async function unknownOutcome(
   task: TaskRow,
   deployment: Deployment,
   error: UpstreamError,
+  trial = false,
 ): Promise<SubmitOutcome> {
-  await recordCallFailure(ctx, deployment.name, 'submit', error);
+  await recordCallFailure(ctx, deployment.name, 'submit', error, { task, trial });
   if (deployment.idempotentSubmit)
     return { waitUntil: ctx.clock.now() + Math.max(error.details.retryAfterMs ?? 0, jitter(WAIT_FOR_SLOT_MS)) };
   ctx.log.warn(
@@ -105,8 +116,9 @@ async function unknownOutcome(
  * before with an unknown outcome (an ambiguous answer, or a crash mid-submit): it goes to that
  * deployment again or fails, never elsewhere. Otherwise the routes are tried tier by tier:
  * a slot is taken (maxInFlight), the submit sent; a failure that leaves nothing upstream
- * (refused, unresolvable, 429, 5xx, the operator's key refused) gives the slot back and counts
- * against the deployment (N in a row cool it down), and the next route is tried.
+ * (refused, unresolvable, 429, 5xx, the operator's key refused) gives the slot back and is the
+ * task's evidence against the deployment (runtime/routing/evidence.ts: it counts once per task,
+ * and cools the deployment for everyone only on many owners' evidence), and the next route is tried.
  */
 export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOutcome> {
   const model = catalogue.get(task.model)!.info;
@@ -152,21 +164,29 @@ export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOut
   let tried = 0;
   let hintMs = 0;
   const roundAt = ctx.clock.now();
-  const { order, failing, allCooling } = await routeCandidates(ctx, routes);
+  const { order, failing, trials, allCooling } = await routeCandidates(ctx, routes, task.account_id);
   // Every deployment cooling down counts as a failed attempt: the window starts (a slot taken starts it in takeSlot).
   if (allCooling && task.first_submit_at === null) await markSubmitAttempt(ctx, task.id, roundAt);
   for (const route of order) {
     const { deployment } = route;
     if (!(await takeSlot(ctx, task.id, task.account_id, deployment.name))) continue;
+    // A half-open deployment takes one trial call at a time: another task has it, so this one goes elsewhere or waits.
+    const trial = trials.has(deployment.name);
+    if (trial && !(await takeTrial(ctx, deployment.name))) {
+      await giveSlotBack(ctx, task.id, deployment.name);
+      continue;
+    }
     tried++;
     const result = await attempt(ctx, task, model, deployment, route.upstreamModel);
     if ('handle' in result) {
+      if (trial) await recover(ctx, deployment.name, 'trial call');
       if (failing.has(deployment.name)) await recordCallAnswered(ctx, deployment);
+      else ctx.callWindow.add(deployment.name, false, ctx.clock.now());
       return { submitted: { deployment, ...result } };
     }
     const { error } = result;
-    if (error.failure === 'rejected') return refused(ctx, task, deployment, error);
-    if (!error.failsOver) return unknownOutcome(ctx, task, deployment, error);
+    if (error.failure === 'rejected') return refused(ctx, task, deployment, error, trial);
+    if (!error.failsOver) return unknownOutcome(ctx, task, deployment, error, trial);
     if (error.failure === 'configuration')
       // The operator's fault, logged so it is seen: the deployment and the URL path (no query; the key was redacted at the adapter).
       ctx.log.warn(
@@ -179,7 +199,7 @@ export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOut
         'submit failed; trying the next deployment',
       );
     await giveSlotBack(ctx, task.id, deployment.name);
-    await recordCallFailure(ctx, deployment.name, 'submit', error);
+    await recordCallFailure(ctx, deployment.name, 'submit', error, { task, trial });
     hintMs = Math.max(hintMs, error.details.retryAfterMs ?? 0);
   }
   const now = ctx.clock.now();

@@ -146,7 +146,7 @@ async function pollFailed(
 ): Promise<WorkOutcome> {
   const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', (error as Error).message);
   ctx.upstreamStats.failed(deployment.name, failure.failure);
-  if (countsAgainstHealth(failure)) await recordCallFailure(ctx, deployment.name, call, failure);
+  if (countsAgainstHealth(failure)) await recordCallFailure(ctx, deployment.name, call, failure, { task });
   // Asking again would fetch the same file up to the cap again: the task fails, hold released.
   if (failure instanceof ResultTooLargeError) {
     ctx.log.warn(

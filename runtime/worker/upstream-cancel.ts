@@ -63,6 +63,7 @@ const cancelUpstreamJob: WorkHandler = async (ctx: Context, item) => {
         deployment.name,
         'cancel',
         error instanceof UpstreamError ? error : new UpstreamError('protocol', (error as Error).message),
+        { task },
       );
     if (item.attempts >= MAX_CANCEL_ATTEMPTS) {
       ctx.log.warn(

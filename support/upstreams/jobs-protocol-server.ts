@@ -22,8 +22,11 @@ export interface JobsServerOptions {
   latencyMs?: number;
   /** The key a request must carry (default: any). */
   apiKey?: string;
-  /** The answer to a submit instead of accepting it: a status (and Retry-After), or `reset` (the body read, the connection destroyed). */
-  submit?: (index: number) => { status: number; retryAfter?: string; msg?: string } | 'reset' | undefined;
+  /** The answer to a submit instead of accepting it: a status (and Retry-After), or `reset` (the body read, the connection destroyed); given the submit's index and body. */
+  submit?: (
+    index: number,
+    body: ReceivedSubmit['body'],
+  ) => { status: number; retryAfter?: string; msg?: string } | 'reset' | undefined;
   /** A job whose prompt contains this fails with a reason that names the job and an account. */
   failWhenPromptContains?: string;
   /** recordInfo answers 404 for every task (the upstream lost them). */
@@ -32,8 +35,10 @@ export interface JobsServerOptions {
   resultHost?: string;
   /** The first this many polls are answered 429 with Retry-After: 0. */
   busyPolls?: number;
-  /** The answer to a poll instead of the job's state, asked at each poll (an upstream failing mid-task: 503). */
-  pollAnswer?: () => { status: number; msg?: string } | undefined;
+  /** The answer to a poll instead of the job's state, asked at each poll with the job's prompt (an upstream failing mid-task: 503). */
+  pollAnswer?: (
+    job: { prompt: string } | undefined,
+  ) => { status: number; msg?: string; retryAfter?: string } | undefined;
   /** No hints: no Retry-After, and progress stays 0 until the job ends. */
   withoutHints?: boolean;
   /** The first download sends half the bytes, then resets the connection. */
@@ -157,7 +162,7 @@ export class JobsProtocolServer {
           null,
           echoText(request.headers.authorization, echo.form),
         );
-      const special = this.options.submit?.(index);
+      const special = this.options.submit?.(index, body);
       if (special === 'reset') {
         request.socket.destroy();
         return;
@@ -206,9 +211,16 @@ export class JobsProtocolServer {
       this.polls++;
       if (this.polls <= (this.options.busyPolls ?? 0))
         return this.envelope(response, 429, null, 'Too many requests.', { 'retry-after': '0' });
-      const instead = this.options.pollAnswer?.();
-      if (instead) return this.envelope(response, instead.status, null, instead.msg ?? 'refused');
       const job = this.jobs.get(url.searchParams.get('taskId') ?? '');
+      const instead = this.options.pollAnswer?.(job && { prompt: job.prompt });
+      if (instead)
+        return this.envelope(
+          response,
+          instead.status,
+          null,
+          instead.msg ?? 'refused',
+          instead.retryAfter ? { 'retry-after': instead.retryAfter } : {},
+        );
       if (!job || this.options.forgetTasks) return this.envelope(response, 404, null, 'Task not found.');
       const echo = this.options.echoKey ? echoAsked(job.prompt) : undefined;
       if (echo?.place === 'poll-unauthorized')

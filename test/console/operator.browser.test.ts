@@ -49,12 +49,12 @@ describe('the operator console in a browser', () => {
         `  ${MODEL_D}:`,
         '    - { upstream: flaky, priority: 10 }',
         '    - { upstream: local, priority: 5 }',
-        'cooldown: { failures: 2, seconds: 600 }',
+        'cooldown: { failures: 2, seconds: 600, singleTenant: true }',
       ].join('\n'),
       {},
     );
     t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
-    // Three tasks of a customer: two failed submits cool `flaky` down; all three run on `local`.
+    // Three tasks of the one tenant: two failed submits cool `flaky` down for everyone; all three run on `local`.
     const { apiKey } = await t.account(1000);
     for (let i = 0; i < 3; i++) {
       const created = await createTask(t, apiKey, bodyD(`a red kite over hills ${i}`));

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { DeploymentsFileError, parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { DEFAULT_COOLDOWN } from '../../runtime/routing/router.js';
 import { ROOT } from '../support/catalogue.js';
 import { startTestService } from '../support/service.js';
 
@@ -234,7 +235,28 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
     'a bad cool-down',
     {
       given: lines('upstreams: {}', 'models: {}', 'cooldown: { failures: 0 }'),
-      want: 'deployments.yaml:3:13: failures must be a whole number >= 1 (consecutive failed submits before a cool-down)',
+      want: 'deployments.yaml:3:13: failures must be a whole number >= 1 (failing tasks of one owner within the window that cool the deployment for that owner)',
+    },
+  ],
+  [
+    'a failure share over 100 percent',
+    {
+      given: lines('upstreams: {}', 'models: {}', 'cooldown: { minFailurePercent: 150 }'),
+      want: "deployments.yaml:3:13: minFailurePercent must be at most 100 (the failed share of the deployment's calls within the window)",
+    },
+  ],
+  [
+    'a single-tenant switch that is not true or false',
+    {
+      given: lines('upstreams: {}', 'models: {}', 'cooldown: { singleTenant: yes please }'),
+      want: 'deployments.yaml:3:13: singleTenant is true or false',
+    },
+  ],
+  [
+    'an unknown cool-down key',
+    {
+      given: lines('upstreams: {}', 'models: {}', 'cooldown: { owners: 3 }'),
+      want: 'deployments.yaml:3:13: unknown key "owners" (failures, seconds, windowSeconds, minTasks, minOwners, minFailurePercent, probeSeconds, singleTenant)',
     },
   ],
 ];
@@ -326,7 +348,7 @@ describe('the deployments file', () => {
         cost: { perSecondMicros: 35_000, perVideoMicros: 0 },
       },
     ]);
-    expect(plan.cooldown).toEqual({ failures: 5, ms: 120_000 });
+    expect(plan.cooldown).toEqual({ ...DEFAULT_COOLDOWN, failures: 5, ms: 120_000 });
   });
 
   it('routes only what the file names: GET /models lists those, and a model routed to a simulator upstream keeps simulating', async () => {

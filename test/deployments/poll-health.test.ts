@@ -14,10 +14,10 @@ import { startTestService, waitForTerminal, type TestService } from '../support/
 const run = promisify(execFile);
 
 /**
- * Upstream health from every call (issue 28): polls count toward a deployment's health as submits
- * do. A deployment whose polls fail is `degraded` (its last call failed), then, after
- * `cooldown.failures` in a row, cooling, then, after twice that, `down`; a poll it answers ends the
- * run of failures, and it is `ok` again once the cool-down has run out. /readyz, /metrics and
+ * Upstream health from every call (issues 28 and 37): polls count toward a deployment's health as
+ * submits do, once per task. A deployment whose polls fail is `degraded` (its last call failed); a
+ * single tenant's failing tasks trip it (`cooldown.singleTenant`); a poll it answers ends the run of
+ * failures, and its probe, repeated while it is tripped, recovers it. /readyz, /metrics and
  * `mediaforge deployments status` show it.
  */
 describe('poll failures count toward health', () => {
@@ -87,8 +87,8 @@ describe('poll failures count toward health', () => {
     await t!.checkLedger(accountId);
   });
 
-  it('polls failing in a row turn it down (status, /readyz, /metrics); answered polls bring it back to ok', async () => {
-    const { failing, file } = await serve('{ failures: 2, seconds: 1 }');
+  it("one tenant's polls failing trip it (status, /readyz, /metrics); the probe, repeated while it cools, brings it back to ok", async () => {
+    const { failing, file } = await serve('{ failures: 2, seconds: 10, singleTenant: true, probeSeconds: 1 }');
     const { accountId, apiKey } = await t!.account(1000);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -96,10 +96,11 @@ describe('poll failures count toward health', () => {
       expect(created.status).toBe(202);
       ids.push(created.body.data.taskId);
     }
-    // Four running tasks, each poll failing: 4 failures in a row is twice cooldown.failures.
-    const down = await until('down', (d) => d.state === 'down');
-    expect(down.consecutiveFailures).toBeGreaterThanOrEqual(4);
-    expect(down.coolingUntil).not.toBeNull();
+    // Four running tasks, each poll failing: one tenant, so `failures` (2) of its tasks trip it for everyone.
+    const cooling = await until('cooling', (d) => d.state === 'cooling');
+    // (consecutiveFailures may be back to 0 already: a later task's submit, answered, ends the run of failed calls.)
+    expect(cooling).toMatchObject({ lastFailureClass: 'server' });
+    expect(cooling.coolingUntil).not.toBeNull();
 
     const { stdout } = await run(
       process.execPath,
@@ -107,50 +108,60 @@ describe('poll failures count toward health', () => {
       { env: { ...process.env, MEDIAFORGE_DB: t!.config.dbUrl, MEDIAFORGE_DEPLOYMENTS: file } },
     );
     const status = JSON.parse(stdout).deployments.find((d: { name: string }) => d.name === 'relay');
-    expect(status).toMatchObject({ state: 'down', lastFailureClass: 'server' });
+    expect(['cooling', 'half-open']).toContain(status.state);
+    expect(status.lastFailureClass).toBe('server');
     expect(status.lastFailure).toMatch(/^poll: /);
-    const metrics = await t!.call('GET', '/metrics');
-    expect(metrics.body).toContain('mediaforge_upstream_health{deployment="relay"} 3');
 
     failing.now = false;
     const tasks = await Promise.all(ids.map((id) => waitForTerminal(t!, apiKey, id, 30_000)));
     expect(tasks.map((x) => x.state)).toEqual(Array(4).fill('succeeded'));
-    // The answered polls ended the run; the cool-down of the last failure runs out within its second.
-    const ok = await until('ok', (d) => d.state === 'ok', 5000);
-    expect(ok).toMatchObject({ consecutiveFailures: 0, coolingUntil: null });
+    // Answered polls end the run of failures; the probe (every probeSeconds while tripped) recovers it for everyone.
+    const ok = await until('ok', (d) => d.state === 'ok', 25_000);
+    expect(ok).toMatchObject({ consecutiveFailures: 0, coolingUntil: null, lastProbe: { outcome: 'ok' } });
     expect((await t!.call('GET', '/metrics')).body).toContain('mediaforge_upstream_health{deployment="relay"} 0');
     await t!.checkLedger(accountId);
   }, 90_000); // the CLI is a process of its own: slow to start on a loaded machine
 });
 
-describe('health states by consecutive failed calls (cooldown.failures 3)', () => {
+describe('health states (runtime/routing/health.ts healthState)', () => {
   const NOW = 1_000_000;
-  const COOLDOWN = { failures: 3, ms: 30_000 };
-  it.each<[string, { given: { failures: number; coolingUntil: number | null; full?: boolean }; want: string }]>([
+  type Given = { failures: number; coolingUntil: number | null; trippedAt?: number; trips?: number; full?: boolean };
+  it.each<[string, { given: Given; want: string }]>([
     ['no failures: ok', { given: { failures: 0, coolingUntil: null }, want: 'ok' }],
     [
       'no failures, maxInFlight reached: full',
       { given: { failures: 0, coolingUntil: null, full: true }, want: 'full' },
     ],
-    ['one failure: degraded', { given: { failures: 1, coolingUntil: null }, want: 'degraded' }],
+    ['a failure, not tripped: degraded', { given: { failures: 1, coolingUntil: null }, want: 'degraded' }],
     [
-      'two failures and full: degraded first',
-      { given: { failures: 2, coolingUntil: null, full: true }, want: 'degraded' },
+      'many failures, not tripped (one owner): degraded',
+      { given: { failures: 40, coolingUntil: null }, want: 'degraded' },
     ],
-    ['three failures: cooling', { given: { failures: 3, coolingUntil: NOW + 30_000 }, want: 'cooling' }],
+    ['failures and full: degraded first', { given: { failures: 2, coolingUntil: null, full: true }, want: 'degraded' }],
+    [
+      'tripped once, within its cool-down: cooling',
+      { given: { failures: 5, coolingUntil: NOW + 30_000, trippedAt: NOW - 1, trips: 1 }, want: 'cooling' },
+    ],
     [
       'answered during a cool-down: cooling until it ends',
-      { given: { failures: 0, coolingUntil: NOW + 1 }, want: 'cooling' },
+      { given: { failures: 0, coolingUntil: NOW + 1, trippedAt: NOW - 1, trips: 1 }, want: 'cooling' },
     ],
-    ['five failures: cooling', { given: { failures: 5, coolingUntil: NOW + 30_000 }, want: 'cooling' }],
-    ['six failures: down', { given: { failures: 6, coolingUntil: NOW + 30_000 }, want: 'down' }],
     [
-      'down after its cool-down ended: still down until a call is answered',
-      { given: { failures: 6, coolingUntil: NOW - 1 }, want: 'down' },
+      'tripped twice in a row (or its probe failed): down',
+      { given: { failures: 6, coolingUntil: NOW + 30_000, trippedAt: NOW - 1, trips: 2 }, want: 'down' },
     ],
-    ['three failures, cool-down over: degraded', { given: { failures: 3, coolingUntil: NOW - 1 }, want: 'degraded' }],
+    [
+      'tripped, cool-down over, not recovered: half-open',
+      { given: { failures: 6, coolingUntil: NOW - 1, trippedAt: NOW - 40_000, trips: 2 }, want: 'half-open' },
+    ],
+    ['recovered, failures on record: degraded', { given: { failures: 3, coolingUntil: NOW - 1 }, want: 'degraded' }],
   ])('%s', (_name, { given, want }) => {
-    const row = { consecutive_failures: given.failures, cooldown_until: given.coolingUntil };
-    expect(healthState(row, COOLDOWN, given.full ?? false, NOW)).toBe(want);
+    const row = {
+      consecutive_failures: given.failures,
+      cooldown_until: given.coolingUntil,
+      tripped_at: given.trippedAt ?? null,
+      trips: given.trips ?? 0,
+    };
+    expect(healthState(row, given.full ?? false, NOW)).toBe(want);
   });
 });

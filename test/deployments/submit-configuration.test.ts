@@ -13,16 +13,28 @@ import { eventually } from '../support/eventually.js';
 const run = promisify(execFile);
 const OPERATOR_KEY = 'sk-operator-misconfigured-0123456789abcdef';
 
-/** A loopback server that answers 405 (with Allow) to everything: an upstream of another protocol. */
-async function methodNotAllowedServer(): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * A loopback server that answers the probe's GET (the protocol's listing: 200, an empty list) and
+ * `status` to everything else: a path that serves reads but not the submit, so the start-up probe
+ * passes and only a submit finds the misconfiguration (a baseUrl the probe rejects is `down` at
+ * start instead: test/deployments/health-evidence.test.ts).
+ */
+async function submitRefusingServer(status: 404 | 405, root: string): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
     request.resume();
-    response.writeHead(405, { allow: 'GET', 'content-type': 'application/json' });
-    response.end(JSON.stringify({ error: { message: 'Method Not Allowed' } }));
+    if (request.method === 'GET') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({ code: 200, msg: 'success', data: { tasks: [], nextCursor: null }, object: 'list' }),
+      );
+      return;
+    }
+    response.writeHead(status, { ...(status === 405 ? { allow: 'GET' } : {}), 'content-type': 'application/json' });
+    response.end(JSON.stringify({ error: { message: status === 405 ? 'Method Not Allowed' : 'Not Found' } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${root}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -64,16 +76,13 @@ describe('a 404 or 405 to a submit: configuration, fail over', () => {
     async (_name, { kind, server, want }) => {
       const good = await new JobsProtocolServer({ latencyMs: 100 }).start();
       closers.push(good);
-      let wrongUrl: string;
-      if (server === 'jobs-without-api-v1') {
-        const jobs = await new JobsProtocolServer({ latencyMs: 100 }).start();
-        closers.push(jobs);
-        wrongUrl = jobs.url; // the protocol lives under /api/v1
-      } else {
-        const refusing = await methodNotAllowedServer();
-        closers.push(refusing);
-        wrongUrl = refusing.url;
-      }
+      // Without /api/v1 (the protocol lives under it): 404 to the submit; another protocol's server: 405.
+      const refusing =
+        server === 'jobs-without-api-v1'
+          ? await submitRefusingServer(404, '')
+          : await submitRefusingServer(405, '/api/v1');
+      closers.push(refusing);
+      const wrongUrl = refusing.url;
       const deployments = [
         'upstreams:',
         `  misconfigured: { kind: ${kind}, baseUrl: "${wrongUrl}", secretEnv: MISCONFIGURED_KEY }`,
@@ -102,6 +111,8 @@ describe('a 404 or 405 to a submit: configuration, fail over', () => {
       // Counted against the deployment, its class and reason shown.
       const ready = await call(proc.url, 'GET', '/readyz', apiKey);
       const shown = ready.body.deployments.find((d: { name: string }) => d.name === 'misconfigured');
+      // A 404 or 405 no customer's request can cause: the probe is asked at once (it answers here: the
+      // path serves reads), so the deployment stays degraded, shown with the submit's class and reason.
       expect(shown).toMatchObject({ state: 'degraded', consecutiveFailures: 1, lastFailureClass: 'configuration' });
       expect(shown.lastFailure).toContain(`status ${want.status} at ${want.path}`);
       // The counts by class are added to the shared totals every two seconds (routing/upstream-stats.ts):

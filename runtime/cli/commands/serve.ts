@@ -9,6 +9,7 @@ import { parseBlobStoreSetting } from '../../blobs/blob-store-setting.js';
 import { configFromEnv, type Environment, processEnvironment } from '../../config.js';
 import { createService } from '../../service.js';
 import { probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
+import { recordProbe } from '../../routing/probe-health.js';
 import type { CommandInput } from '../commands.js';
 import { UsageError, wholeNumber } from '../usage-error.js';
 
@@ -71,12 +72,15 @@ export async function serve({ values }: CommandInput): Promise<number> {
   }
   service.worker?.start();
   if (!service.app) console.log(`mediaforge worker running (database ${config.dbUrl})`);
-  // Each upstream asked once at start, in the background: a dead one or a refused key is in the log at once, and serving does not wait for it.
+  // Each upstream asked once at start, in the background: a dead one or a refused key is in the log
+  // at once and its state is `down` before any customer's task is let through; serving does not wait for it.
   probeUpstreams(service.ctx.deployments).then(
-    (probes) => {
-      for (const probe of probes)
+    async (probes) => {
+      for (const probe of probes) {
         if (probe.ok) service.ctx.log.info(probeLine(probe));
         else service.ctx.log.warn(probeLine(probe));
+        await recordProbe(service.ctx, probe.deployment, probe);
+      }
     },
     (error) => service.ctx.log.error({ err: error }, 'upstream probe failed'),
   );

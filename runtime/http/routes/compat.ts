@@ -123,7 +123,7 @@ export const compatHandlers: CompatHandlers = {
     try {
       if (upload) await ctx.blobs.put(upload.key, upload.bytes);
       // A retired model, or one whose every deployment is cooling down, is refused just before the hold, as on createTask (a replay keeps its task).
-      const cooling = await coolingRefusal(ctx, request);
+      const cooling = await coolingRefusal(ctx, request, caller.accountId);
       const beforeHold = () => {
         applyModelSunset(request, ctx.clock.now());
         if (cooling) throw cooling;

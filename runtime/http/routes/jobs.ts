@@ -35,7 +35,7 @@ export function parseWait(value: string | undefined): number | undefined {
 /** Admission as createTask does it, short of writing: a deployment is available and the balance covers the hold. */
 async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Promise<void> {
   if (!req.ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
-  const cooling = await coolingRefusal(req.ctx, request);
+  const cooling = await coolingRefusal(req.ctx, request, req.caller.accountId);
   if (cooling) throw cooling;
   const wallet = await walletOf(req.ctx.db, req.caller.accountId);
   if (wallet.available < request.price.maxCredits)
@@ -126,7 +126,7 @@ export const jobHandlers: JobHandlers = {
     const retentionSeconds = req.headers['X-Service-Retention'];
     const request = await prepareRequest(req.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
     // The sunset and the quote are checked for a new task only: a replay of an accepted Idempotency-Key returns the original task.
-    const cooling = await coolingRefusal(ctx, request);
+    const cooling = await coolingRefusal(ctx, request, caller.accountId);
     const beforeHold = () => {
       applyModelSunset(request, ctx.clock.now());
       checkQuote(ctx.secret, caller, request, ctx.clock.now());
@@ -164,7 +164,7 @@ export const jobHandlers: JobHandlers = {
       outboundPolicy(ctx.config),
       sourceClipsOf(ctx, caller),
     );
-    const cooling = await coolingRefusal(ctx, request);
+    const cooling = await coolingRefusal(ctx, request, caller.accountId);
     const beforeHold = () => {
       applyModelSunset(request, ctx.clock.now());
       if (cooling) throw cooling;

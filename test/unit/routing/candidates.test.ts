@@ -6,7 +6,8 @@ import type { Context } from '../../../runtime/context.js';
 import type { Deployment } from '../../../runtime/deployments/deployment.js';
 import { routeCandidates, weightedOrder } from '../../../runtime/routing/candidates.js';
 import { recordCallFailure } from '../../../runtime/routing/health.js';
-import type { Route } from '../../../runtime/routing/router.js';
+import { DEFAULT_COOLDOWN, type Route } from '../../../runtime/routing/router.js';
+import { CallWindow } from '../../../runtime/routing/call-window.js';
 import { openDb, type Db } from '../../../runtime/storage/dialect.js';
 import { migrateToLatest } from '../../../runtime/storage/migrate.js';
 
@@ -71,7 +72,8 @@ describe('weightedOrder', () => {
 
 describe('routeCandidates', () => {
   const NOW = 1_800_000_000_000;
-  const COOLDOWN = { failures: 2, ms: 60_000 };
+  /** One tenant: two failing tasks of any account cool a deployment for everyone (the evidence rules have their own suite). */
+  const COOLDOWN = { ...DEFAULT_COOLDOWN, failures: 2, ms: 60_000, singleTenant: true };
   let dir: string;
   let db: Db;
   let now = NOW;
@@ -80,8 +82,9 @@ describe('routeCandidates', () => {
     ({
       db,
       clock: { now: () => now },
-      deployments: { maxInFlight: (name: string) => caps[name], cooldown: COOLDOWN },
-      log: { warn() {} },
+      deployments: { maxInFlight: (name: string) => caps[name], cooldown: COOLDOWN, byName: () => undefined },
+      callWindow: new CallWindow(COOLDOWN.windowMs),
+      log: { warn() {}, info() {} },
     }) as unknown as Context;
 
   beforeAll(async () => {
@@ -128,7 +131,7 @@ describe('routeCandidates', () => {
       },
     ],
     [
-      'a cool-down that has run out: tried again',
+      'a cool-down that has run out: tried again (half-open: this task may be its trial)',
       {
         given: { routes: [route('a'), route('b')], failures: { a: 2 }, caps: {}, laterMs: 60_001 },
         want: { order: ['b', 'a'], failing: ['a'] },
@@ -159,10 +162,16 @@ describe('routeCandidates', () => {
     caps = given.caps;
     for (const [name, count] of Object.entries(given.failures as Record<string, number>))
       for (let i = 0; i < count; i++)
-        await recordCallFailure(ctx(), name, 'submit', { failure: 'server', message: 'refused' });
+        await recordCallFailure(
+          ctx(),
+          name,
+          'submit',
+          { failure: 'server', message: 'refused' },
+          { task: { id: `${name}-task-${i}`, account_id: 'acct_any' } },
+        );
     now = NOW + ((given as { laterMs?: number }).laterMs ?? 0);
     drawsAre([0.5]);
-    const { order, failing } = await routeCandidates(ctx(), given.routes);
+    const { order, failing } = await routeCandidates(ctx(), given.routes, 'acct_any');
     expect(names(order)).toEqual(want.order);
     expect([...failing].sort()).toEqual(want.failing);
   });
