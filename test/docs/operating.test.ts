@@ -31,14 +31,16 @@ describe('docs/operating.md', () => {
       env: { PORT: String(port), MEDIAFORGE_DB: `sqlite:${join(dir, 'mediaforge.db')}`, MEDIAFORGE_DATA_DIR: dir },
     });
     expect(code, `${stdout}\n${stderr}`).toBe(0);
-    expect(stdout).toMatch(/simulator \(simulator\) ok in flight 0/);
+    // The database the status read, then the simulator: a fresh database holds nothing of it yet.
+    expect(stdout).toContain(`database ${join(dir, 'mediaforge.db')}`);
+    expect(stdout).toMatch(/simulator \(simulator\) no record in flight 0/);
     expect(stdout).toContain('ops@example.com is now an operator');
     expect(stdout).toMatch(/ops@example\.com operator user user_\S+ account acct_/);
     expect(stdout).toMatch(/added 1000 credits to acct_/);
     expect(stdout).toMatch(/balance: available 1000, held 0, spent 0, purchased 1000/);
     expect(stdout).toMatch(/cli credits\.add acct_\S+ \{"credits":1000,"note":"first-day test credits"\}/);
     expect(stdout).toMatch(/cli user\.promote user_/);
-    expect(stdout).toMatch(/relay \(jobs\) ok in flight 0/);
+    expect(stdout).toMatch(/relay \(jobs\) no record in flight 0/);
     // `check --probe` of section 5: relay.invalid does not resolve, so its probe fails and says why.
     expect(stdout).toMatch(/upstream relay \(jobs\): unreachable \(.*\): check baseUrl/);
     expect(stdout).toContain('a probe failed (above)');
