@@ -106,7 +106,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['deployments', 'status'],
-    summary: "each deployment's state, tasks in flight, submits and failures",
+    summary:
+      "the database it read, then each deployment's state ('no record' where it holds nothing of one), tasks in flight, submits and failures",
     flags: { deployments: DEPLOYMENTS, db: DB, json: JSON_OUT },
     load: deployments('deploymentsStatusCommand'),
   },

@@ -31,6 +31,11 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 }
 
+/**
+ * Both pages' styles. `.deployment-state`: one colour per state of a deployment in the operator
+ * console (web/deployment-state.ts), from green (ok) to red (down); a state without a rule here
+ * keeps the white outlined badge with a dashed border, never a colour that says it is fine.
+ */
 export const BASE_CSS = `body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
 header{display:flex;gap:1.5rem;align-items:center;padding:.6rem 1.2rem;background:#1b1f24;color:#fff}header a{color:#cfe3ff;margin-right:.8rem}#who{margin-left:auto;font-size:.9em}
 main{max-width:1100px;margin:1rem auto;padding:0 1rem}section{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:1rem 1.2rem;margin:0 0 1rem}
@@ -40,4 +45,8 @@ textarea{min-height:4.5rem}button{padding:.45rem .9rem;border-radius:5px;border:
 .error{color:#b00020;font-size:.9em}.field-error input,.field-error select,.field-error textarea{border-color:#b00020}.secret{font-family:monospace;background:#fff8d6;padding:.4rem;word-break:break-all}
 table{border-collapse:collapse;width:100%;font-size:.9em}td,th{border-bottom:1px solid #e4e7eb;padding:.3rem .4rem;text-align:left}.row{display:flex;gap:1rem;flex-wrap:wrap}.row>*{flex:1 1 280px}
 .badge{display:inline-block;padding:.05rem .45rem;border-radius:9px;background:#e8eef9;font-size:.85em}.badge.off{background:#eee;color:#6b737b}
+.deployment-state{white-space:nowrap;background:#fff;color:#1b1f24;border:1px dashed #6b737b}.deployment-state[data-state=ok]{background:#d8f3de;color:#1b5e2b;border:1px solid #9fd6ad}
+.deployment-state[data-state=degraded]{background:#fff0b3;color:#6b4f00;border:1px solid #e6c84d}.deployment-state[data-state=cooling]{background:#cfeffa;color:#055a73;border:1px solid #7fcde6}
+.deployment-state[data-state=half-open]{background:#eadcff;color:#4a2a85;border:1px solid #bba0ea}.deployment-state[data-state=full]{background:#ffdcc2;color:#7a3300;border:1px solid #f0a673}
+.deployment-state[data-state=down]{background:#b3261e;color:#fff;border:1px solid #8c1d17}.deployment-state[data-state="no record"]{background:#eceef1;color:#59626b;border:1px solid #c9ced4}
 .upload{margin:.3rem 0}.upload-label{display:inline;font-weight:400;margin-right:.5rem}.upload-status{font-size:.9em;color:#2d6a3a}.thumb{vertical-align:middle;border-radius:3px}p.hint{color:#5b6570;font-size:.9em}video{max-width:100%;background:#000;border-radius:6px}`;

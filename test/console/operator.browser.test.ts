@@ -4,7 +4,10 @@
  * is a loopback upstream that answers every submit 503: it cools down, and the tasks run on the
  * simulator's tier. An operator (promoted as `mediaforge users promote` does) finds a user by
  * email, adds credits with a note, sees the cooling deployment and its reason and the margin
- * chart; a user without the role sees none of it. With MEDIAFORGE_SCREENSHOTS=1 the screenshots
+ * chart; a user without the role sees none of it. The operator's sections come first; each
+ * deployment state has its own colour (read from computed styles); a state change (a deployment
+ * with no record that a task reaches) shows without a reload, and nothing is asked while the tab is
+ * hidden (issue 37 point 8). With MEDIAFORGE_SCREENSHOTS=1 the screenshots
  * of docs/operating.md are written to docs/images/ (otherwise to test-artifacts/, so a run does not
  * change the tree).
  */
@@ -14,7 +17,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
-import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
+import { bodyD, createTask, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { systemBrowser } from '../support/system-browser.js';
@@ -31,6 +34,7 @@ describe('the operator console in a browser', () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
+  let apiKey: string;
   const foreign: string[] = [];
   const problems: string[] = [];
 
@@ -45,17 +49,20 @@ describe('the operator console in a browser', () => {
         'upstreams:',
         `  flaky: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
         '  local: { kind: simulator, cost: { perVideo: "0.02" } }',
+        // No task goes to `spare` until the test sends one: `no record`, then `ok` (the console refreshing).
+        '  spare: { kind: simulator }',
         'models:',
         `  ${MODEL_D}:`,
         '    - { upstream: flaky, priority: 10 }',
         '    - { upstream: local, priority: 5 }',
+        `  ${MODEL_MINI}: [{ upstream: spare }]`,
         'cooldown: { failures: 2, seconds: 600, singleTenant: true }',
       ].join('\n'),
       {},
     );
     t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
     // Three tasks of the one tenant: two failed submits cool `flaky` down for everyone; all three run on `local`.
-    const { apiKey } = await t.account(1000);
+    ({ apiKey } = await t.account(1000));
     for (let i = 0; i < 3; i++) {
       const created = await createTask(t, apiKey, bodyD(`a red kite over hills ${i}`));
       expect((await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000)).state).toBe('succeeded');
@@ -79,6 +86,10 @@ describe('the operator console in a browser', () => {
     page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
   }, 120_000);
+
+  /** The state badge of one deployment's row. */
+  const badge = (deployment: string) =>
+    page.locator('#operator-deployments-table tr', { hasText: deployment }).locator('[data-state]');
 
   afterAll(async () => {
     await context?.close();
@@ -111,7 +122,60 @@ describe('the operator console in a browser', () => {
         .locator('[data-state]')
         .getAttribute('data-state'),
     ).toBe('ok');
+    // No task went to `spare`: the database holds nothing of it, and the console says so, not `ok`.
+    expect(await badge('spare').getAttribute('data-state')).toBe('no record');
+    expect(await badge('spare').innerText()).toBe('no record');
     await page.locator('#operator-deployments').screenshot({ path: join(SHOTS, 'operator-deployments.png') });
+  }, 60_000);
+
+  // Issue 37 point 8: the operator sections were below the customer's (about 2,200 px down).
+  it("shows the operator's sections first, above the account's own, the deployments in the first screen", async () => {
+    // Positions in the page as an operator lands on it: scrolled to the top.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const box = async (selector: string) => (await page.locator(selector).boundingBox())!;
+    const operatorBottom = Math.max(
+      ...(await Promise.all(
+        ['#operator-deployments', '#operator-margin', '#operator-accounts', '#operator-audit'].map(
+          async (s) => (await box(s)).y + (await box(s)).height,
+        ),
+      )),
+    );
+    const customerTop = Math.min(
+      ...(await Promise.all(['#balance', '#usage', '#keys', '#tasks'].map(async (s) => (await box(s)).y))),
+    );
+    expect(operatorBottom).toBeLessThanOrEqual(customerTop);
+    expect((await box('#operator-deployments')).y).toBeLessThan(page.viewportSize()!.height);
+  }, 60_000);
+
+  // Issue 37 point 8: every state badge was the same pale blue.
+  it('gives each deployment state its own colour, and a state it does not know an outlined badge of its own', async () => {
+    const background = (state: string) => badge(state === 'cooling' ? 'flaky' : state === 'ok' ? 'local' : 'spare');
+    const shown = await Promise.all(
+      ['cooling', 'ok', 'no record'].map((s) => background(s).evaluate((e) => getComputedStyle(e).backgroundColor)),
+    );
+    expect(new Set(shown).size).toBe(3);
+    // Every state of docs/operating.md (half-open included), and one no version of the page knows,
+    // each in a badge as the page makes them, styled by the page's own stylesheet.
+    const states = ['ok', 'degraded', 'cooling', 'half-open', 'full', 'down', 'no record', 'a-state-from-later'];
+    const styles = await page.evaluate((list) => {
+      const cell = document.querySelector('#operator-deployments-table td')!;
+      return list.map((state) => {
+        const span = document.createElement('span');
+        span.className = 'badge deployment-state';
+        span.dataset.state = state;
+        span.textContent = state;
+        cell.append(span);
+        const style = getComputedStyle(span);
+        const out = { state, background: style.backgroundColor, border: style.borderTopStyle };
+        span.remove();
+        return out;
+      });
+    }, states);
+    expect(new Set(styles.map((x) => x.background)).size).toBe(states.length);
+    expect(styles.find((x) => x.state === 'a-state-from-later')!.border).toBe('dashed');
+    expect(styles.filter((x) => x.border === 'dashed').map((x) => x.state)).toEqual(['a-state-from-later']);
+    // The badges as rendered have the same colours as the map says (cooling, ok, no record).
+    expect(shown).toEqual(['cooling', 'ok', 'no record'].map((s) => styles.find((x) => x.state === s)!.background));
   }, 60_000);
 
   it('sees the margin chart: revenue and upstream cost of the simulator tier', async () => {
@@ -147,6 +211,50 @@ describe('the operator console in a browser', () => {
       .executeTakeFirstOrThrow();
     expect((await t.wallet(grace.account_id)).available).toBe(250);
   }, 60_000);
+
+  it('shows a state change without a reload, and asks nothing while the tab is hidden', async () => {
+    // A mark a reload would wipe.
+    await page.evaluate(() => ((window as unknown as { mark: string }).mark = 'not reloaded'));
+    const asked: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/console/api/operator/deployments')) asked.push(r.url());
+    });
+    const created = await createTask(t, apiKey, {
+      model: MODEL_MINI,
+      input: { prompt: 'a slow pan across a city, @Image1 as the skyline', reference_image_urls: [IMAGE] },
+    });
+    expect(created.status).toBe(202);
+    expect((await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000)).state).toBe('succeeded');
+    // Its submit is counted in the database within two seconds; the page reads it at its next refresh.
+    await page
+      .locator('#operator-deployments-table tr', { hasText: 'spare' })
+      .locator('[data-state="ok"]')
+      .waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => (window as unknown as { mark?: string }).mark)).toBe('not reloaded');
+    expect(asked.length).toBeGreaterThan(0);
+
+    // The tab hidden (headless Chromium keeps every tab visible: the page is told as a browser tells it).
+    const setHidden = (hidden: boolean) =>
+      page.evaluate((value) => {
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => value });
+        Object.defineProperty(document, 'visibilityState', {
+          configurable: true,
+          get: () => (value ? 'hidden' : 'visible'),
+        });
+        document.dispatchEvent(new Event('visibilitychange'));
+      }, hidden);
+    await setHidden(true);
+    // A refresh already under way may still land; after it, nothing for well over two periods (5 s).
+    await page.waitForTimeout(1000);
+    const before = asked.length;
+    await page.waitForTimeout(12_000);
+    expect(asked.length).toBe(before);
+    const again = page.waitForRequest((r) => r.url().endsWith('/console/api/operator/deployments'), {
+      timeout: 2000,
+    });
+    await setHidden(false);
+    await again; // at once when the tab shows again, not at the end of a period
+  }, 90_000);
 
   it('loaded nothing from another origin and raised no page error', () => {
     expect(foreign).toEqual([]);

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
@@ -65,7 +65,7 @@ describe('deployments status', () => {
       if (!recorded(report)) await new Promise((r) => setTimeout(r, 250));
     }
     expect(report.deployments.map((d) => d.name)).toEqual(['relay']);
-    const text = (await cli()).stdout.trim().split('\n');
+    const text = (await cli()).stdout.trim().split('\n').slice(1);
     expect(text).toHaveLength(1);
     expect(text[0]).toMatch(
       /^relay \(jobs\) \w+ in flight \d+ submits \d+ failures [1-9]\d* .*last failure at \S+: .*status 401/,
@@ -75,6 +75,41 @@ describe('deployments status', () => {
 
   it('reads a named file without its key', async () => {
     const { stdout } = await cli('--deployments', file);
-    expect(stdout).toMatch(/^relay \(jobs\) /);
+    expect(stdout.split('\n')[1]).toMatch(/^relay \(jobs\) /);
+  }, 30_000);
+
+  // Issue 37 point 8: a status read from the wrong database, or of a deployment no task reached,
+  // looked like one of a deployment that answers (`ok`), and did not say which database it read.
+  it('names the database it read and says `no record` for a deployment the database holds nothing of', async () => {
+    const other = join(mkdtempSync(join(tmpdir(), 'mf-status-')), 'deployments.yaml');
+    writeFileSync(
+      other,
+      [
+        'upstreams:',
+        `  unused: { kind: jobs, baseUrl: "${jobs.baseUrl}", secretEnv: RELAY_KEY }`,
+        'models:',
+        '  vendor_d/family_d/reference-to-video: [{ upstream: unused }]',
+        '',
+      ].join('\n'),
+    );
+    const sqlite = t.config.dbUrl.startsWith('sqlite:');
+    // The name the operator should read: a SQLite file's absolute path, a PostgreSQL URL without its password.
+    const expected = sqlite ? t.config.dbUrl.slice('sqlite:'.length) : t.config.dbUrl;
+    // Given as a path relative to where the command runs (SQLite), or with a password (PostgreSQL; trust auth ignores it).
+    const given = sqlite
+      ? `sqlite:${relative(ROOT, expected)}`
+      : t.config.dbUrl.replace('://postgres@', '://postgres:status-db-password@');
+    expect(given).not.toBe(t.config.dbUrl);
+    const opts = { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: given } };
+    const command = [join(ROOT, 'bin/mediaforge.js'), 'deployments', 'status', '--deployments', other];
+    const text = (await run(process.execPath, command, opts)).stdout;
+    expect(text.split('\n')[0]).toBe(`database ${expected}`);
+    expect(text.split('\n')[1]).toMatch(/^unused \(jobs\) no record in flight 0 submits 0 failures 0$/);
+    expect(text).not.toContain('status-db-password');
+    const json = JSON.parse((await run(process.execPath, [...command, '--json'], opts)).stdout);
+    expect(json.database).toBe(expected);
+    expect(json.deployments.map((d: { name: string; state: string }) => [d.name, d.state])).toEqual([
+      ['unused', 'no record'],
+    ]);
   }, 30_000);
 });

@@ -31,7 +31,9 @@ describe('docs/operating.md', () => {
       env: { PORT: String(port), MEDIAFORGE_DB: `sqlite:${join(dir, 'mediaforge.db')}`, MEDIAFORGE_DATA_DIR: dir },
     });
     expect(code, `${stdout}\n${stderr}`).toBe(0);
-    expect(stdout).toMatch(/simulator \(simulator\) ok in flight 0/);
+    // The database the status read, then the simulator: a fresh database holds nothing of it yet.
+    expect(stdout).toContain(`database ${join(dir, 'mediaforge.db')}`);
+    expect(stdout).toMatch(/simulator \(simulator\) no record in flight 0/);
     expect(stdout).toContain('ops@example.com is now an operator');
     expect(stdout).toMatch(/ops@example\.com operator user user_\S+ account acct_/);
     expect(stdout).toMatch(/added 1000 credits to acct_/);

@@ -5,6 +5,7 @@ import { probeLine, probeUpstreams, type UpstreamProbe } from '../../routing/pro
 import { marginReport } from '../../routing/margin.js';
 import { type DeploymentStatusReport, deploymentsStatus } from '../../routing/status.js';
 import { readServedPlan } from '../../routing/served-plan.js';
+import { databaseName } from '../../storage/database-name.js';
 import { type Config, configFromEnv, processEnvironment } from '../../config.js';
 import { withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
@@ -80,9 +81,11 @@ function statusLine(d: DeploymentStatusReport): string {
 }
 
 /**
- * `deployments status`: each deployment's state, in flight, submits and failures, from the
- * database. It only reads, so it needs no upstream key; without --deployments it reads the plan
- * the service recorded at its start (runtime/routing/served-plan.ts).
+ * `deployments status`: the database it read (first: a status read from the wrong database looks
+ * like any other), then each deployment's state, in flight, submits and failures, from that
+ * database; `no record` for a deployment it holds nothing about (runtime/routing/status.ts). It
+ * only reads, so it needs no upstream key; without --deployments it reads the plan the service
+ * recorded at its start (runtime/routing/served-plan.ts).
  */
 export async function deploymentsStatusCommand({ values }: CommandInput): Promise<number> {
   const cfg = config(values);
@@ -97,7 +100,8 @@ export async function deploymentsStatusCommand({ values }: CommandInput): Promis
       deployments.close();
     }
   });
-  print(values, { deployments: status }, status.map(statusLine).join('\n'));
+  const database = databaseName(cfg.dbUrl);
+  print(values, { database, deployments: status }, [`database ${database}`, ...status.map(statusLine)].join('\n'));
   return 0;
 }
 

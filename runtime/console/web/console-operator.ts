@@ -1,15 +1,21 @@
 /**
- * The operator's sections of /console (a session whose role is `operator`): deployments with
- * their state and last failure, the margin report with its chart, accounts and users found by
+ * The operator's sections of /console (a session whose role is `operator`), above the account's
+ * own: deployments with their state (read again every few seconds while the page is visible) and
+ * last failure, the margin report with its chart, accounts and users found by
  * email or id (balance, usage, keys, recent tasks; add credits with a note, revoke a key), and
  * the audit log. Every call is an operator operation of the contract (generated/console/types.ts).
  */
 import type uPlot from 'uplot';
-import { api, h, stateText, t } from './common.js';
+import { api, errorText, h, stateText, t } from './common.js';
 import { loadChartLibrary } from './chart-library.js';
 import { body, button, confirmButton, dateTime, section, table } from './console-ui.js';
+import { deploymentStateBadge } from './deployment-state.js';
+import { refreshWhileVisible } from './while-visible.js';
 
 let marginChart: uPlot | undefined;
+
+/** How often the deployments' states are read again while the page is visible (no page reload). */
+const DEPLOYMENTS_REFRESH_MS = 5000;
 
 type Account = Awaited<ReturnType<typeof api<'get', '/console/api/operator/accounts/{accountId}'>>>;
 
@@ -25,6 +31,18 @@ export function operatorSections(): HTMLElement[] {
 export async function renderOperator(): Promise<void> {
   renderAccountSearch();
   await Promise.all([renderDeployments(), renderMargin(), renderAudit()]);
+  refreshWhileVisible(refreshDeployments, DEPLOYMENTS_REFRESH_MS);
+}
+
+/** A refresh that fails (the service restarting, the session ended) says so under the last table it drew, and the next one tries again. */
+async function refreshDeployments() {
+  const slot = body('operator-deployments');
+  try {
+    await renderDeployments();
+  } catch (error) {
+    slot.querySelector('#operator-deployments-error')?.remove();
+    slot.append(h('p', { class: 'error', id: 'operator-deployments-error', text: errorText(error) }));
+  }
 }
 
 async function renderDeployments() {
@@ -40,11 +58,7 @@ async function renderDeployments() {
       ],
       deployments.map((d) => [
         `${d.name} (${d.kind})`,
-        h('span', {
-          class: 'badge',
-          'data-state': d.state,
-          text: d.coolingUntil ? `${d.state} → ${dateTime(d.coolingUntil)}` : d.state,
-        }),
+        deploymentStateBadge(d.state, d.coolingUntil),
         `${d.inFlight}${d.maxInFlight === null ? '' : ` / ${d.maxInFlight}`}`,
         Object.entries(d.failures)
           .filter(([, n]) => n > 0)

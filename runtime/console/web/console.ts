@@ -1,4 +1,4 @@
-/** /console: balance (and the account id), usage chart (uPlot), keys, team keys, webhooks, deliveries, settings, tasks; an operator's sections too (console-operator.ts). */
+/** /console: an operator's sections first (console-operator.ts), then balance (and the account id), usage chart (uPlot), keys, team keys, webhooks, deliveries, settings, tasks. */
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { LANGUAGE_NAMES } from '../../../generated/ui-text.js';
@@ -169,7 +169,9 @@ async function renderTasks() {
 async function main() {
   const app = document.getElementById('app')!;
   const session = await ensureSession(app);
+  // An operator signs in to look after the service: its sections come first, the account's own below.
   app.replaceChildren(
+    ...(session.role === 'operator' ? operatorSections() : []),
     section('balance', 'console.balance'),
     section('usage', 'console.usage'),
     section('keys', 'console.keys'),
@@ -177,7 +179,6 @@ async function main() {
     section('deliveries', 'console.deliveries'),
     section('settings', 'console.settings'),
     section('tasks', 'console.tasks'),
-    ...(session.role === 'operator' ? operatorSections() : []),
   );
   renderSettings(session);
   await Promise.all([
