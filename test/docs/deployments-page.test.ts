@@ -37,8 +37,8 @@ describe('docs/deployments.md', () => {
     expect(answer.data.output.assets[0].url).toContain(`127.0.0.1:${edgePort}`);
     expect(lines).toContain(`database ${join(dir, 'edge/db.sqlite')}`);
     expect(lines).toContain('upstream-jobs (jobs) ok in flight 0/8 submits 1 failures 0');
-    // No task went to these two: the edge's database holds nothing of them.
-    expect(lines).toContain('upstream-openai (openai-videos) no record in flight 0 submits 0 failures 0');
+    // No task went to these two: the openai one was probed at start (its answer is on record), the simulator has nothing.
+    expect(lines).toContain('upstream-openai (openai-videos) ok in flight 0 submits 0 failures 0');
     expect(lines).toContain('local (simulator) no record in flight 0 submits 0 failures 0');
     const edgeLog = readFileSync(join(dir, 'edge.log'), 'utf8');
     expect(edgeLog).toContain(`mediaforge listening on http://127.0.0.1:${edgePort}`);
