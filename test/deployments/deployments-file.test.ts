@@ -87,6 +87,32 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
     },
   ],
   [
+    'a model routed to a profile that lacks a field the model requires (derived, not written in the profile)',
+    {
+      given: lines(
+        'upstreams:',
+        '  wan: { kind: dashscope, baseUrl: "https://dashscope.example.invalid" }',
+        'models:',
+        `  ${MODEL}:`,
+        '    - upstream: wan',
+      ),
+      want: `deployments.yaml:5:7: an upstream of kind dashscope cannot run ${MODEL}: it requires reference_image_urls, which spec/providers/dashscope.yaml does not take (unsupported)`,
+    },
+  ],
+  [
+    'a model routed to a profile with no submit path for its mode',
+    {
+      given: lines(
+        'upstreams:',
+        '  gen: { kind: runway, baseUrl: "https://runway.example.invalid" }',
+        'models:',
+        `  ${MODEL}:`,
+        '    - upstream: gen',
+      ),
+      want: `deployments.yaml:5:7: an upstream of kind runway cannot run ${MODEL}: spec/providers/runway.yaml has no submit path for mode reference-to-video`,
+    },
+  ],
+  [
     'a key in the base URL',
     {
       given: lines(
