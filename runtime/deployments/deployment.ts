@@ -1,3 +1,4 @@
+import type { InputRefusal } from '../upstreams/map-input.js';
 import type { ModelInfo } from '../../generated/catalogue.js';
 import type { BlobSource } from '../blobs/blob-store.js';
 
@@ -91,6 +92,8 @@ export interface Deployment {
   accepts(model: ModelInfo): boolean;
   /** Whether this very input can go there (a model the protocol serves a subset of); true when absent. */
   acceptsInput?(model: ModelInfo, input: Record<string, unknown>): boolean;
+  /** Where acceptsInput says no: the field and value it cannot take, and the values of that field it takes. */
+  inputRefusal?(model: ModelInfo, input: Record<string, unknown>): InputRefusal | undefined;
   isAvailable(): boolean;
   start(job: DeploymentJob): Promise<string>;
   poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus>;
