@@ -262,7 +262,9 @@ function checkCoverage(
   model: Model,
   sections: MappingSections,
   problem: Problem,
-): { unmapped?: Record<string, Scalar[]>; unsupported: Record<string, { default?: unknown }> } | { notServed: NotServed } {
+):
+  | { unmapped?: Record<string, Scalar[]>; unsupported: Record<string, { default?: unknown }> }
+  | { notServed: NotServed } {
   const local = sections.own[model.id];
   const derived = derivedNotServed(model, sections);
   if (derived) {

@@ -131,7 +131,8 @@ export interface Deployment {
 }
 
 /** What a probe concluded: the upstream answered as expected, or which of the operator's settings is likely wrong. */
-export type ProbeOutcome = 'ok' | 'unreachable' | 'key refused' | 'wrong path' | 'failed';
+/** `not probed`: the protocol has no request that creates nothing (a profile without `probe`): nothing was asked, nothing failed. */
+export type ProbeOutcome = 'ok' | 'unreachable' | 'key refused' | 'wrong path' | 'failed' | 'not probed';
 
 /** What an upstream's probe found (a request that creates nothing: reachable, key accepted, path right). */
 export interface ProbeResult {

@@ -81,7 +81,7 @@ export function inputRefusal(
   for (const [field, values] of Object.entries(mapping.unmapped)) {
     const value = input[field];
     if (value !== undefined && values.some((v) => String(v) === String(value))) {
-      const accepted = schema[field]?.type === 'boolean' ? [true, false] : (schema[field]?.enum as unknown[]) ?? [];
+      const accepted = schema[field]?.type === 'boolean' ? [true, false] : ((schema[field]?.enum as unknown[]) ?? []);
       return { field, value, takes: accepted.filter((a) => !values.some((v) => String(v) === String(a))) };
     }
   }
