@@ -15,9 +15,9 @@ export type NotServedByKind = Record<string, { model: string; why: string }[]>;
 
 /**
  * Issue 37: `deployments check` warns of a routed model whose default request no route can take
- * (Runway has no size for the catalogue's default `adaptive` ratio): every request that leaves
- * that field out would be answered 400 40030. The default request is the model's defaults, what
- * the validator fills in for a field left out.
+ * (a provider with no value for a field's default, a ratio it has no size for): every request
+ * that leaves that field out would be answered 400 40030. The default request is the model's
+ * defaults, what the validator fills in for a field left out.
  */
 export function defaultRequestWarnings(plan: DeploymentsPlan, deployments: Deployments): DefaultRequestWarning[] {
   const warnings: DefaultRequestWarning[] = [];

@@ -6,7 +6,7 @@ import type { PreparedRequest } from './prepare-request.js';
 const shown = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
 /**
- * Issue 37: a request whose values no route of its model can take (a ratio Runway has no size
+ * Issue 37: a request whose values no route of its model can take (a ratio a provider has no size
  * for, a field a profile does not take) could only wait for a deployment that will never come.
  * It is answered 400 input_not_served (40030), one field problem per field at fault naming the
  * value and what the deployments take instead, before the key's policy, the funds and the

@@ -390,7 +390,7 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     try {
       const answer = await this.call(probe.method, probe.path, undefined);
       const found = probeOfAnswer(`${probe.method} ${probe.path}`, answer.status, probe.ok);
-      // A provider that answers 200 to a refused key says so in its body (MiniMax's base_resp 1004):
+      // A provider that answers 200 to a refused key says so in its body (a code in a base envelope):
       // a code of class unauthorized is the key; any other code is the provider answering the made-up request.
       const error = found.ok ? this.bodyError(answer.json, `${probe.method} ${probe.path}`) : undefined;
       if (error?.failure === 'unauthorized')
