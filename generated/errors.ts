@@ -427,6 +427,24 @@ export const CODES = {
       pl: 'To dostarczenie jest nadal ponawiane zgodnie z harmonogramem; można je wysłać ponownie po zakończeniu.'
     }
   },
+  input_not_served: {
+    code: 40030,
+    http: 400,
+    messages: {
+      en: 'No deployment of this model takes these input values: change the field named in data.errors. Nothing was held.',
+      'zh-CN': '该模型的部署均不接受这些输入值：请修改 data.errors 中指出的字段。未冻结任何额度。',
+      'zh-TW': '此模型的部署皆不接受這些輸入值：請修改 data.errors 中指出的欄位。未保留任何額度。',
+      ja: 'このモデルのデプロイメントはいずれもこの入力値を受け付けません。data.errors に示されたフィールドを変更してください。何も保留されていません。',
+      ko: '이 모델의 배포 중 이 입력값을 받는 곳이 없습니다. data.errors에 표시된 필드를 변경하세요. 보류된 크레딧은 없습니다.',
+      de: 'Kein Deployment dieses Modells nimmt diese Eingabewerte an: Ändern Sie das in data.errors genannte Feld. Es wurde nichts reserviert.',
+      fr: 'Aucun déploiement de ce modèle n\'accepte ces valeurs d\'entrée : modifiez le champ indiqué dans data.errors. Rien n\'a été réservé.',
+      es: 'Ningún despliegue de este modelo acepta estos valores de entrada: cambie el campo indicado en data.errors. No se ha retenido nada.',
+      'pt-BR': 'Nenhuma implantação deste modelo aceita estes valores de entrada: altere o campo indicado em data.errors. Nada foi reservado.',
+      ru: 'Ни одно развёртывание этой модели не принимает эти входные значения: измените поле, указанное в data.errors. Ничего не зарезервировано.',
+      it: 'Nessun deployment di questo modello accetta questi valori di input: modifica il campo indicato in data.errors. Non è stato trattenuto nulla.',
+      pl: 'Żadne wdrożenie tego modelu nie przyjmuje tych wartości wejściowych: zmień pole wskazane w data.errors. Nic nie zostało zablokowane.'
+    }
+  },
   unauthorized: {
     code: 40101,
     http: 401,
@@ -1280,6 +1298,34 @@ export const VALIDATION_MESSAGES: Record<string, Messages> = {
     ru: 'Поле {field} должно содержать идентификатор успешно завершённой задачи того же API-ключа, URL с протоколом https или URI вида service://a/<asset_id>.',
     it: 'Il campo {field} deve essere l\'ID di un\'attività completata con successo della stessa chiave API, un URL https o un URI nel formato service://a/<asset_id>.',
     pl: 'Pole {field} musi zawierać identyfikator zadania zakończonego powodzeniem z tego samego klucza API, adres URL https lub identyfikator URI w postaci service://a/<asset_id>.'
+  },
+  not_served: {
+    en: 'No deployment of this model takes {field} {value}; the deployments take: {offered}.',
+    'zh-CN': '该模型的部署均不接受 {field} 为 {value}；部署可接受：{offered}。',
+    'zh-TW': '此模型的部署皆不接受 {field} 為 {value}；部署可接受：{offered}。',
+    ja: 'このモデルのデプロイメントはいずれも {field} の値 {value} を受け付けません。受け付ける値: {offered}。',
+    ko: '이 모델의 배포 중 {field} 값 {value}을(를) 받는 곳이 없습니다. 받을 수 있는 값: {offered}.',
+    de: 'Kein Deployment dieses Modells nimmt {field} {value} an; die Deployments nehmen: {offered}.',
+    fr: 'Aucun déploiement de ce modèle n\'accepte {field} {value} ; les déploiements acceptent : {offered}.',
+    es: 'Ningún despliegue de este modelo acepta {field} {value}; los despliegues aceptan: {offered}.',
+    'pt-BR': 'Nenhuma implantação deste modelo aceita {field} {value}; as implantações aceitam: {offered}.',
+    ru: 'Ни одно развёртывание этой модели не принимает {field} {value}; развёртывания принимают: {offered}.',
+    it: 'Nessun deployment di questo modello accetta {field} {value}; i deployment accettano: {offered}.',
+    pl: 'Żadne wdrożenie tego modelu nie przyjmuje {field} {value}; wdrożenia przyjmują: {offered}.'
+  },
+  not_served_field: {
+    en: 'No deployment of this model takes {field}: leave it out.',
+    'zh-CN': '该模型的部署均不接受 {field}：请省略该字段。',
+    'zh-TW': '此模型的部署皆不接受 {field}：請省略此欄位。',
+    ja: 'このモデルのデプロイメントはいずれも {field} を受け付けません。指定しないでください。',
+    ko: '이 모델의 배포 중 {field}을(를) 받는 곳이 없습니다. 이 필드를 빼 주세요.',
+    de: 'Kein Deployment dieses Modells nimmt {field} an: Lassen Sie das Feld weg.',
+    fr: 'Aucun déploiement de ce modèle n\'accepte {field} : omettez ce champ.',
+    es: 'Ningún despliegue de este modelo acepta {field}: omita este campo.',
+    'pt-BR': 'Nenhuma implantação deste modelo aceita {field}: omita este campo.',
+    ru: 'Ни одно развёртывание этой модели не принимает {field}: не указывайте это поле.',
+    it: 'Nessun deployment di questo modello accetta {field}: ometti questo campo.',
+    pl: 'Żadne wdrożenie tego modelu nie przyjmuje {field}: pomiń to pole.'
   },
   rule_at_least_one: {
     en: 'At least one of {fields} must be given.',

@@ -48,7 +48,11 @@ interface ProtocolTable {
   >;
   unmapped: Record<string, Record<string, ProviderScalar[]>>;
   unsupported: Record<string, Record<string, { default?: unknown }>>;
+  notServed: Record<string, NotServed>;
 }
+
+/** Why a protocol cannot run a model (derived by the generator, or `serves: none`): a required field it does not take, a mode it has no path for. */
+export type NotServed = { field: string } | { mode: string } | { declared: true };
 
 const TABLE: Record<string, ProtocolTable> = {
   ark: {
@@ -70,73 +74,7 @@ const TABLE: Record<string, ProtocolTable> = {
     },
     otherFields: 'pass',
     set: {},
-    models: {
-      'vendor_a/family_a-2.0-fast/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.0-mini/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.0/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.5/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-prime/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-pro-prime/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-pro/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_c/o3/video-edit': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d-lora/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d-variant-lora/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_e/q4-preview/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      }
-    },
+    models: {},
     unmapped: {},
     unsupported: {
       'vendor_a/family_a-2.0-fast/image-to-video': {
@@ -310,6 +248,21 @@ const TABLE: Record<string, ProtocolTable> = {
       'vendor_d/family_d/text-to-video': {
         enable_prompt_expansion: { default: false }
       }
+    },
+    notServed: {
+      'vendor_a/family_a-2.0-fast/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.0-mini/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.0/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.5/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0-prime/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0-pro-prime/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0-pro/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0/video-extend': { field: 'video_url' },
+      'vendor_c/o3/video-edit': { field: 'video_url' },
+      'vendor_d/family_d-lora/video-extend': { field: 'video_url' },
+      'vendor_d/family_d-variant-lora/video-extend': { field: 'video_url' },
+      'vendor_d/family_d/video-extend': { field: 'video_url' },
+      'vendor_e/q4-preview/video-extend': { field: 'video_url' }
     }
   },
   dashscope: {
@@ -334,93 +287,7 @@ const TABLE: Record<string, ProtocolTable> = {
     },
     otherFields: 'pass',
     set: {},
-    models: {
-      'vendor_a/family_a-2.0-fast/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.0-mini/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.0/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.5/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_b-1.1/reference-to-video': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-prime/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-pro-prime/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-pro/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_c/o3/reference-to-video': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_c/o3/video-edit': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d-lora/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d-variant-lora/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d/reference-to-video': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_e/q4-preview/reference-to-video': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_e/q4-preview/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      }
-    },
+    models: {},
     unmapped: {},
     unsupported: {
       'vendor_a/family_a-2.0-fast/image-to-video': {
@@ -583,6 +450,25 @@ const TABLE: Record<string, ProtocolTable> = {
         reference_image_urls: {},
         reference_audio_urls: {}
       }
+    },
+    notServed: {
+      'vendor_a/family_a-2.0-fast/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.0-mini/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.0/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.5/video-extend': { field: 'video_url' },
+      'vendor_b/family_b-1.1/reference-to-video': { field: 'reference_image_urls' },
+      'vendor_b/family_c-3.0-prime/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0-pro-prime/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0-pro/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0/video-extend': { field: 'video_url' },
+      'vendor_c/o3/reference-to-video': { field: 'reference_image_urls' },
+      'vendor_c/o3/video-edit': { field: 'video_url' },
+      'vendor_d/family_d-lora/video-extend': { field: 'video_url' },
+      'vendor_d/family_d-variant-lora/video-extend': { field: 'video_url' },
+      'vendor_d/family_d/reference-to-video': { field: 'reference_image_urls' },
+      'vendor_d/family_d/video-extend': { field: 'video_url' },
+      'vendor_e/q4-preview/reference-to-video': { field: 'reference_image_urls' },
+      'vendor_e/q4-preview/video-extend': { field: 'video_url' }
     }
   },
   'fal-queue': {
@@ -777,7 +663,8 @@ const TABLE: Record<string, ProtocolTable> = {
       'vendor_c/o3/text-to-video': {
         multi_prompt: {}
       }
-    }
+    },
+    notServed: {}
   },
   jobs: {
     fields: {},
@@ -785,7 +672,8 @@ const TABLE: Record<string, ProtocolTable> = {
     set: {},
     models: {},
     unmapped: {},
-    unsupported: {}
+    unsupported: {},
+    notServed: {}
   },
   kling: {
     fields: {
@@ -1018,6 +906,38 @@ const TABLE: Record<string, ProtocolTable> = {
         generate_audio: { default: true },
         seed: {}
       }
+    },
+    notServed: {
+      'vendor_a/family_a-2.0-fast/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0-fast/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.0-mini/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0-mini/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.5/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.5/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_b-1.1/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-2.6-flash/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-2.6/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-prime/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-prime/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0-pro-prime/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-pro-prime/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0-pro/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-pro/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0/video-extend': { mode: 'video-extend' },
+      'vendor_c/4.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_c/o3/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_c/o3/video-edit': { mode: 'video-edit' },
+      'vendor_d/family_d-lora/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d-lora/video-extend': { mode: 'video-extend' },
+      'vendor_d/family_d-variant-lora/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d-variant-lora/video-extend': { mode: 'video-extend' },
+      'vendor_d/family_d/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d/video-extend': { mode: 'video-extend' },
+      'vendor_e/q4-preview/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_e/q4-preview/video-extend': { mode: 'video-extend' }
     }
   },
   luma: {
@@ -1218,6 +1138,38 @@ const TABLE: Record<string, ProtocolTable> = {
         generate_audio: { default: true },
         seed: {}
       }
+    },
+    notServed: {
+      'vendor_a/family_a-2.0-fast/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0-fast/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.0-mini/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0-mini/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.5/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.5/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_b-1.1/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-2.6-flash/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-2.6/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-prime/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-prime/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0-pro-prime/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-pro-prime/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0-pro/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-pro/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0/video-extend': { mode: 'video-extend' },
+      'vendor_c/4.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_c/o3/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_c/o3/video-edit': { mode: 'video-edit' },
+      'vendor_d/family_d-lora/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d-lora/video-extend': { mode: 'video-extend' },
+      'vendor_d/family_d-variant-lora/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d-variant-lora/video-extend': { mode: 'video-extend' },
+      'vendor_d/family_d/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d/video-extend': { mode: 'video-extend' },
+      'vendor_e/q4-preview/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_e/q4-preview/video-extend': { mode: 'video-extend' }
     }
   },
   minimax: {
@@ -1249,93 +1201,7 @@ const TABLE: Record<string, ProtocolTable> = {
     },
     otherFields: 'pass',
     set: {},
-    models: {
-      'vendor_a/family_a-2.0-fast/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.0-mini/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.0/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_a/family_a-2.5/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_b-1.1/reference-to-video': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-prime/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-pro-prime/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0-pro/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_b/family_c-3.0/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_c/o3/reference-to-video': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_c/o3/video-edit': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d-lora/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d-variant-lora/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d/reference-to-video': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_d/family_d/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_e/q4-preview/reference-to-video': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      },
-      'vendor_e/q4-preview/video-extend': {
-        fields: {},
-        set: {},
-        serves: 'none'
-      }
-    },
+    models: {},
     unmapped: {},
     unsupported: {
       'vendor_a/family_a-2.0-fast/image-to-video': {
@@ -1644,6 +1510,25 @@ const TABLE: Record<string, ProtocolTable> = {
         generate_audio: { default: true },
         seed: {}
       }
+    },
+    notServed: {
+      'vendor_a/family_a-2.0-fast/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.0-mini/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.0/video-extend': { field: 'video_url' },
+      'vendor_a/family_a-2.5/video-extend': { field: 'video_url' },
+      'vendor_b/family_b-1.1/reference-to-video': { field: 'reference_image_urls' },
+      'vendor_b/family_c-3.0-prime/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0-pro-prime/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0-pro/video-extend': { field: 'video_url' },
+      'vendor_b/family_c-3.0/video-extend': { field: 'video_url' },
+      'vendor_c/o3/reference-to-video': { field: 'reference_image_urls' },
+      'vendor_c/o3/video-edit': { field: 'video_url' },
+      'vendor_d/family_d-lora/video-extend': { field: 'video_url' },
+      'vendor_d/family_d-variant-lora/video-extend': { field: 'video_url' },
+      'vendor_d/family_d/reference-to-video': { field: 'reference_image_urls' },
+      'vendor_d/family_d/video-extend': { field: 'video_url' },
+      'vendor_e/q4-preview/reference-to-video': { field: 'reference_image_urls' },
+      'vendor_e/q4-preview/video-extend': { field: 'video_url' }
     }
   },
   'openai-videos': {
@@ -1655,7 +1540,8 @@ const TABLE: Record<string, ProtocolTable> = {
     set: {},
     models: {},
     unmapped: {},
-    unsupported: {}
+    unsupported: {},
+    notServed: {}
   },
   replicate: {
     fields: {
@@ -1896,7 +1782,8 @@ const TABLE: Record<string, ProtocolTable> = {
           default: []
         }
       }
-    }
+    },
+    notServed: {}
   },
   runway: {
     fields: {
@@ -1933,63 +1820,7 @@ const TABLE: Record<string, ProtocolTable> = {
     },
     otherFields: 'pass',
     set: {},
-    models: {
-      'vendor_a/family_a-2.0-fast/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_a/family_a-2.0-mini/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_a/family_a-2.0/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_a/family_a-2.5/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_b/family_b-1.1/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_b/family_c-3.0-prime/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_b/family_c-3.0-pro-prime/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_b/family_c-3.0-pro/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_b/family_c-3.0/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_c/4.0/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      },
-      'vendor_d/family_d-lora/text-to-video': {
-        fields: {},
-        set: {},
-        serves: 'subset'
-      }
-    },
+    models: {},
     unmapped: {
       'vendor_a/family_a-2.0-fast/text-to-video': {
         aspect_ratio: ['adaptive']
@@ -2202,6 +2033,38 @@ const TABLE: Record<string, ProtocolTable> = {
         resolution: { default: '720p' },
         generate_audio: { default: true }
       }
+    },
+    notServed: {
+      'vendor_a/family_a-2.0-fast/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0-fast/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.0-mini/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0-mini/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.0/video-extend': { mode: 'video-extend' },
+      'vendor_a/family_a-2.5/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_a/family_a-2.5/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_b-1.1/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-2.6-flash/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-2.6/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-prime/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-prime/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0-pro-prime/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-pro-prime/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0-pro/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0-pro/video-extend': { mode: 'video-extend' },
+      'vendor_b/family_c-3.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_b/family_c-3.0/video-extend': { mode: 'video-extend' },
+      'vendor_c/4.0/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_c/o3/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_c/o3/video-edit': { mode: 'video-edit' },
+      'vendor_d/family_d-lora/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d-lora/video-extend': { mode: 'video-extend' },
+      'vendor_d/family_d-variant-lora/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d-variant-lora/video-extend': { mode: 'video-extend' },
+      'vendor_d/family_d/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_d/family_d/video-extend': { mode: 'video-extend' },
+      'vendor_e/q4-preview/reference-to-video': { mode: 'reference-to-video' },
+      'vendor_e/q4-preview/video-extend': { mode: 'video-extend' }
     }
   }
 };
@@ -2211,12 +2074,34 @@ export function hasProviderMapping(protocol: string): boolean {
   return Object.hasOwn(TABLE, protocol);
 }
 
-/** The mapping of one model under one protocol; undefined when the protocol has no mapping file or cannot run the model (serves: none). */
+/** Why the protocol cannot run the model; undefined when it can (or has no mapping file). */
+export function notServedBy(protocol: string, modelId: string): NotServed | undefined {
+  const table = Object.hasOwn(TABLE, protocol) ? TABLE[protocol] : undefined;
+  return table && Object.hasOwn(table.notServed, modelId) ? table.notServed[modelId] : undefined;
+}
+
+/** The models the protocol cannot run, with why, in id order. */
+export function modelsNotServedBy(protocol: string): { model: string; reason: NotServed }[] {
+  const table = Object.hasOwn(TABLE, protocol) ? TABLE[protocol] : undefined;
+  return Object.entries(table?.notServed ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([model, reason]) => ({ model, reason }));
+}
+
+/** The reason as a sentence: what `deployments check` prints and a refused route says. */
+export function notServedText(protocol: string, reason: NotServed): string {
+  const file = `spec/providers/${protocol}.yaml`;
+  if ('field' in reason) return `it requires ${reason.field}, which ${file} does not take (unsupported)`;
+  if ('mode' in reason) return `${file} has no submit path for mode ${reason.mode}`;
+  return `${file} says serves: none`;
+}
+
+/** The mapping of one model under one protocol; undefined when the protocol has no mapping file or cannot run the model. */
 export function providerMapping(protocol: string, modelId: string): ProviderMapping | undefined {
   const table = Object.hasOwn(TABLE, protocol) ? TABLE[protocol] : undefined;
   if (!table) return undefined;
+  if (Object.hasOwn(table.notServed, modelId)) return undefined;
   const own = Object.hasOwn(table.models, modelId) ? table.models[modelId] : undefined;
-  if (own?.serves === 'none') return undefined;
   const result = own?.result ?? table.result;
   const unmapped = (Object.hasOwn(table.unmapped, modelId) ? table.unmapped[modelId] : undefined) ?? {};
   const unsupported = (Object.hasOwn(table.unsupported, modelId) ? table.unsupported[modelId] : undefined) ?? {};
@@ -2226,7 +2111,7 @@ export function providerMapping(protocol: string, modelId: string): ProviderMapp
     otherFields: table.otherFields,
     set: { ...table.set, ...own?.set },
     ...(result ? { result } : {}),
-    serves: own?.serves ?? (Object.keys(unsupported).length > 0 ? 'subset' : 'all'),
+    serves: Object.keys(unmapped).length > 0 || Object.keys(unsupported).length > 0 ? 'subset' : 'all',
     unmapped,
     unsupported,
   };

@@ -129,7 +129,12 @@ const PROFILES: Record<string, ProviderProfile> = {
       capture: {}
     },
     result: { urls: 'content.video_url' },
-    cancel: { method: 'DELETE', path: '/api/v3/contents/generations/tasks/{id}' }
+    cancel: { method: 'DELETE', path: '/api/v3/contents/generations/tasks/{id}' },
+    probe: {
+      method: 'GET',
+      path: '/api/v3/contents/generations/tasks?page_num=1&page_size=1',
+      ok: [200]
+    }
   },
   dashscope: {
     name: 'dashscope',
@@ -177,7 +182,12 @@ const PROFILES: Record<string, ProviderProfile> = {
       capture: {}
     },
     result: { urls: 'output.video_url' },
-    cancel: { method: 'POST', path: '/api/v1/tasks/{id}/cancel' }
+    cancel: { method: 'POST', path: '/api/v1/tasks/{id}/cancel' },
+    probe: {
+      method: 'GET',
+      path: '/api/v1/tasks/00000000-0000-0000-0000-000000000000',
+      ok: [200]
+    }
   },
   kling: {
     name: 'kling',
@@ -213,6 +223,11 @@ const PROFILES: Record<string, ProviderProfile> = {
       capture: {}
     },
     result: { urls: 'data.task_result.videos[*].url' },
+    probe: {
+      method: 'GET',
+      path: '/v1/videos/text2video?pageNum=1&pageSize=1',
+      ok: [200]
+    },
     errors: {
       code: 'code',
       ok: [0],
@@ -315,6 +330,11 @@ const PROFILES: Record<string, ProviderProfile> = {
     result: {
       urls: 'file.download_url',
       follow: { method: 'GET', path: '/v1/files/retrieve?file_id={fileId}' }
+    },
+    probe: {
+      method: 'GET',
+      path: '/v1/query/video_generation?task_id=0',
+      ok: [200]
     },
     errors: {
       code: 'base_resp.status_code',

@@ -53,6 +53,23 @@ export interface ProviderMapping {
   unmapped: Record<string, Record<string, Scalar[]>>;
   /** Per model id, per field the provider does not take (`unsupported`): the model's default, the one value sent as nothing. */
   unsupported: Record<string, Record<string, { default?: unknown }>>;
+  /** Per model id the protocol cannot run, why: derived (a required field it lacks, a mode it has no path for) or said (`serves: none`). */
+  notServed: Record<string, NotServed>;
+}
+
+/**
+ * Why a protocol cannot run a model. Derived by the generator, so that adding a model is one file:
+ * `field`, a field every request of the model carries and the provider does not take
+ * (`unsupported`); `mode`, a profile whose submit has a path per mode and none for the model's;
+ * `declared`, the file says `serves: none` of a model it could otherwise map.
+ */
+export type NotServed = { field: string } | { mode: string } | { declared: true };
+
+/** The reason as one English sentence (generated docs, deployments check, the refusal of a route). */
+export function notServedText(file: string, reason: NotServed): string {
+  if ('field' in reason) return `it requires ${reason.field}, which ${file} does not take (unsupported)`;
+  if ('mode' in reason) return `${file} has no submit path for mode ${reason.mode}`;
+  return `${file} says serves: none`;
 }
 
 const TOP_KEYS = ['protocol', 'summary', 'fields', 'otherFields', 'set', 'result', 'models'];
@@ -128,9 +145,13 @@ function checkProvider(
   const shared = { fields, set, otherFields, own, profile };
   const unmapped: Record<string, Record<string, Scalar[]>> = {};
   const unsupported: Record<string, Record<string, { default?: unknown }>> = {};
+  const notServed: Record<string, NotServed> = {};
   for (const model of models) {
     const coverage = checkCoverage(model, shared, problem);
-    if (!coverage) continue;
+    if ('notServed' in coverage) {
+      notServed[model.id] = coverage.notServed;
+      continue;
+    }
     if (Object.keys(coverage.unsupported).length) unsupported[model.id] = coverage.unsupported;
     if (coverage.unmapped) unmapped[model.id] = coverage.unmapped;
   }
@@ -148,6 +169,7 @@ function checkProvider(
     models: own,
     unmapped,
     unsupported,
+    notServed,
   };
 }
 
@@ -231,20 +253,52 @@ interface MappingSections {
 }
 
 /**
- * One model against the merged mapping: what each of its fields is sent as (no two under one name,
- * none both set and sent, a required one neither dropped nor unsupported, each conversion possible)
- * and whether every value it accepts maps. Undefined for a model the file does not serve.
+ * One model against the merged mapping: whether the protocol can run it at all (derivedNotServed,
+ * else `serves: none`); then what each of its fields is sent as (no two under one name, none both
+ * set and sent, a required one not dropped, each conversion possible) and whether every value it
+ * accepts maps.
  */
 function checkCoverage(
   model: Model,
-  { fields, set, otherFields, own, profile }: MappingSections,
+  sections: MappingSections,
   problem: Problem,
-): { unmapped?: Record<string, Scalar[]>; unsupported: Record<string, { default?: unknown }> } | undefined {
-  const local = own[model.id];
-  if (local?.serves === 'none') return undefined;
+):
+  | { unmapped?: Record<string, Scalar[]>; unsupported: Record<string, { default?: unknown }> }
+  | { notServed: NotServed } {
+  const local = sections.own[model.id];
+  const derived = derivedNotServed(model, sections);
+  if (derived) {
+    // The file lists no model unless it maps one: what the generator derives is not said again.
+    if (local)
+      problem(
+        ['models', model.id],
+        `model ${model.id} is not served by this protocol anyway (${notServedText('this file', derived)}): leave it out of models`,
+      );
+    return { notServed: derived };
+  }
+  if (local?.serves === 'none') return { notServed: { declared: true } };
+  return checkMappedFields(model, sections, problem);
+}
+
+/** Why the protocol cannot run the model whatever the request: a required field it does not take, a mode it has no path for. */
+function derivedNotServed(model: Model, { fields, own, profile }: MappingSections): NotServed | undefined {
   // A profile whose submit has a path per mode does not serve the models of the other modes.
   const paths = profile?.submit.path;
-  if (paths !== undefined && typeof paths !== 'string' && !Object.hasOwn(paths, model.mode)) return undefined;
+  if (paths !== undefined && typeof paths !== 'string' && !Object.hasOwn(paths, model.mode))
+    return { mode: model.mode };
+  const merged = { ...fields, ...(own[model.id]?.fields ?? {}) };
+  // Every request carries a required field: a protocol that does not take it can run none of them.
+  const lacking = model.fields.find((f) => f.required && merged[f.name]?.unsupported);
+  return lacking ? { field: lacking.name } : undefined;
+}
+
+/** A model the protocol can run: each field's mapping checked, and the values that do not map. */
+function checkMappedFields(
+  model: Model,
+  { fields, set, otherFields, own }: MappingSections,
+  problem: Problem,
+): { unmapped?: Record<string, Scalar[]>; unsupported: Record<string, { default?: unknown }> } {
+  const local = own[model.id];
   const merged = { ...fields, ...(local?.fields ?? {}) };
   const where = (field: string) =>
     local?.fields[field]
@@ -274,12 +328,7 @@ function checkCoverage(
       continue;
     }
     if (mapping.unsupported) {
-      // Declared, so the model is served in part without saying so again; a field every request carries cannot be.
-      if (field.required)
-        problem(
-          where(field.name),
-          `field "${field.name}" is required on model ${model.id}: a protocol without it cannot run the model (serves: none)`,
-        );
+      // Declared, so the model is served in part without saying so again (a required one: derivedNotServed).
       const schema = (model.inputSchema.properties as Record<string, JsonSchema>)[field.name];
       unsupported[field.name] = schema && 'default' in schema ? { default: schema.default } : {};
       continue;
@@ -321,11 +370,13 @@ function checkCoverage(
       );
   }
   if (Object.keys(missing).length === 0) return { unsupported };
-  if ((local?.serves ?? 'all') === 'subset') return { unmapped: missing, unsupported };
+  // Values without a provider value make the model served in part, derived like the rest (one file per model);
+  // a model the file marks `serves: all` says every value maps, and is held to it.
+  if (local?.serves !== 'all') return { unmapped: missing, unsupported };
   const [field, values] = Object.entries(missing)[0];
   problem(
     [...where(field), 'values'],
-    `model ${model.id} accepts ${field} ${values.map((v) => JSON.stringify(v)).join(', ')}, which this mapping has no value for: map them, or mark the model serves: subset`,
+    `model ${model.id} accepts ${field} ${values.map((v) => JSON.stringify(v)).join(', ')}, which this mapping has no value for: map them, or leave out serves: all (the model is then served in part)`,
   );
   return { unsupported };
 }

@@ -1,3 +1,4 @@
+import type { InputRefusal } from '../upstreams/map-input.js';
 import type { ModelInfo } from '../../generated/catalogue.js';
 import type { BlobSource } from '../blobs/blob-store.js';
 
@@ -91,6 +92,8 @@ export interface Deployment {
   accepts(model: ModelInfo): boolean;
   /** Whether this very input can go there (a model the protocol serves a subset of); true when absent. */
   acceptsInput?(model: ModelInfo, input: Record<string, unknown>): boolean;
+  /** Where acceptsInput says no: the field and value it cannot take, and the values of that field it takes. */
+  inputRefusal?(model: ModelInfo, input: Record<string, unknown>): InputRefusal | undefined;
   isAvailable(): boolean;
   start(job: DeploymentJob): Promise<string>;
   poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus>;
@@ -128,7 +131,7 @@ export interface Deployment {
 }
 
 /** What a probe concluded: the upstream answered as expected, or which of the operator's settings is likely wrong. */
-/** `not probed`: the protocol (a profile without a `probe` section) has no request that creates nothing: nothing was asked. */
+/** `not probed`: the protocol has no request that creates nothing (a profile without `probe`): nothing was asked, nothing failed. */
 export type ProbeOutcome = 'ok' | 'unreachable' | 'key refused' | 'wrong path' | 'failed' | 'not probed';
 
 /** What an upstream's probe found (a request that creates nothing: reachable, key accepted, path right). */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { catalogue } from '../../generated/catalogue.js';
-import { hasProviderMapping, providerMapping } from '../../generated/provider-mappings.js';
+import { hasProviderMapping, notServedBy, notServedText } from '../../generated/provider-mappings.js';
 import type { Environment } from '../config.js';
 import { adapterOf } from './build.js';
 import { PROFILE_NAMES, providerProfile } from '../../generated/provider-profiles.js';
@@ -277,17 +277,12 @@ export function parseDeployments(
       if (seen.has(entry.upstream))
         problem([...place, 'upstream'], `upstream ${entry.upstream} is listed twice for ${id}`);
       seen.add(entry.upstream);
-      if (upstream.kind !== 'simulator' && hasProviderMapping(upstream.kind) && !providerMapping(upstream.kind, id)) {
+      // What a protocol cannot run is derived by the generator (generated/provider-mappings.ts): only routing it is refused.
+      const notServed = upstream.kind === 'simulator' ? undefined : notServedBy(upstream.kind, id);
+      if (notServed)
         problem(
           [...place, 'upstream'],
-          `an upstream of kind ${upstream.kind} cannot run ${id} (spec/providers/${upstream.kind}.yaml says serves: none)`,
-        );
-      }
-      const paths = providerProfile(upstream.kind)?.submit.path;
-      if (paths !== undefined && typeof paths !== 'string' && !Object.hasOwn(paths, model.info.mode))
-        problem(
-          [...place, 'upstream'],
-          `an upstream of kind ${upstream.kind} cannot run ${id}: spec/providers/${upstream.kind}.yaml has no submit path for mode ${model.info.mode}`,
+          `an upstream of kind ${upstream.kind} cannot run ${id}: ${notServedText(upstream.kind, notServed)}`,
         );
       if (
         entry.upstreamModel !== undefined &&

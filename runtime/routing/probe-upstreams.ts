@@ -37,6 +37,11 @@ const ADVICE: Record<ProbeResult['outcome'], string> = {
   'not probed': '',
 };
 
+/** Whether a probe found the operator's settings wrong: a profile that has no probe found nothing (serve logs it at info). */
+export function probeFailed(probe: ProbeResult): boolean {
+  return !probe.ok && probe.outcome !== 'not probed';
+}
+
 /** `upstream relay (jobs): key refused (GET /api/v1/jobs: status 401): check the key ...`; names the deployment, never the key. */
 export function probeLine(probe: UpstreamProbe): string {
   return `upstream ${probe.deployment} (${probe.kind}): ${probe.outcome} (${probe.detail})${ADVICE[probe.outcome]}`;

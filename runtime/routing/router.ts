@@ -1,5 +1,8 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
 import type { Deployment } from '../deployments/deployment.js';
+import type { InputRefusal } from '../upstreams/map-input.js';
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** What the operator pays the upstream, in millionths of a USD: per second of output and/or per video. */
 export interface UpstreamCost {
@@ -99,6 +102,27 @@ export class Deployments {
       (r) =>
         r.deployment.accepts(model) && (input === undefined || (r.deployment.acceptsInput?.(model, input) ?? true)),
     );
+  }
+
+  /**
+   * When the model has routes but none of them can take this input (a value a protocol has no
+   * counterpart for): per field at fault, the value and what the routes refusing on it take
+   * instead. Undefined when some route takes the input, or when the model has no route at all
+   * (that is availability's answer). Read from the deployments file and the generated mappings
+   * only, never from health: no retry can change it.
+   */
+  unservable(model: ModelInfo, input: Record<string, unknown>): InputRefusal[] | undefined {
+    const routes = this.routesFor(model);
+    if (routes.length === 0 || this.routesFor(model, input).length > 0) return undefined;
+    const byField = new Map<string, InputRefusal>();
+    for (const { deployment } of routes) {
+      const refusal = deployment.inputRefusal?.(model, input);
+      if (!refusal) continue;
+      const seen = byField.get(refusal.field);
+      if (!seen) byField.set(refusal.field, { ...refusal, takes: [...refusal.takes] });
+      else for (const value of refusal.takes) if (!seen.takes.some((t) => same(t, value))) seen.takes.push(value);
+    }
+    return [...byField.values()];
   }
 
   /** Whether the model (and this input, if given) has a deployment that is available: what GET /models lists and createTask admits. */

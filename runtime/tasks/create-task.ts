@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../storage/dialect.js';
 import { acceptOnPostgres } from './accept-postgres.js';
 import { acceptOnSqlite } from './accept-sqlite.js';
 import type { Acceptance, CreateOptions, Created } from './acceptance.js';
+import { inputNotServed } from './input-not-served.js';
 import type { PreparedRequest } from './prepare-request.js';
 
 export { IDEMPOTENCY_WINDOW_MS, type CreateOptions, type Created } from './acceptance.js';
@@ -26,6 +27,9 @@ export async function acceptTask(
 ): Promise<Created> {
   // service://a/<id> references: assets of the caller's library meeting the acceptance limits; measured clip lengths reprice the hold.
   await applyAssetReferences(ctx, ownerOf(caller), request);
+  // Values no route of the model can take: 400, whatever the deployments' health (docs/contracts.md, the refusal order).
+  const notServed = inputNotServed(ctx, request);
+  if (notServed) throw notServed;
   // Routed at submission (runtime/worker/submit.ts): here only whether any deployment serves the model and this input.
   if (!ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
   const acceptance: Acceptance = {

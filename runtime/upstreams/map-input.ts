@@ -61,15 +61,41 @@ export function mapInput(mapping: ProviderMapping, input: Record<string, unknown
   return { ok: true, body };
 }
 
-/** Whether every value of the input maps (a model that serves a subset of its values or fields). */
-export function inputMaps(mapping: ProviderMapping, input: Record<string, unknown>): boolean {
+/**
+ * A value of the input the provider cannot take, and what it takes of that field instead:
+ * `takes`, the values of the field the model accepts that map (an unmapped value), or the model's
+ * default (a field the provider does not take); empty: the field must be left out.
+ */
+export interface InputRefusal {
+  field: string;
+  value: unknown;
+  takes: unknown[];
+}
+
+/** The first value of the input that does not map (a model that serves a subset of its values or fields); undefined when all do. */
+export function inputRefusal(
+  mapping: ProviderMapping,
+  input: Record<string, unknown>,
+  schema: Record<string, Record<string, unknown>> = {},
+): InputRefusal | undefined {
   for (const [field, values] of Object.entries(mapping.unmapped)) {
-    if (input[field] !== undefined && values.some((v) => String(v) === String(input[field]))) return false;
+    const value = input[field];
+    if (value !== undefined && values.some((v) => String(v) === String(value))) {
+      const accepted = schema[field]?.type === 'boolean' ? [true, false] : ((schema[field]?.enum as unknown[]) ?? []);
+      return { field, value, takes: accepted.filter((a) => !values.some((v) => String(v) === String(a))) };
+    }
   }
   for (const [field, unsupported] of Object.entries(mapping.unsupported)) {
-    if (input[field] !== undefined && !isDefault(input[field], unsupported)) return false;
+    const value = input[field];
+    if (value !== undefined && !isDefault(value, unsupported))
+      return { field, value, takes: 'default' in unsupported ? [unsupported.default] : [] };
   }
-  return true;
+  return undefined;
+}
+
+/** Whether every value of the input maps (a model that serves a subset of its values or fields). */
+export function inputMaps(mapping: ProviderMapping, input: Record<string, unknown>): boolean {
+  return inputRefusal(mapping, input) === undefined;
 }
 
 /** The value at a dot path of a provider's JSON result (`video.url`), if any. */

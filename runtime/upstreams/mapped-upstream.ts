@@ -2,7 +2,7 @@ import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
 import type { DeploymentJob, ProbeResult } from '../deployments/deployment.js';
 import { probeOfAnswer, probeOfError } from './probe-answer.js';
-import { inputMaps } from './map-input.js';
+import { type InputRefusal, inputMaps, inputRefusal } from './map-input.js';
 import { resultStream, UpstreamHttp } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
 
@@ -37,6 +37,12 @@ export abstract class MappedUpstream {
   acceptsInput(model: ModelInfo, input: Record<string, unknown>): boolean {
     const mapping = providerMapping(this.protocol, model.id);
     return mapping !== undefined && inputMaps(mapping, input);
+  }
+
+  /** The value of the input this protocol cannot take, and what it takes of that field (for a 400 that says so). */
+  inputRefusal(model: ModelInfo, input: Record<string, unknown>): InputRefusal | undefined {
+    const mapping = providerMapping(this.protocol, model.id);
+    return mapping && inputRefusal(mapping, input, model.inputSchema.properties);
   }
 
   isAvailable(): boolean {

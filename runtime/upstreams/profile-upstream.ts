@@ -389,7 +389,13 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     if (!probe) return { ok: false, outcome: 'not probed', detail: `${this.kind}: the profile has no probe` };
     try {
       const answer = await this.call(probe.method, probe.path, undefined);
-      return probeOfAnswer(`${probe.method} ${probe.path}`, answer.status, probe.ok);
+      const found = probeOfAnswer(`${probe.method} ${probe.path}`, answer.status, probe.ok);
+      // A provider that answers 200 to a refused key says so in its body (a code in a base envelope):
+      // a code of class unauthorized is the key; any other code is the provider answering the made-up request.
+      const error = found.ok ? this.bodyError(answer.json, `${probe.method} ${probe.path}`) : undefined;
+      if (error?.failure === 'unauthorized')
+        return { ok: false, outcome: 'key refused', status: answer.status, detail: error.message.split(' (')[0] };
+      return found;
     } catch (error) {
       return probeOfError(error);
     }

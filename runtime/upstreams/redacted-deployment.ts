@@ -55,7 +55,7 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
       throw redactedError(error, redact);
     }
   };
-  const { cancel, release, verifyCallback, firstPollAfterMs, acceptsInput, probe, close } = inner;
+  const { cancel, release, verifyCallback, firstPollAfterMs, acceptsInput, inputRefusal, probe, close } = inner;
   return {
     name: inner.name,
     ...(inner.kind !== undefined ? { kind: inner.kind } : {}),
@@ -66,6 +66,7 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
     start: (job) => guarded(() => inner.start(job)),
     poll: async (handle, job) => redactedStatus(await guarded(() => inner.poll(handle, job)), redact),
     ...(acceptsInput ? { acceptsInput: (model, input) => acceptsInput.call(inner, model, input) } : {}),
+    ...(inputRefusal ? { inputRefusal: (model, input) => inputRefusal.call(inner, model, input) } : {}),
     ...(firstPollAfterMs ? { firstPollAfterMs: (job) => firstPollAfterMs.call(inner, job) } : {}),
     ...(cancel ? { cancel: (handle, job) => guarded(() => cancel.call(inner, handle, job)) } : {}),
     ...(release ? { release: (handle, job) => guarded(() => release.call(inner, handle, job)) } : {}),

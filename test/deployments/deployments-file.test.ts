@@ -88,6 +88,32 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
     },
   ],
   [
+    'a model routed to a profile that lacks a field the model requires (derived, not written in the profile)',
+    {
+      given: lines(
+        'upstreams:',
+        '  wan: { kind: dashscope, baseUrl: "https://dashscope.example.invalid" }',
+        'models:',
+        `  ${MODEL}:`,
+        '    - upstream: wan',
+      ),
+      want: `deployments.yaml:5:7: an upstream of kind dashscope cannot run ${MODEL}: it requires reference_image_urls, which spec/providers/dashscope.yaml does not take (unsupported)`,
+    },
+  ],
+  [
+    'a model routed to a profile with no submit path for its mode',
+    {
+      given: lines(
+        'upstreams:',
+        '  gen: { kind: runway, baseUrl: "https://runway.example.invalid" }',
+        'models:',
+        `  ${MODEL}:`,
+        '    - upstream: gen',
+      ),
+      want: `deployments.yaml:5:7: an upstream of kind runway cannot run ${MODEL}: spec/providers/runway.yaml has no submit path for mode reference-to-video`,
+    },
+  ],
+  [
     'a key in the base URL',
     {
       given: lines(
@@ -440,6 +466,41 @@ describe('the deployments file', () => {
       expect(bad.stderr.trim()).toBe(
         `${good}:2:73: the environment variable RELAY_KEY (the key of upstream relay) is not set`,
       );
+    });
+
+    it('`deployments check` warns of a model whose default request no route can take, naming the field, and lists what each kind used does not serve', async () => {
+      const adaptive = 'vendor_a/family_a-2.5/text-to-video';
+      const path = file(
+        'runway.yaml',
+        lines(
+          'upstreams:',
+          '  gen: { kind: runway, baseUrl: "https://runway.example.invalid" }',
+          'models:',
+          `  ${adaptive}: [{ upstream: gen }]`,
+          `  vendor_b/family_c-2.6/text-to-video: [{ upstream: gen }]`,
+        ),
+      );
+      const text = await cli(['deployments', 'check', '--deployments', path]);
+      expect(text.code).toBe(0);
+      const out = text.stdout.split('\n');
+      expect(out[0]).toBe(`${path}: ok (1 upstream, 2 models routed)`);
+      // Runway has no size for adaptive, the model's default ratio: warned, with what the route takes.
+      expect(out).toContain(
+        `warning: ${adaptive}: its default request cannot be served by any of its routes: input.aspect_ratio adaptive (the deployments take 21:9, 16:9, 4:3, 1:1, 3:4, 9:16): a request that leaves aspect_ratio out is answered 400 40030`,
+      );
+      expect(out.filter((l) => l.startsWith('warning:'))).toHaveLength(1);
+      expect(out).toContain('kind runway does not serve 30 models of the catalogue:');
+      expect(out).toContain(`  ${MODEL}: spec/providers/runway.yaml has no submit path for mode reference-to-video`);
+      const json = JSON.parse((await cli(['deployments', 'check', '--deployments', path, '--json'])).stdout);
+      expect(json.warnings).toEqual([
+        {
+          model: adaptive,
+          refusals: [
+            { field: 'aspect_ratio', value: 'adaptive', takes: ['21:9', '16:9', '4:3', '1:1', '3:4', '9:16'] },
+          ],
+        },
+      ]);
+      expect(json.notServed.runway).toHaveLength(30);
     });
 
     it('`serve` refuses to start on a broken file, naming the problem', async () => {

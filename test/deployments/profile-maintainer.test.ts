@@ -16,6 +16,8 @@ import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './su
  * (test/support/acme-server.ts, written from the issue's example protocol, not from the profile).
  */
 
+const QUIET_PROFILE = ACME_PROFILE.replace(/^protocol: acme$/m, 'protocol: acme-quiet').replace(/^probe: .*\n/m, '');
+
 describe('a new provider is one YAML file (spec/providers/acme.yaml, generate, kind: acme)', () => {
   let copy: ReturnType<typeof copyCheckout>;
   let first: AcmeServer;
@@ -26,12 +28,15 @@ describe('a new provider is one YAML file (spec/providers/acme.yaml, generate, k
   beforeAll(async () => {
     copy = copyCheckout();
     writeFileSync(join(copy.root, 'spec/providers/acme.yaml'), ACME_PROFILE);
+    // The same protocol without a probe (issue 37): nothing to ask it at start, which is not a failure.
+    writeFileSync(join(copy.root, 'spec/providers/acme-quiet.yaml'), QUIET_PROFILE);
     await generate(copy.root);
     first = await new AcmeServer({ name: 'first' }).start();
     second = await new AcmeServer({ name: 'second' }).start();
     const deployments = `upstreams:
   acme-first: { kind: acme, baseUrl: "${first.url}", secretEnv: ACME_KEY }
   acme-second: { kind: acme, baseUrl: "${second.url}", secretEnv: ACME_KEY }
+  acme-quiet: { kind: acme-quiet, baseUrl: "${second.url}", secretEnv: ACME_KEY }
 models:
   ${MODEL_D}:
     - { upstream: acme-first, upstreamModel: acme-render-2, priority: 1 }
@@ -82,7 +87,33 @@ models:
       cwd: copy.root,
       env: { ...process.env, ACME_KEY: AcmeServer.key },
     }).toString();
-    expect(out).toContain('ok (2 upstreams, 1 model routed)');
+    expect(out).toContain('ok (3 upstreams, 1 model routed)');
+  });
+
+  it('at start, a profile without a probe is logged `not probed` at info, the others probed', async () => {
+    const lines = () =>
+      service.server
+        .output()
+        .split('\n')
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as { level: number; msg: string }];
+          } catch {
+            return [];
+          }
+        });
+    const deadline = Date.now() + 20_000;
+    while (!lines().some((l) => l.msg?.startsWith('upstream acme-quiet')) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(lines().filter((l) => l.msg?.startsWith('upstream acme-quiet'))).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: 'upstream acme-quiet (acme-quiet): not probed (acme-quiet: the profile has no probe)',
+      }),
+    ]);
+    expect(lines()).toContainEqual(
+      expect.objectContaining({ level: 30, msg: expect.stringMatching(/^upstream acme-first \(acme\): ok /) }),
+    );
   });
 
   it('runs a task end to end: the body is filled from the profile, the result stored, charged once', async () => {

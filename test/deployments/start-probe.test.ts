@@ -14,6 +14,12 @@ import { FalQueueServer } from '../../support/upstreams/fal-queue-server.js';
 import { JobsProtocolServer, refusedUrl } from '../../support/upstreams/jobs-protocol-server.js';
 import { OpenAiVideosServer } from '../../support/upstreams/openai-videos-server.js';
 import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
+import { ArkServer } from '../../support/upstreams/vendors/ark-server.js';
+import { DashscopeServer } from '../../support/upstreams/vendors/dashscope-server.js';
+import { KlingServer } from '../../support/upstreams/vendors/kling-server.js';
+import { LumaServer } from '../../support/upstreams/vendors/luma-server.js';
+import { MinimaxServer } from '../../support/upstreams/vendors/minimax-server.js';
+import { RunwayServer } from '../../support/upstreams/vendors/runway-server.js';
 
 const GOOD = 'sk-probe-right-key-0123456789';
 const BAD = 'sk-probe-wrong-key-9876543210';
@@ -138,4 +144,83 @@ describe('the start-up probe', () => {
     const warn = out.split('\n').find((l) => l.includes('upstream dead (jobs)'));
     expect(JSON.parse(warn ?? '{}').level).toBe(40);
   }, 90_000);
+});
+
+/**
+ * Issue 37: each of the six vendor profiles has a probe, a request its vendor publishes that creates
+ * nothing (spec/providers/<vendor>.yaml says which), answered by the loopback vendor servers as the
+ * vendor does: ok with the operator's key, key refused without it (MiniMax's refusal is a 200 whose
+ * base_resp says 1004), nothing submitted.
+ */
+describe("the vendor profiles' probes", () => {
+  const ark = new ArkServer({ apiKey: GOOD });
+  const dashscope = new DashscopeServer({ apiKey: GOOD });
+  const kling = new KlingServer({ accessKey: 'ak-probe', secretKey: 'sk-probe-secret' });
+  const luma = new LumaServer({ apiKey: GOOD });
+  const minimax = new MinimaxServer({ apiKey: GOOD });
+  const runway = new RunwayServer({ apiKey: GOOD });
+  let file: string;
+  beforeAll(async () => {
+    await Promise.all([ark.start(), dashscope.start(), kling.start(), luma.start(), minimax.start(), runway.start()]);
+    const upstreams: [string, string, string][] = [
+      ['ark', ark.url, 'GOOD_KEY'],
+      ['dashscope', dashscope.url, 'GOOD_KEY'],
+      ['kling', kling.baseUrl, 'KLING_KEYS'],
+      ['luma', luma.baseUrl, 'GOOD_KEY'],
+      ['minimax', minimax.url, 'GOOD_KEY'],
+      ['runway', runway.baseUrl, 'GOOD_KEY'],
+    ];
+    file = join(mkdtempSync(join(tmpdir(), 'mf-probe-vendors-')), 'deployments.yaml');
+    writeFileSync(
+      file,
+      [
+        'upstreams:',
+        ...upstreams.flatMap(([kind, url, good]) => [
+          `  ${kind}-good: { kind: ${kind}, baseUrl: "${url}", secretEnv: ${good} }`,
+          `  ${kind}-refused: { kind: ${kind}, baseUrl: "${url}", secretEnv: ${kind === 'kling' ? 'KLING_WRONG' : 'BAD_KEY'} }`,
+        ]),
+        'models:',
+        '  vendor_b/family_c-2.6/text-to-video:',
+        ...upstreams.flatMap(([kind]) => [
+          `    - { upstream: ${kind}-good, upstreamModel: m }`,
+          `    - { upstream: ${kind}-refused, upstreamModel: m }`,
+        ]),
+        '',
+      ].join('\n'),
+    );
+  });
+  afterAll(async () => {
+    await Promise.all([ark.close(), dashscope.close(), kling.close(), luma.close(), minimax.close(), runway.close()]);
+  });
+
+  it('deployments check --probe: ok with the key, key refused without it, for all six; nothing created', async () => {
+    const { code, out } = await run(['deployments', 'check', '--probe', '--deployments', file], {
+      GOOD_KEY: GOOD,
+      BAD_KEY: BAD,
+      KLING_KEYS: 'ak-probe:sk-probe-secret',
+      KLING_WRONG: 'ak-probe:sk-wrong-secret',
+    });
+    const lines = [
+      /upstream ark-good \(ark\): ok \(GET \/api\/v3\/contents\/generations\/tasks\?page_num=1&page_size=1: status 200\)/,
+      /upstream ark-refused \(ark\): key refused \(GET \/api\/v3\/contents\/generations\/tasks\S*: status 401\)/,
+      /upstream dashscope-good \(dashscope\): ok \(GET \/api\/v1\/tasks\/0{8}-0{4}-0{4}-0{4}-0{12}: status 200\)/,
+      /upstream dashscope-refused \(dashscope\): key refused \(\S+ \S+: status 401\)/,
+      /upstream kling-good \(kling\): ok \(GET \/v1\/videos\/text2video\?pageNum=1&pageSize=1: status 200\)/,
+      /upstream kling-refused \(kling\): key refused \(\S+ \S+: status 401\)/,
+      /upstream luma-good \(luma\): ok \(GET \S+: status 404\)/,
+      /upstream luma-refused \(luma\): key refused \(\S+ \S+: status 401\)/,
+      /upstream minimax-good \(minimax\): ok \(GET \/v1\/query\/video_generation\?task_id=0: status 200\)/,
+      /upstream minimax-refused \(minimax\): key refused \(GET \/v1\/query\/video_generation\?task_id=0: code 1004\)/,
+      /upstream runway-good \(runway\): ok \(GET \S+: status 404\)/,
+      /upstream runway-refused \(runway\): key refused \(\S+ \S+: status 401\)/,
+    ];
+    for (const line of lines) expect(out).toMatch(line);
+    expect(out).not.toMatch(/not probed/);
+    expect(out).not.toContain(GOOD);
+    expect(out).not.toContain('sk-probe-secret');
+    expect(code).toBe(1);
+    expect(ark.lists).toBeGreaterThanOrEqual(1);
+    expect(kling.lists).toBeGreaterThanOrEqual(1);
+    for (const server of [ark, dashscope, kling, luma, minimax, runway]) expect(server.submits).toHaveLength(0);
+  }, 60_000);
 });

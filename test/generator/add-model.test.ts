@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from '../../generator/generate.js';
@@ -28,6 +28,28 @@ pricing:
     - { resolution: 1080p, rate: "7.1" }
 `;
 
+/**
+ * A reference-to-video model: its reference images are required, and DashScope's and MiniMax's
+ * profiles take none (issue 37): it is added by its file alone all the same. The generator derives
+ * that those profiles (and those without a submit path for the mode) do not serve it.
+ */
+const REFERENCE_MODEL_ID = 'vendor_f/zeta-1.0/reference-to-video';
+const REFERENCE_MODEL = `id: ${REFERENCE_MODEL_ID}
+title: zeta 1.0, reference to video
+summary: A reference-to-video model added in a test by writing one file.
+markers: positional
+fields:
+  prompt: { required: true, maxLength: 800 }
+  aspect_ratio: { values: [adaptive, "16:9", "9:16"], default: adaptive }
+  duration_seconds: { min: 2, max: 12, default: 4 }
+  resolution: { values: [540p, 1080p], default: 540p }
+  reference_image_urls: { required: true, minItems: 1, maxItems: 4 }
+pricing:
+  rates:
+    - { resolution: 540p, rate: "3" }
+    - { resolution: 1080p, rate: "8" }
+`;
+
 describe('adding a model is adding one YAML file', () => {
   let copy: ReturnType<typeof copySpec>;
   let catalogue: Map<string, any>;
@@ -37,6 +59,7 @@ describe('adding a model is adding one YAML file', () => {
     copy = copySpec();
     mkdirSync(join(copy.root, 'spec/models/vendor_f/zeta-1.0'), { recursive: true });
     writeFileSync(join(copy.root, 'spec/models/vendor_f/zeta-1.0/text-to-video.yaml'), NEW_MODEL);
+    writeFileSync(join(copy.root, 'spec/models/vendor_f/zeta-1.0/reference-to-video.yaml'), REFERENCE_MODEL);
     const result = await generate(copy.root);
     expect(result.written.length).toBeGreaterThan(0);
     catalogue = (await import(join(copy.root, 'generated/catalogue.ts'))).catalogue;
@@ -50,7 +73,25 @@ describe('adding a model is adding one YAML file', () => {
 
   it('is in the catalogue next to the others', () => {
     expect(catalogue.has('vendor_f/zeta-1.0/text-to-video')).toBe(true);
-    expect(catalogue.size).toBe(projectModels.size + 1);
+    expect(catalogue.has(REFERENCE_MODEL_ID)).toBe(true);
+    expect(catalogue.size).toBe(projectModels.size + 2);
+  });
+
+  it('a reference-to-video model the dashscope and minimax profiles cannot serve: derived, not listed in spec/providers', async () => {
+    const mappings = await import(join(copy.root, 'generated/provider-mappings.ts'));
+    const required = { field: 'reference_image_urls' };
+    expect(mappings.notServedBy('dashscope', REFERENCE_MODEL_ID)).toEqual(required);
+    expect(mappings.notServedBy('minimax', REFERENCE_MODEL_ID)).toEqual(required);
+    expect(mappings.providerMapping('dashscope', REFERENCE_MODEL_ID)).toBeUndefined();
+    // Runway has no submit path for the mode; Ark takes reference images, so it serves the model.
+    expect(mappings.notServedBy('runway', REFERENCE_MODEL_ID)).toEqual({ mode: 'reference-to-video' });
+    expect(mappings.providerMapping('ark', REFERENCE_MODEL_ID)).toBeDefined();
+    expect(mappings.providerMapping('jobs', REFERENCE_MODEL_ID)).toMatchObject({ serves: 'all' });
+    // The generated page of what each protocol serves names it, and why.
+    const page = readFileSync(join(copy.root, 'generated/docs/providers.md'), 'utf8');
+    expect(page).toContain(
+      `| \`${REFERENCE_MODEL_ID}\` | it requires reference_image_urls, which \`spec/providers/dashscope.yaml\` does not take (unsupported) |`,
+    );
   });
 
   it('prices it: 7.1 credits/s for 12 s at 1080p is 86 credits; the 5-second minimum is 12', () => {

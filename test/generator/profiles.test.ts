@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BODY_ERROR_CLASSES } from '../../generator/load/profile.js';
 import { FAILURE_CLASSES } from '../../runtime/deployments/upstream-error.js';
 import { ACME_PROFILE } from '../support/acme-profile.js';
+import { loadCatalogue } from '../../generator/load/catalogue.js';
 import { copySpec, loadError, runGeneratorCheck } from '../support/spec-copy.js';
 
 const FILE = 'spec/providers/acme.yaml';
@@ -114,15 +115,18 @@ describe('a broken provider profile is refused at generation, at its file:line:c
     for (const [, { where, want }] of rows) expect(stderr).toContain(`${FILE}:${at(text, where)}: ${want}`);
   });
 
-  it('a mapping that leaves a value some model accepts unmapped is refused, as for the coded protocols', () => {
+  it('a mapping that leaves a value some model accepts unmapped serves the model in part (derived, issue 37); a model marked serves: all is held to it', () => {
     copy = copySpec();
     const text = ACME_PROFILE.replace(
       'fields: { prompt: text }',
       'fields: { prompt: text, resolution: { values: { 720p: hd } } }',
     );
     writeFileSync(join(copy.root, FILE), text);
+    const acme = loadCatalogue(copy.root).providers.find((p) => p.protocol === 'acme')!;
+    expect(acme.unmapped['vendor_d/family_d/reference-to-video']?.resolution).toEqual(['768p', '2k']);
+    writeFileSync(join(copy.root, FILE), `${text}models:\n  vendor_d/family_d/reference-to-video: { serves: all }\n`);
     expect(loadError(copy.root).message).toMatch(
-      /acme\.yaml:\d+:\d+: model \S+ accepts resolution .*which this mapping has no value for/,
+      /acme\.yaml:\d+:\d+: model vendor_d\/family_d\/reference-to-video accepts resolution .*which this mapping has no value for: map them, or leave out serves: all/,
     );
   });
 

@@ -14,6 +14,7 @@ import type {
 import { allModelInputs, type GeneratedFile, type Plugin, type PluginContext } from '../../plugin.js';
 import { modelInfo } from '../catalogue/model-info.js';
 import { SOURCE_VIDEO_FORMAT } from '../../load/modes.js';
+import { notServedText } from '../../load/providers.js';
 import { billingConfig } from '../prices/emit.js';
 import { outputView } from './output-view.js';
 import { chargeCredits, creditsToUsd } from '../../../catalogue-core/money.js';
@@ -42,6 +43,7 @@ const templates = {
   index: template('index'),
   errors: template('errors'),
   decisions: template('decisions'),
+  providers: template('providers'),
 };
 
 /** Trims trailing spaces, collapses runs of blank lines, ends with one LF. */
@@ -351,6 +353,32 @@ function errorsView(catalogue: Catalogue) {
   };
 }
 
+/** Per protocol: the models it cannot run and why, and the values it does not take of the models it serves in part. */
+function providersView(catalogue: Catalogue) {
+  return {
+    protocols: catalogue.providers.map((p) => ({
+      protocol: p.protocol,
+      summary: p.summary,
+      file: p.file,
+      notServed: Object.entries(p.notServed)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([model, reason]) => ({ model, why: notServedText(`\`${p.file}\``, reason) })),
+      unsupported: Object.entries(p.fields)
+        .filter(([, f]) => f.unsupported)
+        .map(([name]) => code(name))
+        .join(', '),
+      partly: Object.entries(p.unmapped)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([model, fields]) => ({
+          model,
+          values: Object.entries(fields)
+            .map(([field, values]) => `${field} ${values.map((v) => code(v)).join(', ')}`)
+            .join('; '),
+        })),
+    })),
+  };
+}
+
 function emit({ catalogue }: PluginContext): GeneratedFile[] {
   const models = [...catalogue.models].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return [
@@ -365,6 +393,11 @@ function emit({ catalogue }: PluginContext): GeneratedFile[] {
       inputs: allModelInputs(catalogue),
     },
     { path: 'docs/errors.md', contents: tidy(templates.errors(errorsView(catalogue))), inputs: ['spec/errors.yaml'] },
+    {
+      path: 'docs/providers.md',
+      contents: tidy(templates.providers(providersView(catalogue))),
+      inputs: ['spec/providers/*.yaml', ...allModelInputs(catalogue)],
+    },
     {
       path: 'docs/decisions.md',
       contents: tidy(templates.decisions({ decisions: catalogue.serviceDecisions })),

@@ -22,6 +22,7 @@ export const providerMappingsPlugin: Plugin = {
           models: p.models,
           unmapped: p.unmapped,
           unsupported: p.unsupported,
+          notServed: p.notServed,
         },
       ]),
     );

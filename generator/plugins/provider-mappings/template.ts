@@ -46,7 +46,11 @@ interface ProtocolTable {
   >;
   unmapped: Record<string, Record<string, ProviderScalar[]>>;
   unsupported: Record<string, Record<string, { default?: unknown }>>;
+  notServed: Record<string, NotServed>;
 }
+
+/** Why a protocol cannot run a model (derived by the generator, or `serves: none`): a required field it does not take, a mode it has no path for. */
+export type NotServed = { field: string } | { mode: string } | { declared: true };
 
 const TABLE: Record<string, ProtocolTable> = {};
 
@@ -55,12 +59,34 @@ export function hasProviderMapping(protocol: string): boolean {
   return Object.hasOwn(TABLE, protocol);
 }
 
-/** The mapping of one model under one protocol; undefined when the protocol has no mapping file or cannot run the model (serves: none). */
+/** Why the protocol cannot run the model; undefined when it can (or has no mapping file). */
+export function notServedBy(protocol: string, modelId: string): NotServed | undefined {
+  const table = Object.hasOwn(TABLE, protocol) ? TABLE[protocol] : undefined;
+  return table && Object.hasOwn(table.notServed, modelId) ? table.notServed[modelId] : undefined;
+}
+
+/** The models the protocol cannot run, with why, in id order. */
+export function modelsNotServedBy(protocol: string): { model: string; reason: NotServed }[] {
+  const table = Object.hasOwn(TABLE, protocol) ? TABLE[protocol] : undefined;
+  return Object.entries(table?.notServed ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([model, reason]) => ({ model, reason }));
+}
+
+/** The reason as a sentence: what `deployments check` prints and a refused route says. */
+export function notServedText(protocol: string, reason: NotServed): string {
+  const file = `spec/providers/${protocol}.yaml`;
+  if ('field' in reason) return `it requires ${reason.field}, which ${file} does not take (unsupported)`;
+  if ('mode' in reason) return `${file} has no submit path for mode ${reason.mode}`;
+  return `${file} says serves: none`;
+}
+
+/** The mapping of one model under one protocol; undefined when the protocol has no mapping file or cannot run the model. */
 export function providerMapping(protocol: string, modelId: string): ProviderMapping | undefined {
   const table = Object.hasOwn(TABLE, protocol) ? TABLE[protocol] : undefined;
   if (!table) return undefined;
+  if (Object.hasOwn(table.notServed, modelId)) return undefined;
   const own = Object.hasOwn(table.models, modelId) ? table.models[modelId] : undefined;
-  if (own?.serves === 'none') return undefined;
   const result = own?.result ?? table.result;
   const unmapped = (Object.hasOwn(table.unmapped, modelId) ? table.unmapped[modelId] : undefined) ?? {};
   const unsupported = (Object.hasOwn(table.unsupported, modelId) ? table.unsupported[modelId] : undefined) ?? {};
@@ -70,7 +96,7 @@ export function providerMapping(protocol: string, modelId: string): ProviderMapp
     otherFields: table.otherFields,
     set: { ...table.set, ...own?.set },
     ...(result ? { result } : {}),
-    serves: own?.serves ?? (Object.keys(unsupported).length > 0 ? 'subset' : 'all'),
+    serves: Object.keys(unmapped).length > 0 || Object.keys(unsupported).length > 0 ? 'subset' : 'all',
     unmapped,
     unsupported,
   };

@@ -1,7 +1,9 @@
 /** `mediaforge deployments check|status` and `mediaforge report margin` (docs/deployments.md). */
 import { buildDeployments } from '../../routing/build.js';
 import { DeploymentsFileError, type DeploymentsPlan, loadDeploymentsFile } from '../../routing/deployments-file.js';
-import { probeLine, probeUpstreams, type UpstreamProbe } from '../../routing/probe-upstreams.js';
+import { probeFailed, probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
+import { defaultRequestLine, defaultRequestWarnings, notServedByKinds } from '../../routing/plan-coverage.js';
+import type { Deployments } from '../../routing/router.js';
 import { marginReport } from '../../routing/margin.js';
 import { type DeploymentStatusReport, deploymentsStatus } from '../../routing/status.js';
 import { readServedPlan } from '../../routing/served-plan.js';
@@ -34,8 +36,13 @@ export async function deploymentsCheck({ values }: CommandInput): Promise<number
   try {
     const plan = loadDeploymentsFile(file, cfg.environment);
     const routed = [...plan.routes.keys()];
-    const probes = values.probe === true ? await probeAll(cfg, plan) : undefined;
-    const ok = probes?.every((p) => p.ok) ?? true;
+    const { probes, warnings } = await withDeployments(cfg, plan, async (deployments) => ({
+      probes: values.probe === true ? await probeUpstreams(deployments) : undefined,
+      warnings: defaultRequestWarnings(plan, deployments),
+    }));
+    const notServed = notServedByKinds(plan);
+    // A profile without a probe is not a failure: there is nothing to ask it.
+    const ok = !probes?.some(probeFailed);
     print(
       values,
       {
@@ -43,10 +50,17 @@ export async function deploymentsCheck({ values }: CommandInput): Promise<number
         file,
         upstreams: [...plan.upstreams.values()].map((u) => ({ name: u.name, kind: u.kind })),
         models: routed,
+        ...(warnings.length ? { warnings } : {}),
+        ...(Object.keys(notServed).length ? { notServed } : {}),
         ...(probes ? { probes } : {}),
       },
       [
         `${file}: ok (${count(plan.upstreams.size, 'upstream')}, ${count(routed.length, 'model')} routed)`,
+        ...warnings.map(defaultRequestLine),
+        ...Object.entries(notServed).flatMap(([kind, list]) => [
+          `kind ${kind} does not serve ${count(list.length, 'model')} of the catalogue:`,
+          ...list.map((m) => `  ${m.model}: ${m.why}`),
+        ]),
         ...(probes ?? []).map(probeLine),
       ].join('\n'),
     );
@@ -59,11 +73,11 @@ export async function deploymentsCheck({ values }: CommandInput): Promise<number
   }
 }
 
-/** The probes of every upstream of the plan, as serve runs them at start. */
-async function probeAll(cfg: Config, plan: DeploymentsPlan): Promise<UpstreamProbe[]> {
+/** The plan's deployments, built as serve builds them, for what the check asks of them (probes, the default requests). */
+async function withDeployments<T>(cfg: Config, plan: DeploymentsPlan, use: (d: Deployments) => Promise<T>): Promise<T> {
   const deployments = buildDeployments(cfg, () => Date.now(), plan);
   try {
-    return await probeUpstreams(deployments);
+    return await use(deployments);
   } finally {
     deployments.close();
   }

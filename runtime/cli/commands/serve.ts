@@ -8,7 +8,7 @@
 import { parseBlobStoreSetting } from '../../blobs/blob-store-setting.js';
 import { configFromEnv, type Environment, processEnvironment } from '../../config.js';
 import { createService } from '../../service.js';
-import { probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
+import { probeFailed, probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
 import { recordProbe } from '../../routing/probe-health.js';
 import type { CommandInput } from '../commands.js';
 import { UsageError, wholeNumber } from '../usage-error.js';
@@ -77,8 +77,8 @@ export async function serve({ values }: CommandInput): Promise<number> {
   probeUpstreams(service.ctx.deployments).then(
     async (probes) => {
       for (const probe of probes) {
-        if (probe.ok) service.ctx.log.info(probeLine(probe));
-        else service.ctx.log.warn(probeLine(probe));
+        if (probeFailed(probe)) service.ctx.log.warn(probeLine(probe));
+        else service.ctx.log.info(probeLine(probe));
         await recordProbe(service.ctx, probe.deployment, probe);
       }
     },

@@ -8,6 +8,7 @@ import { ApiError } from '../../errors.js';
 import { walletOf } from '../../ledger/wallets.js';
 import { QUOTE_TTL_MS, signQuote } from '../../quotes/quotes.js';
 import { acceptTask, type Created } from '../../tasks/create-task.js';
+import { inputNotServed } from '../../tasks/input-not-served.js';
 import { checkQuote, prepareRequest, type PreparedRequest } from '../../tasks/prepare-request.js';
 import { applyModelSunset } from '../../tasks/model-sunset.js';
 import { sourceClipsOf } from '../../tasks/source-clip.js';
@@ -34,6 +35,8 @@ export function parseWait(value: string | undefined): number | undefined {
 
 /** Admission as createTask does it, short of writing: a deployment is available and the balance covers the hold. */
 async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Promise<void> {
+  const notServed = inputNotServed(req.ctx, request);
+  if (notServed) throw notServed;
   if (!req.ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
   const cooling = await coolingRefusal(req.ctx, request, req.caller.accountId);
   if (cooling) throw cooling;

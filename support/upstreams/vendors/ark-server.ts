@@ -74,6 +74,8 @@ export class ArkServer {
   /** Tasks a DELETE reached while running (refused). */
   readonly refusedCancels: string[] = [];
   polls = 0;
+  /** Task list requests (a probe asks one). */
+  lists = 0;
   downloads = 0;
   private readonly listener = new LoopbackListener((req, res, url, body) => this.handle(req, res, url, body));
 
@@ -137,6 +139,17 @@ export class ArkServer {
     if (request.method === 'POST' && url.pathname === '/api/v3/contents/generations/tasks')
       return this.create(request, response, raw);
     if (this.unauthorized(request, response)) return;
+    // The task list (ListContentGenerationTasks; the SDK's content_generation.tasks.list): newest first, page_num from 1.
+    if (request.method === 'GET' && url.pathname === '/api/v3/contents/generations/tasks') {
+      this.lists++;
+      const size = Math.max(1, Number(url.searchParams.get('page_size') ?? 10) || 10);
+      const page = Math.max(1, Number(url.searchParams.get('page_num') ?? 1) || 1);
+      const all = [...this.tasks.values()].reverse();
+      return sendJson(response, 200, {
+        items: all.slice((page - 1) * size, page * size).map((task) => this.object(task)),
+        total: all.length,
+      });
+    }
     const one = /^\/api\/v3\/contents\/generations\/tasks\/([^/]+)$/.exec(url.pathname);
     const task = one ? this.tasks.get(one[1]) : undefined;
     if (!one || !task)

@@ -128,6 +128,15 @@ export class KlingServer extends VendorServer {
     const refused = this.authError(request.headers.authorization);
     if (refused) return this.refuse(response, refused);
     if (request.method === 'POST' && submit) return this.submitTask(request, url, submit[1], body, response);
+    // Query Task (List): the tasks of an action, newest first, pageNum from 1, pageSize up to 500.
+    if (request.method === 'GET' && submit) {
+      this.lists++;
+      const size = Math.min(500, Math.max(1, Number(url.searchParams.get('pageSize') ?? 30) || 30));
+      const page = Math.max(1, Number(url.searchParams.get('pageNum') ?? 1) || 1);
+      const all = [...this.jobs.values()].filter((job) => job.path.endsWith(`/${submit[1]}`)).reverse();
+      const data = all.slice((page - 1) * size, page * size).map((job) => this.task(job));
+      return this.json(response, 200, { code: 0, message: 'SUCCEED', request_id: requestId(), data });
+    }
     const query = /^\/v1\/videos\/(text2video|image2video)\/([^/]+)$/.exec(url.pathname);
     if (request.method !== 'GET' || !query) return this.refuse(response, 'notFound', 'Invalid request method or path');
     const job = this.find(query[1], query[2]);

@@ -50,6 +50,8 @@ export abstract class VendorServer {
   readonly jobs = new Map<string, VendorJob>();
   /** Every status request that reached a known job. */
   polls = 0;
+  /** Task list requests (a probe asks one). */
+  lists = 0;
   /** Job ids a cancel reached while they still ran. */
   readonly cancels: string[] = [];
   downloads = 0;

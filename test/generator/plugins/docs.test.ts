@@ -28,11 +28,29 @@ function curlBody(contents: string): { model: string; input: Record<string, unkn
 const modelIds = catalogue.models.map((m) => m.id);
 
 describe('docs plugin', () => {
-  it('emits one page per model, the index, the error page and the decisions page, and nothing else', () => {
+  it('emits one page per model, the index, the error page, the decisions page and the providers page, and nothing else', () => {
     expect([...byPath.keys()].sort()).toEqual(
-      [...modelIds.map((id) => `docs/models/${id}.md`), 'docs/index.md', 'docs/errors.md', 'docs/decisions.md'].sort(),
+      [
+        ...modelIds.map((id) => `docs/models/${id}.md`),
+        'docs/index.md',
+        'docs/errors.md',
+        'docs/decisions.md',
+        'docs/providers.md',
+      ].sort(),
     );
     expect(modelIds.filter((id) => id.endsWith('/reference-to-video')).length).toBe(17);
+  });
+
+  it('the providers page: per protocol, the models it cannot serve and why (derived), and what it serves in part', () => {
+    const page = byPath.get('docs/providers.md')!;
+    expect(page).toContain(
+      '| `vendor_d/family_d/reference-to-video` | it requires reference_image_urls, which `spec/providers/minimax.yaml` does not take (unsupported) |',
+    );
+    expect(page).toContain(
+      '| `vendor_d/family_d/video-extend` | `spec/providers/runway.yaml` has no submit path for mode video-extend |',
+    );
+    expect(page).toContain('| `vendor_a/family_a-2.5/text-to-video` | aspect_ratio `adaptive` |');
+    expect(page).toMatch(/## jobs\n\n[^\n]+\n\nEvery model of the catalogue can be sent there\./);
   });
 
   it('is deterministic: emitting twice gives identical bytes', async () => {

@@ -47,11 +47,11 @@ const BROKEN: [string, { file: string; text: string; want: RegExp }][] = [
     },
   ],
   [
-    'a value a model accepts with no provider value',
+    'a model marked serves: all with a value that has no provider value',
     {
       file: 'fal-queue.yaml',
-      text: `${head('fal-queue')}fields:\n  aspect_ratio: { values: { "16:9": landscape, "9:16": portrait, "1:1": square } }\n`,
-      want: /fal-queue\.yaml:4:\d+: model \S+ accepts aspect_ratio "[^"]+".*which this mapping has no value for: map them, or mark the model serves: subset/,
+      text: `${head('fal-queue')}fields:\n  aspect_ratio: { values: { "16:9": landscape, "9:16": portrait, "1:1": square } }\nmodels:\n  ${MODEL_D}: { serves: all }\n`,
+      want: /fal-queue\.yaml:4:\d+: model vendor_d\/family_d\/reference-to-video accepts aspect_ratio "[^"]+".*which this mapping has no value for: map them, or leave out serves: all/,
     },
   ],
   [
@@ -79,11 +79,11 @@ const BROKEN: [string, { file: string; text: string; want: RegExp }][] = [
     },
   ],
   [
-    'a required field unsupported',
+    'a model listed that the protocol cannot run anyway (a required field unsupported)',
     {
       file: 'fal-queue.yaml',
-      text: `${head('fal-queue')}fields:\n  video_url: { unsupported: true }\n`,
-      want: /fal-queue\.yaml:4:3: field "video_url" is required on model \S+: a protocol without it cannot run the model \(serves: none\)/,
+      text: `${head('fal-queue')}fields:\n  video_url: { unsupported: true }\nmodels:\n  vendor_d/family_d/video-extend: { serves: none }\n`,
+      want: /fal-queue\.yaml:6:3: model vendor_d\/family_d\/video-extend is not served by this protocol anyway \(it requires video_url, which this file does not take \(unsupported\)\): leave it out of models/,
     },
   ],
   [
@@ -135,6 +135,19 @@ describe('provider mappings (spec/providers)', () => {
     const table = loaded.providers.find((p) => p.protocol === 'fal-queue')!;
     expect(table.unmapped).toEqual({ [MODEL_D]: { resolution: ['2k'] } });
     expect(table.models[MINI].serves).toBe('none');
+  });
+
+  it('a required field unsupported: the models that require it are not served, derived, and nothing else needs saying', async () => {
+    copy = copySpec();
+    writeFileSync(
+      join(copy.root, 'spec/providers/fal-queue.yaml'),
+      `${head('fal-queue')}fields:\n  video_url: { unsupported: true }\n  aspect_ratio: { values: { "16:9": landscape } }\n`,
+    );
+    const table = loadCatalogue(copy.root).providers.find((p) => p.protocol === 'fal-queue')!;
+    expect(table.notServed['vendor_d/family_d/video-extend']).toEqual({ field: 'video_url' });
+    expect(table.notServed[MODEL_D]).toBeUndefined();
+    // Values without a provider value serve the model in part without a serves: subset.
+    expect(table.unmapped[MODEL_D]?.aspect_ratio).toContain('9:16');
   });
 
   it('an unsupported field serves the model in part: its default is emitted as the one value sent (as nothing), no serves: subset needed', async () => {
