@@ -154,6 +154,9 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
     }
     if (record.state === 'expired')
       return { state: 'failed', reason: 'The provider did not finish the task before its deadline.' };
+    if (record.state !== 'failed' && record.state !== 'canceled')
+      // A state the protocol does not define says nothing of the job: that poll failed, asked again until the deadline.
+      throw new UpstreamError('protocol', `recordInfo: unknown state ${JSON.stringify(record.state.slice(0, 40))}`);
     if (record.errorCode === 'reference_invalid' || record.errorCode === 'reference_unreachable') {
       return {
         state: 'failed',

@@ -34,6 +34,8 @@ export interface JobsServerOptions {
   busyPolls?: number;
   /** The answer to a poll instead of the job's state, asked at each poll (an upstream failing mid-task: 503). */
   pollAnswer?: () => { status: number; msg?: string } | undefined;
+  /** The state recordInfo reports for a job past its latency instead of its end (a state the protocol does not define: `paused`). */
+  endState?: string;
   /** No hints: no Retry-After, and progress stays 0 until the job ends. */
   withoutHints?: boolean;
   /** The first download sends half the bytes, then resets the connection. */
@@ -226,6 +228,7 @@ export class JobsProtocolServer {
           state: 'running',
           progress: this.options.withoutHints ? 0 : Math.floor((elapsed * 100) / latency),
         });
+      if (this.options.endState) return this.envelope(response, 200, { ...base, state: this.options.endState });
       job.reportedEnd = true;
       if (echo?.place === 'status')
         return this.envelope(response, 200, {
