@@ -90,6 +90,10 @@ export class JobsProtocolServer {
   maxInFlight = 0;
   polls = 0;
   downloads = 0;
+  /** While true, recordInfo is never answered (an upstream hanging on status requests); the held requests are counted. */
+  holdPolls = false;
+  /** Status requests held (holdPolls) whose connection is still open, and those the client closed. */
+  readonly heldPolls = { open: 0, closedByClient: 0 };
   /** Jobs reported succeeded at least once: the jobs the operator pays the provider for. */
   readonly completed = new Set<string>();
   /** Downloads of a streamed result: open, completed, or cut by the client. */
@@ -206,6 +210,14 @@ export class JobsProtocolServer {
       return this.envelope(response, 200, { tasks: [], nextCursor: null });
     if (request.method === 'GET' && url.pathname === '/api/v1/jobs/recordInfo') {
       this.polls++;
+      if (this.holdPolls) {
+        this.heldPolls.open++;
+        response.on('close', () => {
+          this.heldPolls.open--;
+          this.heldPolls.closedByClient++;
+        });
+        return;
+      }
       if (this.polls <= (this.options.busyPolls ?? 0))
         return this.envelope(response, 429, null, 'Too many requests.', { 'retry-after': '0' });
       const instead = this.options.pollAnswer?.();
