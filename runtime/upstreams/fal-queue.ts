@@ -111,7 +111,7 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
           : {}),
       },
       body: Buffer.from(JSON.stringify(body)),
-      timeoutMs: this.options.requestTimeoutMs,
+      timeoutMs: this.submitTimeoutMs,
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)

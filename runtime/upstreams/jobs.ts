@@ -84,7 +84,7 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'Idempotency-Key': JobsDeployment.idempotencyKey(job.taskId) },
       body: Buffer.from(JSON.stringify(body)),
-      timeoutMs: this.options.requestTimeoutMs,
+      timeoutMs: this.submitTimeoutMs,
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)

@@ -147,7 +147,8 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
       method: method as 'GET',
       headers: this.requestHeaders(json),
       ...(json ? { body: Buffer.from(JSON.stringify(body)) } : {}),
-      timeoutMs: this.options.requestTimeoutMs,
+      // A fresh connection is a submit's: it waits as long as the upstream's submitTimeoutSeconds.
+      timeoutMs: fresh ? this.submitTimeoutMs : this.options.requestTimeoutMs,
       ...(fresh ? { fresh: true } : {}),
     });
   }

@@ -118,7 +118,7 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
         ...(secondsLeft !== undefined ? { 'Cancel-After': `${Math.max(MIN_CANCEL_AFTER_SECONDS, secondsLeft)}s` } : {}),
       },
       body: Buffer.from(JSON.stringify(request)),
-      timeoutMs: this.options.requestTimeoutMs,
+      timeoutMs: this.submitTimeoutMs,
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)

@@ -21,6 +21,7 @@ import { scheduleWork } from '../queue/schedule-work.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import { upstreamCancelWorkHandlers } from './upstream-cancel.js';
 import { reconcileWorkHandlers, scheduleReconcile } from './reconcile.js';
+import { findJobWorkHandlers } from './find-job.js';
 import type { WorkHandler, WorkHandlers, WorkItem, WorkOutcome } from '../queue/work-handler.js';
 
 /** A deployment that keeps failing to answer is given up after this many polls in a row; the task fails and the hold is released. */
@@ -322,4 +323,5 @@ export const taskWorkHandlers = {
   ...checkWorkHandlers,
   ...upstreamCancelWorkHandlers,
   ...reconcileWorkHandlers,
+  ...findJobWorkHandlers,
 } satisfies WorkHandlers;
