@@ -14,7 +14,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
-import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
+import { bodyD, createTask, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { systemBrowser } from '../support/system-browser.js';
@@ -45,10 +45,13 @@ describe('the operator console in a browser', () => {
         'upstreams:',
         `  flaky: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
         '  local: { kind: simulator, cost: { perVideo: "0.02" } }',
+        '  free: { kind: simulator }',
         'models:',
         `  ${MODEL_D}:`,
         '    - { upstream: flaky, priority: 10 }',
         '    - { upstream: local, priority: 5 }',
+        `  ${MODEL_MINI}:`,
+        '    - upstream: free',
         'cooldown: { failures: 2, seconds: 600 }',
       ].join('\n'),
       {},
@@ -60,6 +63,12 @@ describe('the operator console in a browser', () => {
       const created = await createTask(t, apiKey, bodyD(`a red kite over hills ${i}`));
       expect((await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000)).state).toBe('succeeded');
     }
+    // One more on a deployment that declares no cost (issue 37): the console says so rather than count it free.
+    const free = await createTask(t, apiKey, {
+      model: MODEL_MINI,
+      input: { prompt: 'a kite, Picture 1 as the kite', reference_image_urls: [IMAGE], duration_seconds: 4 },
+    });
+    expect((await waitForTerminal(t, apiKey, free.body.data.taskId, 20_000)).state).toBe('succeeded');
     await signUp(t, 'grace@example.com');
     browser = await chromium.launch({
       executablePath: systemBrowser(),
@@ -117,8 +126,12 @@ describe('the operator console in a browser', () => {
   it('sees the margin chart: revenue and upstream cost of the simulator tier', async () => {
     await page.locator('#margin-chart canvas').waitFor();
     expect(await page.locator('#margin-chart').innerText()).toContain('Revenue');
-    expect(await page.locator('#margin-totals').innerText()).toMatch(/3 tasks/);
+    expect(await page.locator('#margin-totals').innerText()).toMatch(/4 tasks/);
     expect(await page.locator('#margin-totals').innerText()).toMatch(/upstream cost 0\.060000 USD/);
+    // The task of the deployment without a declared cost is marked: its margin is not shown as whole revenue.
+    expect(await page.locator('#margin-uncosted').innerText()).toBe(
+      'Succeeded tasks without a declared cost: 1. They count 0, so the margin is overstated.',
+    );
     await page.locator('#operator-margin').screenshot({ path: join(SHOTS, 'operator-margin.png') });
   }, 60_000);
 
