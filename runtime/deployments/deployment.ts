@@ -26,6 +26,12 @@ export interface DeploymentJob {
    * every result stream it returns.
    */
   signal?: AbortSignal;
+  /**
+   * Ends a poll's own requests (the status request, a follow-up read of the result) where they
+   * are: the worker's item aborted (shutdown, its lease taken over), or the task's deadline. Set by
+   * the poll and the reconciliation; absent, only their timeouts bound them.
+   */
+  requestSignal?: AbortSignal;
 }
 
 export interface DeploymentOutput {

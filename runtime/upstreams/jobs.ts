@@ -113,7 +113,11 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
 
   async poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus> {
     const target = this.http.url(`/jobs/recordInfo?taskId=${encodeURIComponent(handle)}`);
-    const answer = await this.http.json(target, { method: 'GET', timeoutMs: this.options.requestTimeoutMs });
+    const answer = await this.http.json(target, {
+      method: 'GET',
+      timeoutMs: this.options.requestTimeoutMs,
+      signal: job.requestSignal,
+    });
     if (answer.status === 404)
       throw new UpstreamError('lost', 'recordInfo: the upstream does not know the task (404)', { status: 404 });
     if (answer.status < 200 || answer.status >= 300)

@@ -155,6 +155,7 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
     const answer = await this.http.json(this.videoUrl(handle), {
       method: 'GET',
       timeoutMs: this.options.requestTimeoutMs,
+      signal: job.requestSignal,
     });
     if (answer.status === 404)
       throw new UpstreamError('lost', 'GET /videos/{id}: the upstream does not know the video (404)', { status: 404 });

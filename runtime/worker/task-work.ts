@@ -195,7 +195,8 @@ const pollTask: WorkHandler = async (ctx, item, signal): Promise<WorkOutcome> =>
   const bound = taskSignal(signal, task.deadline_at - ctx.clock.now());
   const cutBy: CutBy = () => (bound.deadlinePassed ? 'deadline' : signal?.aborted ? 'item' : undefined);
   try {
-    const job = { ...(await jobOf(ctx, task)), signal: bound.signal };
+    // The downloads and the status request alike end with the item (shutdown, lease lost) or at the deadline.
+    const job = { ...(await jobOf(ctx, task)), signal: bound.signal, requestSignal: bound.signal };
     return await pollJob(ctx, item, { ...task, deployment_handle: task.deployment_handle }, deployment, job, cutBy);
   } finally {
     bound.clear();
@@ -219,6 +220,10 @@ async function pollJob(
   try {
     status = await timeBoxed(deployment.poll(task.deployment_handle, job), task.deadline_at - ctx.clock.now(), 'poll');
   } catch (error) {
+    // Cut by the worker (shutdown, lease lost): left to run again, nothing counted against the deployment.
+    if (cutBy() === 'item') throw error;
+    // Cut at the deadline: the task's expire item ends it.
+    if (cutBy() === 'deadline') return { done: true };
     return pollFailed(ctx, task, item, deployment, error, 'poll');
   }
   ctx.upstreamStats.polled(deployment.name, performance.now() - asked);
