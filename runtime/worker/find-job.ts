@@ -1,4 +1,3 @@
-import type { Context } from '../context.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
 import type { WorkHandler, WorkHandlers, WorkOutcome } from '../queue/work-handler.js';
 import { writeTransaction } from '../storage/write-transaction.js';
