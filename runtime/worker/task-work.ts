@@ -9,6 +9,7 @@ import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { markRunning } from '../tasks/run-start.js';
 import { taskById } from '../tasks/task-rows.js';
+import { newId } from '../ids.js';
 import { purgeTaskContent } from '../tasks/task-queries.js';
 import { checkedBefore, checkWorkHandlers, sendToCheck } from './check-work.js';
 import { completedJobCost, recordJobCost } from './job-cost.js';
@@ -273,7 +274,9 @@ async function pollJob(
   }
   let stored;
   try {
-    stored = await storeOutputs(ctx, task, outputsToStore(job.model, job.input, status.outputs));
+    // Keys of this run of the poll item alone (a random claim id; attempts can repeat once a handler resets them).
+    const claim = newId('c', 6);
+    stored = await storeOutputs(ctx, task, outputsToStore(job.model, job.input, status.outputs), claim);
   } catch (error) {
     // Cut by the worker (shutdown, lease lost): the worker leaves the item to run again, nothing recorded here.
     if (cutBy() === 'item') throw error;
@@ -297,11 +300,11 @@ async function pollJob(
     sourceClipSeconds: status.sourceClipSeconds,
     upstreamCostMicros: cost,
   });
-  // A result after expiry settles nothing and keeps nothing. After a success (a second poll of the same job, e.g. a lease
-  // taken over mid-poll) the keys hold the winner's media: they stay.
-  if (!resolved && (await loadTask(ctx, item))?.state !== 'succeeded') {
+  // A result after expiry, or after another claim's success (a lease taken over mid-poll), settles nothing and keeps
+  // nothing: these keys are this claim's own, never the winner's.
+  if (!resolved) {
     for (const output of outputs) await ctx.blobs.delete(output.key);
-    await recordJobCost(ctx, task.id, cost, 'unless-succeeded'); // the measured length, on the task that ended meanwhile
+    await recordJobCost(ctx, task.id, cost, 'unless-succeeded'); // the measured length, on a task that ended otherwise
   }
   // The bytes are ours now: the upstream may let go of them.
   await releaseResult(ctx, deployment, task, job, RELEASE_TIMEOUT_MS);
