@@ -45,6 +45,8 @@ export interface Config {
   workerCheckConcurrency: number;
   /** Items in flight in the webhook-delivery lane. */
   workerDeliveryConcurrency: number;
+  /** Items in flight in the reconciliation lane (slow polls of upstream jobs their ended tasks no longer wait for). */
+  workerReconcileConcurrency: number;
   /** Most items of one account leased at once in each lane (0: no cap), so one account's backlog cannot hold another's work. */
   workerAccountCap: number;
   /** How long a claimed work item is its worker's; the worker renews it while the item runs (runtime/queue/heartbeat.ts). */
@@ -186,6 +188,7 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     workerConcurrency: int(env.MEDIAFORGE_WORKER_CONCURRENCY, 32),
     workerCheckConcurrency: int(env.MEDIAFORGE_WORKER_CHECK_CONCURRENCY, 16),
     workerDeliveryConcurrency: int(env.MEDIAFORGE_WORKER_DELIVERY_CONCURRENCY, 32),
+    workerReconcileConcurrency: int(env.MEDIAFORGE_WORKER_RECONCILE_CONCURRENCY, 8),
     workerAccountCap: int(env.MEDIAFORGE_WORKER_ACCOUNT_CAP, 8),
     leaseMs: int(env.MEDIAFORGE_LEASE_MS, 60_000),
     shutdownGraceMs: int(env.MEDIAFORGE_SHUTDOWN_GRACE_SECONDS, 30) * 1000,

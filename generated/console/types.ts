@@ -809,9 +809,14 @@ export interface components {
         OperatorMarginTotals: {
             abandonedCostUsd: string;
             marginUsd: string;
+            /** @description Tasks whose submit had an unknown outcome on a protocol without an idempotency key, whose job is neither found and reconciled nor found absent. */
+            possiblyAbandoned: number;
+            /** @description What those jobs would cost as declared for their requests (not part of upstreamCostUsd). */
+            possiblyAbandonedCostUsd: string;
             revenueCredits: number;
             revenueUsd: string;
             succeeded: number;
+            /** @description Succeeded tasks whose deployment declared no cost (their cost counts 0; the margin is overstated, or not known when none declares one). */
             succeededWithoutCost: number;
             tasks: number;
             upstreamCostUsd: string;

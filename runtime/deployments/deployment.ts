@@ -27,6 +27,12 @@ export interface DeploymentJob {
    * every result stream it returns.
    */
   signal?: AbortSignal;
+  /**
+   * Ends a poll's own requests (the status request, a follow-up read of the result) where they
+   * are: the worker's item aborted (shutdown, its lease taken over), or the task's deadline. Set by
+   * the poll and the reconciliation; absent, only their timeouts bound them.
+   */
+  requestSignal?: AbortSignal;
 }
 
 export interface DeploymentOutput {
@@ -109,6 +115,15 @@ export interface Deployment {
    * asked again; otherwise the task fails with its hold released rather than risk two jobs.
    */
   readonly idempotentSubmit?: boolean;
+  /**
+   * Where the protocol offers a way to find a job without its handle (a list of the key's jobs):
+   * the job a submit whose outcome is unknown made, given when that submit was given up (Unix ms).
+   * `absent`: the provider shows no such job; throws when it could not be asked. Absent where the
+   * protocol has none: the possible job stays counted as possibly abandoned (runtime/worker/find-job.ts).
+   */
+  findJob?(job: DeploymentJob, givenUpAt: number): Promise<{ handle: string } | 'absent'>;
+  /** How long a submit may wait for its answer (the upstream's `submitTimeoutSeconds`); past it the outcome is unknown. */
+  readonly submitTimeoutMs?: number;
   /** Whether the upstream is handed a callback URL (job.upstreamCallbackUrl) to wake the task's poll. */
   readonly callbacks?: boolean;
   /**

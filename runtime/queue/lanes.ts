@@ -13,12 +13,14 @@ export interface Lane {
   concurrency: number;
 }
 
-/** The lanes of a worker: network-bound reference checks and webhook deliveries each apart from the task lane. */
+/** The lanes of a worker: network-bound reference checks, webhook deliveries and reconciliations each apart from the task lane. */
 export function workLanes(config: Config): Lane[] {
   return [
     { name: 'tasks', kinds: 'others', concurrency: config.workerConcurrency },
     { name: 'checks', kinds: ['check'], concurrency: config.workerCheckConcurrency },
     { name: 'deliveries', kinds: ['deliver'], concurrency: config.workerDeliveryConcurrency },
+    // Slow polls of jobs no task waits for: an upstream that hangs on them must not hold back the polls of live tasks.
+    { name: 'reconciliations', kinds: ['reconcile', 'find-job'], concurrency: config.workerReconcileConcurrency },
   ];
 }
 

@@ -20,6 +20,8 @@ export interface WorkPayloads {
   'upstream-cancel': { taskId: string };
   /** Slow polls of a job its ended task no longer waits for. */
   reconcile: { taskId: string };
+  /** Looks for the job a submit whose outcome is unknown may have made (the reconciliation lane). */
+  'find-job': { taskId: string };
   /** One attempt of one webhook delivery (`refId`: the delivery id; the delivery lane). */
   deliver: { taskId: string; refId: string };
   /** Recurring: Idempotency-Key rows past their window. */
@@ -56,6 +58,7 @@ export const PAYLOADS_ARE_WORK_FIELDS: { [K in WorkKind]: WorkPayloads[K] extend
   purge: true,
   'upstream-cancel': true,
   reconcile: true,
+  'find-job': true,
   deliver: true,
   'expire-idempotency-keys': true,
   'expire-uploads': true,

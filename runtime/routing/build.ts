@@ -60,6 +60,7 @@ function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => numbe
     ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
     callbacks: spec.callbacks,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    ...(spec.submitTimeoutSeconds !== undefined ? { submitTimeoutMs: spec.submitTimeoutSeconds * 1000 } : {}),
     results: {
       policy,
       maxBytes: config.upstreamResultMaxBytes,

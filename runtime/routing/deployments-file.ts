@@ -30,7 +30,12 @@ export interface UpstreamSpec {
   maxInFlightPerAccount?: number;
   callbacks: boolean;
   cost?: UpstreamCost;
+  /** How long a submit waits for its answer before its outcome is unknown (default: the request timeout, 20 s). */
+  submitTimeoutSeconds?: number;
 }
+
+/** The longest submitTimeoutSeconds: a worker slot waits that long on one submit. */
+export const MAX_SUBMIT_TIMEOUT_SECONDS = 600;
 
 export interface RouteSpec {
   upstream: string;
@@ -58,7 +63,16 @@ export class DeploymentsFileError extends Error {
 }
 
 const TOP_KEYS = ['upstreams', 'models', 'cooldown'];
-const UPSTREAM_KEYS = ['kind', 'baseUrl', 'secretEnv', 'maxInFlight', 'maxInFlightPerAccount', 'callbacks', 'cost'];
+const UPSTREAM_KEYS = [
+  'kind',
+  'baseUrl',
+  'secretEnv',
+  'maxInFlight',
+  'maxInFlightPerAccount',
+  'callbacks',
+  'cost',
+  'submitTimeoutSeconds',
+];
 const ROUTE_KEYS = ['upstream', 'upstreamModel', 'priority', 'weight', 'cost'];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -170,7 +184,7 @@ export function parseDeployments(
       problem([...here, 'kind'], `kind ${kind} has no field mapping (spec/providers/${kind}.yaml)`);
     const spec: UpstreamSpec = { name, kind, callbacks: false };
     if (kind === 'simulator') {
-      for (const key of ['baseUrl', 'secretEnv', 'callbacks'] as const)
+      for (const key of ['baseUrl', 'secretEnv', 'callbacks', 'submitTimeoutSeconds'] as const)
         if (raw[key] !== undefined) problem([...here, key], `an upstream of kind simulator takes no ${key}`);
     } else {
       const url = typeof raw.baseUrl === 'string' ? safeUrl(raw.baseUrl) : undefined;
@@ -219,6 +233,19 @@ export function parseDeployments(
           `callbacks: true needs MEDIAFORGE_PUBLIC_URL, the address upstream ${name} calls back (unset, only an upstream on this host, a loopback baseUrl, could reach the service)`,
         );
       spec.callbacks = raw.callbacks === true;
+      if (raw.submitTimeoutSeconds !== undefined) {
+        const seconds = raw.submitTimeoutSeconds;
+        if (
+          !Number.isSafeInteger(seconds) ||
+          (seconds as number) < 1 ||
+          (seconds as number) > MAX_SUBMIT_TIMEOUT_SECONDS
+        )
+          problem(
+            [...here, 'submitTimeoutSeconds'],
+            `submitTimeoutSeconds must be a whole number from 1 to ${MAX_SUBMIT_TIMEOUT_SECONDS} (how long a submit waits for its answer)`,
+          );
+        else spec.submitTimeoutSeconds = seconds as number;
+      }
     }
     if (raw.maxInFlight !== undefined) {
       if (!Number.isSafeInteger(raw.maxInFlight) || (raw.maxInFlight as number) < 1)

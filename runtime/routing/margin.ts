@@ -23,6 +23,14 @@ export interface MarginRow {
   abandonedCostUsd: string;
   /** Succeeded tasks whose deployment declared no cost: the margin overstates by what they cost. */
   succeededWithoutCost: number;
+  /**
+   * Tasks whose submit had an unknown outcome on a protocol without an idempotency key (issue 37):
+   * a job may run that no client pays for, not yet found and reconciled, nor found absent
+   * (runtime/worker/unknown-submit.ts). Not part of upstreamCostUsd: what such jobs would cost,
+   * as declared for the request, is possiblyAbandonedCostUsd (those without a declared cost count 0).
+   */
+  possiblyAbandoned: number;
+  possiblyAbandonedCostUsd: string;
 }
 
 export interface MarginReport {
@@ -45,6 +53,8 @@ interface Sums {
   costMicros: number;
   abandonedMicros: number;
   succeededWithoutCost: number;
+  possiblyAbandoned: number;
+  possiblyAbandonedMicros: number;
 }
 
 function row(sums: Sums) {
@@ -58,6 +68,8 @@ function row(sums: Sums) {
     marginUsd: microsToUsd(revenueMicros - sums.costMicros),
     abandonedCostUsd: microsToUsd(sums.abandonedMicros),
     succeededWithoutCost: sums.succeededWithoutCost,
+    possiblyAbandoned: sums.possiblyAbandoned,
+    possiblyAbandonedCostUsd: microsToUsd(sums.possiblyAbandonedMicros),
   };
 }
 
@@ -68,34 +80,53 @@ export async function marginSums(
 ): Promise<{ model: string; deployment: string; sums: Sums }[]> {
   const rows = await db
     .selectFrom('tasks')
-    .select((eb) => [
-      'model',
-      'deployment',
-      eb.fn.countAll<number>().as('tasks'),
-      eb.fn.sum<number>(eb.case().when('state', '=', 'succeeded').then(1).else(0).end()).as('succeeded'),
-      eb.fn.sum<number>(eb.fn.coalesce('charged_credits', eb.lit(0))).as('revenue'),
-      eb.fn.sum<number>(eb.fn.coalesce('upstream_cost_micros', eb.lit(0))).as('cost'),
-      eb.fn
-        .sum<number>(
-          eb
-            .case()
-            .when('state', '!=', 'succeeded')
-            .then(eb.fn.coalesce('upstream_cost_micros', eb.lit(0)))
-            .else(0)
-            .end(),
-        )
-        .as('abandoned'),
-      eb.fn
-        .sum<number>(
-          eb
-            .case()
-            .when(eb.and([eb('state', '=', 'succeeded'), eb('upstream_cost_micros', 'is', null)]))
-            .then(1)
-            .else(0)
-            .end(),
-        )
-        .as('uncosted'),
-    ])
+    .select((eb) => {
+      // A job an unknown submit may have made: not found with a cost, nor found ended without one, nor absent.
+      const possiblyAbandoned = eb.and([
+        eb('unknown_submit_at', 'is not', null),
+        eb('upstream_cost_micros', 'is', null),
+        eb.or([eb('upstream_final_state', 'is', null), eb('upstream_final_state', '=', 'unresolved')]),
+      ]);
+      return [
+        'model',
+        'deployment',
+        eb.fn.countAll<number>().as('tasks'),
+        eb.fn.sum<number>(eb.case().when('state', '=', 'succeeded').then(1).else(0).end()).as('succeeded'),
+        eb.fn.sum<number>(eb.fn.coalesce('charged_credits', eb.lit(0))).as('revenue'),
+        eb.fn.sum<number>(eb.fn.coalesce('upstream_cost_micros', eb.lit(0))).as('cost'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when('state', '!=', 'succeeded')
+              .then(eb.fn.coalesce('upstream_cost_micros', eb.lit(0)))
+              .else(0)
+              .end(),
+          )
+          .as('abandoned'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(eb.and([eb('state', '=', 'succeeded'), eb('upstream_cost_micros', 'is', null)]))
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('uncosted'),
+        eb.fn.sum<number>(eb.case().when(possiblyAbandoned).then(1).else(0).end()).as('possibly'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(possiblyAbandoned)
+              .then(eb.fn.coalesce('unknown_submit_cost_micros', eb.lit(0)))
+              .else(0)
+              .end(),
+          )
+          .as('possiblyCost'),
+      ];
+    })
     .where('deployment', 'is not', null)
     .where('finished_at', 'is not', null)
     .$if(since !== undefined, (q) => q.where('finished_at', '>=', since!))
@@ -113,6 +144,8 @@ export async function marginSums(
       costMicros: Number(r.cost),
       abandonedMicros: Number(r.abandoned),
       succeededWithoutCost: Number(r.uncosted),
+      possiblyAbandoned: Number(r.possibly),
+      possiblyAbandonedMicros: Number(r.possiblyCost),
     },
   }));
 }
@@ -127,6 +160,8 @@ export async function marginReport(db: Db['kysely'], since?: number): Promise<Ma
     costMicros: 0,
     abandonedMicros: 0,
     succeededWithoutCost: 0,
+    possiblyAbandoned: 0,
+    possiblyAbandonedMicros: 0,
   };
   for (const { sums } of groups) for (const key of Object.keys(total) as (keyof Sums)[]) total[key] += sums[key];
   return {

@@ -179,4 +179,15 @@ export function registerUpstreamMetrics(registry: Registry, ctx: Context): void 
         value: m.sums.abandonedMicros / 1_000_000,
       })),
   );
+  dbMetric(
+    registry,
+    'mediaforge_upstream_possibly_abandoned_cost_usd',
+    'The declared cost of jobs that submits with an unknown outcome, on protocols without an idempotency key, may have made and that are not yet found and reconciled nor found absent (not part of mediaforge_upstream_cost_usd), by model and deployment (USD).',
+    'gauge',
+    async () =>
+      (await margin()).map((m) => ({
+        labels: { model: m.model, deployment: m.deployment },
+        value: m.sums.possiblyAbandonedMicros / 1_000_000,
+      })),
+  );
 }

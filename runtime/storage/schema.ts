@@ -81,6 +81,10 @@ export interface Database {
     upstream_final_state: string | null;
     /** When the task's first submit was attempted (null: never); the submit window counts from it (runtime/worker/submit-window.ts). */
     first_submit_at: number | null;
+    /** When a submit whose outcome is unknown was given up on a protocol without an idempotency key: a job may run (runtime/worker/unknown-submit.ts); null: none. */
+    unknown_submit_at: number | null;
+    /** The declared cost of that possible job as requested, in millionths of a USD (null: none declared). */
+    unknown_submit_cost_micros: number | null;
     retry_of: string | null;
     retention_seconds: number | null;
     created_at: number;

@@ -111,7 +111,7 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
           : {}),
       },
       body: Buffer.from(JSON.stringify(body)),
-      timeoutMs: this.options.requestTimeoutMs,
+      timeoutMs: this.submitTimeoutMs,
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)
@@ -165,7 +165,11 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
     const request = this.parse(handle);
     const statusUrl = new URL(request.status);
     statusUrl.searchParams.set('logs', '0');
-    const answer = await this.http.json(statusUrl, { method: 'GET', timeoutMs: this.options.requestTimeoutMs });
+    const answer = await this.http.json(statusUrl, {
+      method: 'GET',
+      timeoutMs: this.options.requestTimeoutMs,
+      signal: job.requestSignal,
+    });
     if (answer.status === 404)
       throw new UpstreamError('lost', 'GET status: fal does not know the request (404)', { status: 404 });
     if (answer.status < 200 || answer.status >= 300)
@@ -191,6 +195,7 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
     const answer = await this.http.json(new URL(request.response), {
       method: 'GET',
       timeoutMs: this.options.requestTimeoutMs,
+      signal: job.requestSignal,
     });
     if (answer.status === 404)
       throw new UpstreamError('lost', 'GET result: fal does not know the request (404)', { status: 404 });

@@ -84,7 +84,7 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'Idempotency-Key': JobsDeployment.idempotencyKey(job.taskId) },
       body: Buffer.from(JSON.stringify(body)),
-      timeoutMs: this.options.requestTimeoutMs,
+      timeoutMs: this.submitTimeoutMs,
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)
@@ -113,7 +113,11 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
 
   async poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus> {
     const target = this.http.url(`/jobs/recordInfo?taskId=${encodeURIComponent(handle)}`);
-    const answer = await this.http.json(target, { method: 'GET', timeoutMs: this.options.requestTimeoutMs });
+    const answer = await this.http.json(target, {
+      method: 'GET',
+      timeoutMs: this.options.requestTimeoutMs,
+      signal: job.requestSignal,
+    });
     if (answer.status === 404)
       throw new UpstreamError('lost', 'recordInfo: the upstream does not know the task (404)', { status: 404 });
     if (answer.status < 200 || answer.status >= 300)
@@ -154,6 +158,9 @@ export class JobsDeployment extends MappedUpstream implements Deployment {
     }
     if (record.state === 'expired')
       return { state: 'failed', reason: 'The provider did not finish the task before its deadline.' };
+    if (record.state !== 'failed' && record.state !== 'canceled')
+      // A state the protocol does not define says nothing of the job: that poll failed, asked again until the deadline.
+      throw new UpstreamError('protocol', `recordInfo: unknown state ${JSON.stringify(record.state.slice(0, 40))}`);
     if (record.errorCode === 'reference_invalid' || record.errorCode === 'reference_unreachable') {
       return {
         state: 'failed',

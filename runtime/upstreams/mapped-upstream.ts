@@ -30,6 +30,11 @@ export abstract class MappedUpstream {
     return this.options.name;
   }
 
+  /** How long a submit waits for its answer: the upstream's submitTimeoutSeconds, else the request timeout. */
+  get submitTimeoutMs(): number {
+    return this.options.submitTimeoutMs ?? this.options.requestTimeoutMs;
+  }
+
   accepts(model: ModelInfo): boolean {
     return providerMapping(this.protocol, model.id) !== undefined;
   }

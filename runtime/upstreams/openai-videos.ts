@@ -16,8 +16,15 @@ interface Video {
   status?: 'queued' | 'in_progress' | 'completed' | 'failed';
   progress?: number;
   created_at?: number;
+  model?: string;
+  prompt?: string | null;
   error?: { code?: string; message?: string } | null;
 }
+
+/** How far apart the provider's clock and this one may be when a video's created_at is matched (a minute). */
+const CLOCK_SLACK_MS = 60_000;
+/** The most pages of the list read when looking for a video (100 videos each, newest first). */
+const FIND_PAGES = 10;
 
 /** OpenAI's error shape: { error: { message, type, param, code } }. */
 function errorReason(json: unknown): string | undefined {
@@ -84,7 +91,7 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
         'Idempotency-Key': JobsDeployment.idempotencyKey(job.taskId),
       },
       body: Buffer.from(await encoded.arrayBuffer()),
-      timeoutMs: this.options.requestTimeoutMs,
+      timeoutMs: this.submitTimeoutMs,
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)
@@ -107,6 +114,39 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
     return firstPollMs(undefined, this.options.pollFallbackMs);
   }
 
+  /**
+   * The video a submit whose answer never came made: the list (GET /videos, newest first) read
+   * back to the time the submit could have started, a video of the same model and prompt created
+   * between then and a minute after it was given up. `absent` when the list holds none.
+   */
+  async findJob(job: DeploymentJob, givenUpAt: number): Promise<{ handle: string } | 'absent'> {
+    const mapping = providerMapping(PROTOCOL, job.model.id);
+    const mapped = mapping && mapInput(mapping, job.portableInput ?? job.input);
+    const prompt = mapped?.ok ? mapped.body.prompt : undefined;
+    const model = job.upstreamModel ?? job.model.id;
+    const from = givenUpAt - this.submitTimeoutMs - CLOCK_SLACK_MS;
+    const to = givenUpAt + CLOCK_SLACK_MS;
+    let after: string | undefined;
+    for (let page = 0; page < FIND_PAGES; page++) {
+      const target = this.http.url(`/videos?limit=100&order=desc${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      const answer = await this.http.json(target, { method: 'GET', timeoutMs: this.options.requestTimeoutMs });
+      if (answer.status < 200 || answer.status >= 300)
+        throw answerError('GET /videos', answer.status, answer.headers, errorReason(answer.json), this.options.now());
+      const list = answer.json as { data?: Video[]; has_more?: boolean } | undefined;
+      const videos = Array.isArray(list?.data) ? list.data : [];
+      const found = videos.find((video) => {
+        const at = (video.created_at ?? 0) * 1000;
+        return video.model === model && video.prompt === prompt && at >= from - 1000 && at <= to;
+      });
+      if (typeof found?.id === 'string') return { handle: found.id };
+      const last = videos.at(-1);
+      // Newest first: a page that reaches back past the window holds the last candidates.
+      if (!list?.has_more || !last?.id || (last.created_at ?? 0) * 1000 < from) return 'absent';
+      after = last.id;
+    }
+    throw new UpstreamError('protocol', `GET /videos: ${FIND_PAGES} pages do not reach back to the submit`);
+  }
+
   private videoUrl(handle: string, suffix = ''): URL {
     return this.http.url(`/videos/${encodeURIComponent(handle)}${suffix}`);
   }
@@ -115,6 +155,7 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
     const answer = await this.http.json(this.videoUrl(handle), {
       method: 'GET',
       timeoutMs: this.options.requestTimeoutMs,
+      signal: job.requestSignal,
     });
     if (answer.status === 404)
       throw new UpstreamError('lost', 'GET /videos/{id}: the upstream does not know the video (404)', { status: 404 });

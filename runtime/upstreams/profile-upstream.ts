@@ -141,14 +141,16 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
   }
 
   /** A JSON request to a path under the base URL. */
-  private call(method: string, path: string, body: unknown, fresh = false) {
+  private call(method: string, path: string, body: unknown, fresh = false, signal?: AbortSignal) {
     const json = body !== undefined;
     return this.http.json(this.http.url(path), {
       method: method as 'GET',
       headers: this.requestHeaders(json),
       ...(json ? { body: Buffer.from(JSON.stringify(body)) } : {}),
-      timeoutMs: this.options.requestTimeoutMs,
+      // A fresh connection is a submit's: it waits as long as the upstream's submitTimeoutSeconds.
+      timeoutMs: fresh ? this.submitTimeoutMs : this.options.requestTimeoutMs,
       ...(fresh ? { fresh: true } : {}),
+      ...(signal ? { signal } : {}),
     });
   }
 
@@ -282,7 +284,7 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     const path = fillPath(poll.path, this.handleNames(ref, job));
     if (!path) throw new UpstreamError('protocol', `${this.kind}: the handle does not fill the poll path`);
     const what = `${poll.method} ${poll.path}`;
-    const answer = await this.call(poll.method, path, undefined);
+    const answer = await this.call(poll.method, path, undefined, false, job.requestSignal);
     if (answer.status === 404)
       throw new UpstreamError('lost', `${what}: the provider does not know the job (404)`, { status: 404 });
     if (answer.status < 200 || answer.status >= 300)
@@ -345,7 +347,7 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
       if (!followPath)
         throw new UpstreamError('protocol', `${this.kind}: a succeeded job without what the follow-up needs`);
       const what = `${result.follow.method} ${result.follow.path}`;
-      const answer = await this.call(result.follow.method, followPath, undefined);
+      const answer = await this.call(result.follow.method, followPath, undefined, false, job.requestSignal);
       if (answer.status < 200 || answer.status >= 300)
         throw this.statusError(what, answer.status, answer.headers, answer.json);
       const error = this.bodyError(answer.json, what);

@@ -55,12 +55,14 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
       throw redactedError(error, redact);
     }
   };
-  const { cancel, release, verifyCallback, firstPollAfterMs, acceptsInput, inputRefusal, probe, close } = inner;
+  const { cancel, release, verifyCallback, firstPollAfterMs, acceptsInput, inputRefusal, probe, close, findJob } =
+    inner;
   return {
     name: inner.name,
     ...(inner.kind !== undefined ? { kind: inner.kind } : {}),
     ...(inner.idempotentSubmit !== undefined ? { idempotentSubmit: inner.idempotentSubmit } : {}),
     ...(inner.callbacks !== undefined ? { callbacks: inner.callbacks } : {}),
+    ...(inner.submitTimeoutMs !== undefined ? { submitTimeoutMs: inner.submitTimeoutMs } : {}),
     accepts: (model) => inner.accepts(model),
     isAvailable: () => inner.isAvailable(),
     start: (job) => guarded(() => inner.start(job)),
@@ -69,6 +71,7 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
     ...(inputRefusal ? { inputRefusal: (model, input) => inputRefusal.call(inner, model, input) } : {}),
     ...(firstPollAfterMs ? { firstPollAfterMs: (job) => firstPollAfterMs.call(inner, job) } : {}),
     ...(cancel ? { cancel: (handle, job) => guarded(() => cancel.call(inner, handle, job)) } : {}),
+    ...(findJob ? { findJob: (job, at) => guarded(() => findJob.call(inner, job, at)) } : {}),
     ...(release ? { release: (handle, job) => guarded(() => release.call(inner, handle, job)) } : {}),
     ...(verifyCallback ? { verifyCallback: (request) => verifyCallback.call(inner, request) } : {}),
     ...(probe

@@ -118,7 +118,7 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
         ...(secondsLeft !== undefined ? { 'Cancel-After': `${Math.max(MIN_CANCEL_AFTER_SECONDS, secondsLeft)}s` } : {}),
       },
       body: Buffer.from(JSON.stringify(request)),
-      timeoutMs: this.options.requestTimeoutMs,
+      timeoutMs: this.submitTimeoutMs,
       fresh: true,
     });
     if (answer.status < 200 || answer.status >= 300)
@@ -161,7 +161,11 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
 
   async poll(handle: string, job: DeploymentJob): Promise<DeploymentStatus> {
     const ref = this.parse(handle);
-    const answer = await this.http.json(new URL(ref.get), { method: 'GET', timeoutMs: this.options.requestTimeoutMs });
+    const answer = await this.http.json(new URL(ref.get), {
+      method: 'GET',
+      timeoutMs: this.options.requestTimeoutMs,
+      signal: job.requestSignal,
+    });
     if (answer.status === 404)
       throw new UpstreamError('lost', 'GET prediction: Replicate does not know the prediction (404)', { status: 404 });
     if (answer.status < 200 || answer.status >= 300)

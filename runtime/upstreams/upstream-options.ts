@@ -11,6 +11,8 @@ export interface UpstreamOptions {
   callbacks: boolean;
   /** Longest wait for one answer's status and headers (connect and send included). */
   requestTimeoutMs: number;
+  /** The same for a submit (the deployments file's `submitTimeoutSeconds`; requestTimeoutMs by default): past it the outcome is unknown. */
+  submitTimeoutMs?: number;
   /** How result links are downloaded: size cap, time, the guard for links off the upstream's origin. */
   results: ResultLinkOptions;
   /** Poll again after this long when the upstream gives neither progress nor a hint. */

@@ -54,7 +54,7 @@ async function recordEnd(ctx: Context, task: TaskRow, end: UpstreamFinalState, c
   else ctx.log.info(log, 'the upstream job of an ended task is reconciled');
 }
 
-const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
+const reconcileJob: WorkHandler = async (ctx, item, signal): Promise<WorkOutcome> => {
   const task = await taskById(ctx.db, item.task_id!);
   if (!task?.deployment_handle || !isTerminal(task.state) || task.upstream_final_state !== null) return { done: true };
   const deployment = ctx.deployments.byName(task.deployment ?? '');
@@ -70,12 +70,18 @@ const reconcileJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   }
   const next = { retryAt: Math.min(horizon, now + ctx.config.upstreamReconcilePollMs), attempts: 0 };
   // An aborted signal: any result stream the adapter hands back ends before its first byte.
-  const job = { ...(await jobOf(ctx, task)), signal: AbortSignal.abort(new Error('reconciliation downloads nothing')) };
+  // The status request itself ends with the item (shutdown, lease lost): the worker leaves the item to run again.
+  const job = {
+    ...(await jobOf(ctx, task)),
+    signal: AbortSignal.abort(new Error('reconciliation downloads nothing')),
+    ...(signal ? { requestSignal: signal } : {}),
+  };
   const asked = performance.now();
   let status: DeploymentStatus;
   try {
     status = await timeBoxed(deployment.poll(task.deployment_handle, job), DEPLOYMENT_CALL_TIMEOUT_MS, 'poll');
   } catch (error) {
+    if (signal?.aborted) throw error;
     const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', (error as Error).message);
     ctx.upstreamStats.failed(deployment.name, failure.failure);
     if (failure.failure === 'lost') {

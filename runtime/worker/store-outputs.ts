@@ -2,7 +2,6 @@ import type { Context } from '../context.js';
 import type { DeploymentOutput } from '../deployments/deployment.js';
 import { probeStored } from '../files/probe.js';
 import type { StoredOutput, TaskRow } from '../tasks/task-record.js';
-import { taskState } from '../tasks/task-rows.js';
 
 export type Stored = { ok: true; outputs: StoredOutput[]; firstVideoSeconds?: number } | { ok: false; reason: string };
 
@@ -14,18 +13,25 @@ export type Stored = { ok: true; outputs: StoredOutput[]; firstVideoSeconds?: nu
  * neither a video nor a picture, or a result without a video of a length is refused: what was
  * stored is deleted, and the caller fails the task. A write that fails (a download cut short)
  * throws, leaving nothing stored of that output; earlier outputs are deleted too.
+ *
+ * The keys are the claim's own (`claim`: an id drawn for this run of the poll item): a second poll of the
+ * same job (a lease taken over mid-poll) writes other keys, so the cleanup of one claim can never
+ * delete what another stored, whichever of them the task's success names.
  */
-export async function storeOutputs(ctx: Context, task: TaskRow, outputs: DeploymentOutput[]): Promise<Stored> {
+export async function storeOutputs(
+  ctx: Context,
+  task: TaskRow,
+  outputs: DeploymentOutput[],
+  claim: string,
+): Promise<Stored> {
   const stored: StoredOutput[] = [];
-  // A second poll of the same job (a lease taken over mid-poll) writes the same keys: once the task succeeded they hold its media.
   const dropAll = async () => {
-    if ((await taskState(ctx.db.kysely, task.id)) !== 'succeeded')
-      for (const output of stored) await ctx.blobs.delete(output.key);
+    for (const output of stored) await ctx.blobs.delete(output.key);
   };
   let firstVideoSeconds: number | undefined;
   try {
     for (const [index, output] of outputs.entries()) {
-      const key = `outputs/${task.id}/${index}.${output.extension}`;
+      const key = `outputs/${task.id}/${claim}-${index}.${output.extension}`;
       const { bytes, contentId } = output;
       if (contentId && ctx.blobs.putShared && bytes instanceof Uint8Array)
         await ctx.blobs.putShared(key, contentId, bytes);

@@ -14,9 +14,10 @@ import { portableInput } from './portable-input.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
 import { failTask } from '../tasks/resolve-task.js';
 import type { TaskRow } from '../tasks/task-record.js';
-import { jobOf, timeBoxed, upstreamReason } from './task-job.js';
+import { DEPLOYMENT_CALL_TIMEOUT_MS, jobOf, timeBoxed, upstreamReason } from './task-job.js';
 import { upstreamCallbackUrl } from '../upstreams/upstream-callback-url.js';
 import { closeWhenWindowPassed, markSubmitAttempt, submitWindowEnd } from './submit-window.js';
+import { recordUnknownSubmit } from './unknown-submit.js';
 
 /** How soon a task whose deployments are all full or cooling down looks again (plus up to as much again, so waiting tasks spread out). */
 const WAIT_FOR_SLOT_MS = 1000;
@@ -65,7 +66,9 @@ async function attempt(
   const job = await routedJob(ctx, task, model, deployment, upstreamModel);
   ctx.upstreamStats.submitted(deployment.name);
   try {
-    return { handle: await timeBoxed(deployment.start(job), task.deadline_at - ctx.clock.now(), 'start'), job };
+    // An upstream's submitTimeoutSeconds longer than the call timeout is waited for (its adapter ends the request then).
+    const cap = Math.max(DEPLOYMENT_CALL_TIMEOUT_MS, (deployment.submitTimeoutMs ?? 0) + 5000);
+    return { handle: await timeBoxed(deployment.start(job), task.deadline_at - ctx.clock.now(), 'start', cap), job };
   } catch (error) {
     const failure = error instanceof UpstreamError ? error : new UpstreamError('ambiguous', (error as Error).message);
     ctx.upstreamStats.failed(deployment.name, failure.failure);
@@ -91,7 +94,8 @@ async function refused(
 /**
  * An unknown outcome (the body went out, no answer came): the job may exist. With an idempotency
  * key the same deployment is asked again later (the task stays pinned to it); without, the task
- * fails with its hold released rather than risk a second job, and the operator sees it logged.
+ * fails with its hold released rather than risk a second job, and the job it may have made is
+ * recorded as possibly abandoned (./unknown-submit.ts).
  */
 async function unknownOutcome(
   ctx: Context,
@@ -103,10 +107,9 @@ async function unknownOutcome(
   await recordCallFailure(ctx, deployment.name, 'submit', error, { task, trial });
   if (deployment.idempotentSubmit)
     return { waitUntil: ctx.clock.now() + Math.max(error.details.retryAfterMs ?? 0, jitter(WAIT_FOR_SLOT_MS)) };
-  ctx.log.warn(
-    { task: task.id, deployment: deployment.name, err: error },
-    'submit outcome unknown and the protocol has no idempotency key: the task fails, and a job may run at the upstream',
-  );
+  ctx.log.warn({ task: task.id, deployment: deployment.name, err: error }, 'submit outcome unknown');
+  // Recorded before the task fails: the job it may have made is counted, and looked for where the protocol can.
+  await recordUnknownSubmit(ctx, task, deployment);
   await failTask(ctx, task.id, 'internal_error', null);
   return { ended: true };
 }

@@ -8,10 +8,15 @@ import type { TaskRow } from '../tasks/task-record.js';
 /** Longest wait for one deployment call: a deployment that never answers must not stall the worker (its other items, expiries). */
 export const DEPLOYMENT_CALL_TIMEOUT_MS = 30_000;
 
-/** The call, or an error once `ms` passed (at most the call timeout, at least 50 ms: the task's deadline bounds it). */
-export function timeBoxed<T>(call: Promise<T>, ms: number, what: string): Promise<T> {
+/** The call, or an error once `ms` passed (at most `capMs`, the call timeout by default; at least 50 ms: the task's deadline bounds it). */
+export function timeBoxed<T>(
+  call: Promise<T>,
+  ms: number,
+  what: string,
+  capMs = DEPLOYMENT_CALL_TIMEOUT_MS,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = Math.max(50, Math.min(DEPLOYMENT_CALL_TIMEOUT_MS, ms));
+  const limit = Math.max(50, Math.min(capMs, ms));
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`deployment ${what} did not answer within ${limit} ms`)), limit);
   });

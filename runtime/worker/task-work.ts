@@ -9,6 +9,7 @@ import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { markRunning } from '../tasks/run-start.js';
 import { taskById } from '../tasks/task-rows.js';
+import { newId } from '../ids.js';
 import { purgeTaskContent } from '../tasks/task-queries.js';
 import { checkedBefore, checkWorkHandlers, sendToCheck } from './check-work.js';
 import { completedJobCost, recordJobCost } from './job-cost.js';
@@ -21,6 +22,7 @@ import { scheduleWork } from '../queue/schedule-work.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import { upstreamCancelWorkHandlers } from './upstream-cancel.js';
 import { reconcileWorkHandlers, scheduleReconcile } from './reconcile.js';
+import { findJobWorkHandlers } from './find-job.js';
 import type { WorkHandler, WorkHandlers, WorkItem, WorkOutcome } from '../queue/work-handler.js';
 
 /** A deployment that keeps failing to answer is given up after this many polls in a row; the task fails and the hold is released. */
@@ -194,7 +196,8 @@ const pollTask: WorkHandler = async (ctx, item, signal): Promise<WorkOutcome> =>
   const bound = taskSignal(signal, task.deadline_at - ctx.clock.now());
   const cutBy: CutBy = () => (bound.deadlinePassed ? 'deadline' : signal?.aborted ? 'item' : undefined);
   try {
-    const job = { ...(await jobOf(ctx, task)), signal: bound.signal };
+    // The downloads and the status request alike end with the item (shutdown, lease lost) or at the deadline.
+    const job = { ...(await jobOf(ctx, task)), signal: bound.signal, requestSignal: bound.signal };
     return await pollJob(ctx, item, { ...task, deployment_handle: task.deployment_handle }, deployment, job, cutBy);
   } finally {
     bound.clear();
@@ -218,6 +221,10 @@ async function pollJob(
   try {
     status = await timeBoxed(deployment.poll(task.deployment_handle, job), task.deadline_at - ctx.clock.now(), 'poll');
   } catch (error) {
+    // Cut by the worker (shutdown, lease lost): left to run again, nothing counted against the deployment.
+    if (cutBy() === 'item') throw error;
+    // Cut at the deadline: the task's expire item ends it.
+    if (cutBy() === 'deadline') return { done: true };
     return pollFailed(ctx, task, item, deployment, error, 'poll');
   }
   ctx.upstreamStats.polled(deployment.name, performance.now() - asked);
@@ -267,7 +274,9 @@ async function pollJob(
   }
   let stored;
   try {
-    stored = await storeOutputs(ctx, task, outputsToStore(job.model, job.input, status.outputs));
+    // Keys of this run of the poll item alone (a random claim id; attempts can repeat once a handler resets them).
+    const claim = newId('c', 6);
+    stored = await storeOutputs(ctx, task, outputsToStore(job.model, job.input, status.outputs), claim);
   } catch (error) {
     // Cut by the worker (shutdown, lease lost): the worker leaves the item to run again, nothing recorded here.
     if (cutBy() === 'item') throw error;
@@ -291,11 +300,11 @@ async function pollJob(
     sourceClipSeconds: status.sourceClipSeconds,
     upstreamCostMicros: cost,
   });
-  // A result after expiry settles nothing and keeps nothing. After a success (a second poll of the same job, e.g. a lease
-  // taken over mid-poll) the keys hold the winner's media: they stay.
-  if (!resolved && (await loadTask(ctx, item))?.state !== 'succeeded') {
+  // A result after expiry, or after another claim's success (a lease taken over mid-poll), settles nothing and keeps
+  // nothing: these keys are this claim's own, never the winner's.
+  if (!resolved) {
     for (const output of outputs) await ctx.blobs.delete(output.key);
-    await recordJobCost(ctx, task.id, cost, 'unless-succeeded'); // the measured length, on the task that ended meanwhile
+    await recordJobCost(ctx, task.id, cost, 'unless-succeeded'); // the measured length, on a task that ended otherwise
   }
   // The bytes are ours now: the upstream may let go of them.
   await releaseResult(ctx, deployment, task, job, RELEASE_TIMEOUT_MS);
@@ -322,4 +331,5 @@ export const taskWorkHandlers = {
   ...checkWorkHandlers,
   ...upstreamCancelWorkHandlers,
   ...reconcileWorkHandlers,
+  ...findJobWorkHandlers,
 } satisfies WorkHandlers;

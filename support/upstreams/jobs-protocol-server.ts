@@ -39,6 +39,8 @@ export interface JobsServerOptions {
   pollAnswer?: (
     job: { prompt: string } | undefined,
   ) => { status: number; msg?: string; retryAfter?: string } | undefined;
+  /** The state recordInfo reports for a job past its latency instead of its end (a state the protocol does not define: `paused`). */
+  endState?: string;
   /** No hints: no Retry-After, and progress stays 0 until the job ends. */
   withoutHints?: boolean;
   /** The first download sends half the bytes, then resets the connection. */
@@ -93,6 +95,10 @@ export class JobsProtocolServer {
   maxInFlight = 0;
   polls = 0;
   downloads = 0;
+  /** While true, recordInfo is never answered (an upstream hanging on status requests); the held requests are counted. */
+  holdPolls = false;
+  /** Status requests held (holdPolls) whose connection is still open, and those the client closed. */
+  readonly heldPolls = { open: 0, closedByClient: 0 };
   /** Jobs reported succeeded at least once: the jobs the operator pays the provider for. */
   readonly completed = new Set<string>();
   /** Downloads of a streamed result: open, completed, or cut by the client. */
@@ -209,6 +215,14 @@ export class JobsProtocolServer {
       return this.envelope(response, 200, { tasks: [], nextCursor: null });
     if (request.method === 'GET' && url.pathname === '/api/v1/jobs/recordInfo') {
       this.polls++;
+      if (this.holdPolls) {
+        this.heldPolls.open++;
+        response.on('close', () => {
+          this.heldPolls.open--;
+          this.heldPolls.closedByClient++;
+        });
+        return;
+      }
       if (this.polls <= (this.options.busyPolls ?? 0))
         return this.envelope(response, 429, null, 'Too many requests.', { 'retry-after': '0' });
       const job = this.jobs.get(url.searchParams.get('taskId') ?? '');
@@ -238,6 +252,7 @@ export class JobsProtocolServer {
           state: 'running',
           progress: this.options.withoutHints ? 0 : Math.floor((elapsed * 100) / latency),
         });
+      if (this.options.endState) return this.envelope(response, 200, { ...base, state: this.options.endState });
       job.reportedEnd = true;
       if (echo?.place === 'status')
         return this.envelope(response, 200, {

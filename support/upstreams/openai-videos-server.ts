@@ -17,6 +17,10 @@ export interface OpenAiServerOptions {
   forgetVideos?: boolean;
   /** A key-echoing upstream (./key-echo.ts): a prompt asking for it gets the Authorization header written back in an error's message or a failed Video's error. */
   echoKey?: boolean;
+  /** A submit is answered only this long after the video is created (a slow upstream: the client may give up first). */
+  submitDelayMs?: number;
+  /** With submitDelayMs: the slow submit creates no video (the upstream dropped it), and still answers late. */
+  slowSubmitsCreateNothing?: boolean;
 }
 
 interface Video {
@@ -116,7 +120,10 @@ export class OpenAiVideosServer {
         form: fields,
         deleted: false,
       };
-      this.videos.set(video.id, video);
+      const delay = this.options.submitDelayMs ?? 0;
+      if (!(delay > 0 && this.options.slowSubmitsCreateNothing)) this.videos.set(video.id, video);
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      if (response.destroyed) return;
       return this.json(response, 200, this.object(video));
     }
     const video = id ? this.videos.get(decodeURIComponent(id)) : undefined;

@@ -18,6 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.js';
+
+/** A model that takes a prompt alone, routed to the deployment without a declared cost. */
+const MODEL_FREE = 'vendor_b/family_c-2.6/reference-to-video';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { systemBrowser } from '../support/system-browser.js';
@@ -51,11 +54,14 @@ describe('the operator console in a browser', () => {
         '  local: { kind: simulator, cost: { perVideo: "0.02" } }',
         // No task goes to `spare` until the test sends one: `no record`, then `ok` (the console refreshing).
         '  spare: { kind: simulator }',
+        // A deployment that declares no cost (the margin says so).
+        '  free: { kind: simulator }',
         'models:',
         `  ${MODEL_D}:`,
         '    - { upstream: flaky, priority: 10 }',
         '    - { upstream: local, priority: 5 }',
         `  ${MODEL_MINI}: [{ upstream: spare }]`,
+        `  ${MODEL_FREE}: [{ upstream: free }]`,
         'cooldown: { failures: 2, seconds: 600, singleTenant: true }',
       ].join('\n'),
       {},
@@ -67,6 +73,12 @@ describe('the operator console in a browser', () => {
       const created = await createTask(t, apiKey, bodyD(`a red kite over hills ${i}`));
       expect((await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000)).state).toBe('succeeded');
     }
+    // One more on a deployment that declares no cost (issue 37): the console says so rather than count it free.
+    const free = await createTask(t, apiKey, {
+      model: MODEL_FREE,
+      input: { prompt: 'a kite over the hills', duration_seconds: 4 },
+    });
+    expect((await waitForTerminal(t, apiKey, free.body.data.taskId, 20_000)).state).toBe('succeeded');
     await signUp(t, 'grace@example.com');
     browser = await chromium.launch({
       executablePath: systemBrowser(),
@@ -181,8 +193,12 @@ describe('the operator console in a browser', () => {
   it('sees the margin chart: revenue and upstream cost of the simulator tier', async () => {
     await page.locator('#margin-chart canvas').waitFor();
     expect(await page.locator('#margin-chart').innerText()).toContain('Revenue');
-    expect(await page.locator('#margin-totals').innerText()).toMatch(/3 tasks/);
+    expect(await page.locator('#margin-totals').innerText()).toMatch(/4 tasks/);
     expect(await page.locator('#margin-totals').innerText()).toMatch(/upstream cost 0\.060000 USD/);
+    // The task of the deployment without a declared cost is marked: its margin is not shown as whole revenue.
+    expect(await page.locator('#margin-uncosted').innerText()).toBe(
+      'Succeeded tasks without a declared cost: 1. They count 0, so the margin is overstated.',
+    );
     await page.locator('#operator-margin').screenshot({ path: join(SHOTS, 'operator-margin.png') });
   }, 60_000);
 

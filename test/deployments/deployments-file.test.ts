@@ -204,7 +204,25 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
     'an unknown key',
     {
       given: lines('upstreams:', '  sim: { kind: simulator, timeout: 5 }', 'models: {}'),
-      want: 'deployments.yaml:2:27: unknown key "timeout" (kind, baseUrl, secretEnv, maxInFlight, maxInFlightPerAccount, callbacks, cost)',
+      want: 'deployments.yaml:2:27: unknown key "timeout" (kind, baseUrl, secretEnv, maxInFlight, maxInFlightPerAccount, callbacks, cost, submitTimeoutSeconds)',
+    },
+  ],
+  [
+    'submitTimeoutSeconds 0 (issue 37)',
+    {
+      given: lines(
+        'upstreams:',
+        '  relay: { kind: jobs, baseUrl: "https://relay.example.invalid/api/v1", submitTimeoutSeconds: 0 }',
+        'models: {}',
+      ),
+      want: 'deployments.yaml:2:73: submitTimeoutSeconds must be a whole number from 1 to 600 (how long a submit waits for its answer)',
+    },
+  ],
+  [
+    'submitTimeoutSeconds on a simulator (issue 37)',
+    {
+      given: lines('upstreams:', '  sim: { kind: simulator, submitTimeoutSeconds: 30 }', 'models: {}'),
+      want: 'deployments.yaml:2:27: an upstream of kind simulator takes no submitTimeoutSeconds',
     },
   ],
   [

@@ -90,7 +90,8 @@ describe('SIGTERM while a result downloads', () => {
     expect(task.state).toBe('succeeded');
     expect(server.downloads).toBe(2);
     expect(server.results).toMatchObject({ open: 0, completed: 0, cut: 1 });
-    expect(list(join(blobs, 'outputs', taskId))).toEqual(['0.mp4']);
+    // One output, under a key of the claim that stored it (issue 37): the cut claim left nothing.
+    expect(list(join(blobs, 'outputs', taskId))).toEqual([expect.stringMatching(/^c_[\w-]+-0\.mp4$/)]);
     const wallet = await db
       .selectFrom('wallets')
       .select(['held', 'spent'])
@@ -100,4 +101,59 @@ describe('SIGTERM while a result downloads', () => {
     const entries = await db.selectFrom('ledger_entries').select('kind').where('task_id', '=', taskId).execute();
     expect(entries.map((e) => e.kind).sort()).toEqual(['hold', 'settle']);
   });
+
+  it("issue 37: SIGTERM while a poll's status request hangs: the request is cut after the grace (not at its 20 s timeout), the poll is left to run again, uncounted, and succeeds after the restart", async () => {
+    server = await new JobsProtocolServer({ latencyMs: 100 }).start();
+    server.holdPolls = true;
+    proc = await startMediaforge(
+      'shutdown-poll',
+      {
+        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+        MEDIAFORGE_SHUTDOWN_GRACE_SECONDS: '1',
+        MEDIAFORGE_UPSTREAM_POLL_MS: '50',
+      },
+      {
+        'deployments.yaml': [
+          'upstreams:',
+          `  up: { kind: jobs, baseUrl: "${server.baseUrl}" }`,
+          'models:',
+          `  ${bodyD().model}:`,
+          '    - upstream: up',
+        ].join('\n'),
+      },
+    );
+    const { apiKey } = await proc.account(1000);
+    const created = await call(proc.url, 'POST', '/api/v1/jobs/createTask', apiKey, bodyD('status hangs, Picture 1'));
+    const taskId: string = created.body.data.taskId;
+    for (const end = Date.now() + 10_000; server.heldPolls.open === 0; ) {
+      if (Date.now() > end) throw new Error('the poll did not start');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    proc.server.child.kill('SIGTERM');
+    // Well inside the status request's own 20 s timeout: before, the process waited for it.
+    const exit = await Promise.race([
+      proc.server.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running 12 s after SIGTERM'), 12_000)),
+    ]);
+    expect(exit).toBe(0);
+    expect(server.heldPolls).toEqual({ open: 0, closedByClient: 1 });
+    const db = proc.db.kysely;
+    const polls = await db
+      .selectFrom('work_items')
+      .select(['done_at', 'lease_owner', 'lease_until'])
+      .where('task_id', '=', taskId)
+      .where('kind', '=', 'poll')
+      .execute();
+    expect(polls).toEqual([{ done_at: null, lease_owner: null, lease_until: null }]);
+    // Cut by the shutdown, not a failure of the upstream: nothing counted against it.
+    const health = await db
+      .selectFrom('upstream_health')
+      .select('consecutive_failures')
+      .where('name', '=', 'up')
+      .execute();
+    expect(health.filter((h) => h.consecutive_failures > 0)).toEqual([]);
+    server.holdPolls = false;
+    await proc.restart();
+    expect((await waitForTask(proc.url, apiKey, taskId)).state).toBe('succeeded');
+  }, 60_000);
 });

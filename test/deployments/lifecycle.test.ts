@@ -139,7 +139,10 @@ describe('an upstream job from submit to end', () => {
     expect((server as JobsProtocolServer).downloads).toBe(2);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: PRICE_D });
     // One object, whole, and no partial write left behind.
-    expect(readdirSync(join(t.config.dataDir, 'blobs', 'outputs', task.taskId))).toEqual(['0.mp4']);
+    // One output, under a key of the claim that stored it (issue 37: keys per claim); the cut one left nothing.
+    expect(readdirSync(join(t.config.dataDir, 'blobs', 'outputs', task.taskId))).toEqual([
+      expect.stringMatching(/^c_[\w-]+-0\.mp4$/),
+    ]);
     expect(readdirSync(join(t.config.dataDir, 'blobs', '.partial'))).toEqual([]);
     await t.checkLedger(accountId);
   });

@@ -61,6 +61,31 @@ describe('poll answers no profile foresaw (issue 27)', () => {
     expect(replicate.polls).toBe(after);
   });
 
+  it('issue 37: a jobs-protocol state the protocol does not define (paused) is a failed poll, not a failed job: polled again with backoff until the task expires at its deadline, hold released', async () => {
+    const upstream = await new JobsProtocolServer({ latencyMs: 0, endState: 'paused' }).start();
+    servers.push(upstream);
+    const plan = parseDeployments(
+      'deployments.yaml',
+      [
+        'upstreams:',
+        `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
+        'models:',
+        `  ${MODEL_D}:`,
+        '    - upstream: up',
+      ].join('\n'),
+    );
+    t = await startTestService({ upstreamPollMs: 50, taskDeadlineMs: 4000 }, { deploymentsPlan: plan });
+    const { accountId, apiKey } = await t.account(1000);
+    const created = await createTask(t, apiKey, bodyD('a paused job, Picture 1'));
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    // Before: failed at the first poll with "The provider reported the task paused.".
+    expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
+    await t.checkLedger(accountId);
+    expect(upstream.polls).toBeGreaterThanOrEqual(1);
+    expect(upstream.polls).toBeLessThanOrEqual(4);
+  });
+
   it("a content-policy failure at poll time, after the job ran: the task fails with the provider's reason without its identifiers, hold released, never sent to the second deployment, not reconciled", async () => {
     const first = await new JobsProtocolServer({ latencyMs: 300, failWhenPromptContains: 'FLAG' }).start();
     const second = await new JobsProtocolServer({ latencyMs: 300 }).start();

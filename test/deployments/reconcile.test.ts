@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { marginReport } from '../../runtime/routing/margin.js';
-import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
+import { bodyD, createTask, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.js';
 import { ROOT } from '../support/catalogue.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
@@ -225,6 +225,44 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
     expect(upstream.polls).toBe(2);
     expect((await reconcileItems(t.service.ctx.db, taskId)).map((i) => i.done_at !== null)).toEqual([true]);
   });
+
+  it("issue 37: reconciliation runs in a lane of its own: an upstream that hangs on a reconcile poll holds back no live task's work, even with one slot in the task lane", async () => {
+    const upstream = await new JobsProtocolServer({ latencyMs: 600_000 }).start();
+    servers.push(upstream);
+    const plan = parseDeployments(
+      'deployments.yaml',
+      [
+        'upstreams:',
+        `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
+        '  sim: { kind: simulator }',
+        'models:',
+        `  ${MODEL_D}:`,
+        '    - upstream: up',
+        `  ${MODEL_MINI}:`,
+        '    - upstream: sim',
+      ].join('\n'),
+    );
+    t = await startTestService(
+      { upstreamPollMs: 50, taskDeadlineMs: 1000, upstreamReconcilePollMs: 100, workerConcurrency: 1 },
+      { deploymentsPlan: plan },
+    );
+    const { apiKey } = await t.account(1000);
+    const ended = await createTask(t, apiKey, bodyD('hangs once ended, Picture 1'));
+    expect(await waitForTerminal(t, apiKey, ended.body.data.taskId, 15_000)).toMatchObject({ state: 'expired' });
+    // From now on the upstream answers no status request: the reconcile poll hangs (until its 20 s request timeout).
+    upstream.holdPolls = true;
+    for (const until = Date.now() + 10_000; upstream.heldPolls.open === 0 && Date.now() < until; ) await sleep(20);
+    expect(upstream.heldPolls.open).toBe(1);
+    const live = await createTask(t, apiKey, {
+      model: MODEL_MINI,
+      input: { prompt: 'a live task, Picture 1 as the fox', reference_image_urls: [IMAGE], duration_seconds: 4 },
+    });
+    const done = await waitForTerminal(t, apiKey, live.body.data.taskId, 60_000);
+    // The live task ran and succeeded while the reconcile poll was still held open (before: only once it timed out).
+    expect(done).toMatchObject({ state: 'succeeded' });
+    expect(upstream.heldPolls).toEqual({ open: 1, closedByClient: 0 });
+    await upstream.close(); // the held request ends: the service's shutdown need not wait for its timeout
+  }, 90_000);
 
   it('a job that never ends is polled slowly until the horizon, then left unresolved and polled no more; it costs nothing', async () => {
     const upstream = await new JobsProtocolServer({ latencyMs: 600_000 }).start();

@@ -4,7 +4,7 @@ import { DeploymentsFileError, type DeploymentsPlan, loadDeploymentsFile } from 
 import { probeFailed, probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
 import { defaultRequestLine, defaultRequestWarnings, notServedByKinds } from '../../routing/plan-coverage.js';
 import type { Deployments } from '../../routing/router.js';
-import { marginReport } from '../../routing/margin.js';
+import { marginReport, type MarginReport } from '../../routing/margin.js';
 import { type DeploymentStatusReport, deploymentsStatus } from '../../routing/status.js';
 import { readServedPlan } from '../../routing/served-plan.js';
 import { databaseName } from '../../storage/database-name.js';
@@ -129,14 +129,30 @@ export async function reportMargin({ values }: CommandInput): Promise<number> {
     values,
     { ...report },
     [
-      ...report.rows.map(
-        (r) =>
-          `${r.model} on ${r.deployment}: ${r.tasks} tasks, revenue ${r.revenueUsd} USD, upstream ${r.upstreamCostUsd} USD (abandoned ${r.abandonedCostUsd} USD), margin ${r.marginUsd} USD`,
-      ),
-      `total: ${report.totals.tasks} tasks, revenue ${report.totals.revenueUsd} USD, upstream ${report.totals.upstreamCostUsd} USD (abandoned ${report.totals.abandonedCostUsd} USD), margin ${report.totals.marginUsd} USD`,
+      ...report.rows.map((r) => `${r.model} on ${r.deployment}: ${marginLine(r)}`),
+      `total: ${marginLine(report.totals)}`,
     ].join('\n'),
   );
   return 0;
+}
+
+/**
+ * One line of the margin report. Succeeded tasks without a declared cost are marked (their cost
+ * counts 0): with none declared at all the margin is not known, never a 100 % margin; with some, it
+ * is overstated. Jobs an unknown submit may have made are counted beside (not in) the cost.
+ */
+function marginLine(r: MarginReport['totals']): string {
+  const margin =
+    r.succeededWithoutCost > 0 && r.succeededWithoutCost === r.succeeded && r.upstreamCostUsd === '0.000000'
+      ? `margin not known (no cost declared for its ${count(r.succeededWithoutCost, 'succeeded task')})`
+      : r.succeededWithoutCost > 0
+        ? `margin ${r.marginUsd} USD, overstated (${count(r.succeededWithoutCost, 'succeeded task')} without a declared cost)`
+        : `margin ${r.marginUsd} USD`;
+  const possibly =
+    r.possiblyAbandoned > 0
+      ? `, possibly abandoned ${r.possiblyAbandoned} (${r.possiblyAbandonedCostUsd} USD declared)`
+      : '';
+  return `${r.tasks} tasks, revenue ${r.revenueUsd} USD, upstream ${r.upstreamCostUsd} USD (abandoned ${r.abandonedCostUsd} USD)${possibly}, ${margin}`;
 }
 
 /** `1 model`, `2 models`. */

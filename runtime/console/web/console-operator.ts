@@ -87,6 +87,31 @@ async function renderMargin() {
         margin: totals.marginUsd,
       }),
     }),
+    // Successes without a declared cost count 0: said, so the margin is never read as 100 % of the revenue.
+    ...(totals.succeededWithoutCost > 0
+      ? [
+          h('p', {
+            id: 'margin-uncosted',
+            class: 'hint',
+            text:
+              totals.succeededWithoutCost === totals.succeeded && totals.upstreamCostUsd === '0.000000'
+                ? t('operator.marginUnknown', { count: totals.succeededWithoutCost })
+                : t('operator.marginUncosted', { count: totals.succeededWithoutCost }),
+          }),
+        ]
+      : []),
+    ...(totals.possiblyAbandoned > 0
+      ? [
+          h('p', {
+            id: 'margin-possibly-abandoned',
+            class: 'hint',
+            text: t('operator.possiblyAbandoned', {
+              count: totals.possiblyAbandoned,
+              cost: totals.possiblyAbandonedCostUsd,
+            }),
+          }),
+        ]
+      : []),
   );
   // One bar group per model and deployment: revenue beside what the upstream cost.
   const rows = report.rows;
