@@ -15,6 +15,7 @@ import { upstreamCallbacks } from './migrations/0012-upstream-callbacks.js';
 import { upstreamReconcile } from './migrations/0013-upstream-reconcile.js';
 import { operatorConsole } from './migrations/0014-operator.js';
 import { upstreamHealth } from './migrations/0016-upstream-health.js';
+import { finalUploads } from './migrations/0018-final-uploads.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -34,6 +35,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0013-upstream-reconcile': upstreamReconcile(),
     '0014-operator': operatorConsole(db.engine),
     '0016-upstream-health': upstreamHealth(db.engine),
+    '0018-final-uploads': finalUploads(),
   };
 }
 
