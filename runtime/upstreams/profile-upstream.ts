@@ -5,7 +5,7 @@ import type { ProfileStateRule, ProviderProfile } from '../../generated/provider
 import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '../deployments/deployment.js';
 import { UpstreamError, type FailureClass } from '../deployments/upstream-error.js';
 import { valueAtPath, valuesAt } from './json-path.js';
-import { jwtHs256 } from './jwt-hs256.js';
+import { jwtSigner } from './jwt-hs256.js';
 import { mapField, mapInput } from './map-input.js';
 import { MappedUpstream } from './mapped-upstream.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
@@ -47,6 +47,8 @@ const ERROR_TEXT_PATHS = ['error.message', 'message', 'error', 'detail', 'msg'];
 export class ProfileDeployment extends MappedUpstream implements Deployment {
   readonly kind: string;
   readonly idempotentSubmit: boolean;
+  /** The jwt-hs256 scheme's tokens, each told to the upstream's redactor before it is sent. */
+  private jwt?: (nowMs: number) => string | undefined;
   /** Set only when the profile has a cancel (absent: the protocol cannot stop a job). */
   readonly cancel?: (handle: string, job: DeploymentJob) => Promise<void>;
 
@@ -78,7 +80,8 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
   private requestHeaders(json: boolean): Record<string, string> {
     const headers: Record<string, string> = json ? { 'Content-Type': 'application/json' } : {};
     if (this.profile.auth.scheme === 'jwt-hs256' && this.options.apiKey) {
-      const token = jwtHs256(this.options.apiKey, this.options.now());
+      this.jwt ??= jwtSigner(this.options.apiKey, this.options.hideDerived);
+      const token = this.jwt(this.options.now());
       if (token) headers.Authorization = `Bearer ${token}`;
     }
     return headers;

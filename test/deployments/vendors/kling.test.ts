@@ -174,6 +174,19 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
     expect(JSON.stringify(record.body)).not.toContain(token);
   });
 
+  it('a 401 that echoes the signed token: the last failure in /readyz shows it redacted, as the key would be', async () => {
+    const { first, t, apiKey } = await serve({ echoAuthorizationUnauthorized: true });
+    const task = await run(t, apiKey, textTask('a fox at the gate'));
+    expect(task.state).toBe('succeeded');
+    const token = String(first.submits[0].headers.authorization).slice('Bearer '.length);
+    expect(token.split('.')).toHaveLength(3);
+    const ready = await t.call('GET', '/readyz');
+    const failed = ready.body.deployments.find((d: { name: string }) => d.name === 'first');
+    expect(failed.lastFailure).toContain('Authentication failed: Bearer [redacted]');
+    const text = JSON.stringify(ready.body);
+    for (const secret of [token, SECRET, `${ACCESS}:${SECRET}`]) expect(text).not.toContain(secret);
+  });
+
   it('a wrong secret key: Kling refuses the signature (401, 1000); the next deployment takes the task', async () => {
     const { first, second, t, apiKey } = await serve({}, { firstSecret: 'a-wrong-secret' });
     const task = await run(t, apiKey, textTask('a fox'));
