@@ -5,6 +5,7 @@ import type { ProfileStateRule, ProviderProfile } from '../../generated/provider
 import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '../deployments/deployment.js';
 import { UpstreamError, type FailureClass } from '../deployments/upstream-error.js';
 import { valueAtPath, valuesAt } from './json-path.js';
+import { usableJobId } from './job-id.js';
 import { jwtSigner } from './jwt-hs256.js';
 import { mapField, mapInput } from './map-input.js';
 import { MappedUpstream } from './mapped-upstream.js';
@@ -187,12 +188,13 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
       : error;
   }
 
-  /** Reads `handle` (or the lookup's) from an answer; undefined when a value is missing. */
+  /** Reads `handle` (or the lookup's) from an answer; undefined when a value is missing, empty or a dot-segment (./job-id.ts). */
   private captured(json: unknown, paths: Record<string, string>): Record<string, string> | undefined {
     const ids: Record<string, string> = {};
     for (const [name, path] of Object.entries(paths)) {
       const value = valueAtPath(json, path);
       if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+      if (!usableJobId(String(value))) return undefined;
       ids[name] = String(value);
     }
     return ids;
@@ -220,7 +222,7 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
           if (!ids)
             throw new UpstreamError(
               'protocol',
-              `${what}: the answer has no ${Object.values(submit.handle).join(', ')}`,
+              `${what}: the answer has no usable ${Object.values(submit.handle).join(', ')} (missing, empty or a dot-segment)`,
             );
           return JSON.stringify({ submitPath, ids } satisfies ProfileHandle);
         }
