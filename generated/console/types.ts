@@ -757,14 +757,14 @@ export interface components {
         };
         OperatorAuditEntry: {
             /** @enum {string} */
-            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote";
+            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote" | "account.create" | "account.set" | "key.create" | "webhook.add" | "webhook.disable" | "webhook.enable" | "webhook.delete" | "webhook.rotate-secret" | "webhook.resend" | "entity.create" | "entity.delete";
             /** @description The operator's user id, or `cli` for the mediaforge command. */
             actor: string;
             actorEmail: string | null;
             clientAddress: string | null;
             /** Format: date-time */
             createdAt: string;
-            /** @description What the action was given (credits and note; the key's account; the role's change). */
+            /** @description What the action was given (credits and note; the key's account; the role's change; what a CLI command was given), never a key or secret it made. */
             details: {
                 [key: string]: unknown;
             };

@@ -1,6 +1,6 @@
 import { accountOfKey, addCreditsIn, revokeKeyIn } from '../accounts/accounts.js';
 import { setUserRole, type UserRole } from '../accounts/users.js';
-import { type AuditActor, recordAudit } from '../audit/audit-log.js';
+import { type AuditAction, type AuditActor, recordAudit } from '../audit/audit-log.js';
 import { hasWallet } from '../ledger/wallets.js';
 import type { Db } from '../storage/dialect.js';
 
@@ -11,6 +11,29 @@ export interface ActingOperator {
 }
 
 export const CLI_OPERATOR: ActingOperator = { actor: 'cli', clientAddress: null };
+
+/**
+ * The audit row of a CLI operator action whose statements open their own transactions (accounts,
+ * keys, webhooks, characters): written once the action succeeded, actor `cli`. The details are what
+ * the command was given, never a key or secret it made.
+ */
+export async function recordCliAction(
+  db: Db,
+  action: AuditAction,
+  target: string | null,
+  details: Record<string, unknown>,
+  now: number,
+): Promise<void> {
+  await db.kysely
+    .transaction()
+    .execute((trx) =>
+      recordAudit(
+        trx,
+        { actor: CLI_OPERATOR.actor, action, target, clientAddress: CLI_OPERATOR.clientAddress, details },
+        now,
+      ),
+    );
+}
 
 /**
  * Adds credits to an account through the ledger's one top-up path, its row carrying the note and
