@@ -1433,6 +1433,8 @@ export interface operations {
                 "application/json": {
                     /** @description Whole credits to add (1 credit = 0.01 USD). */
                     credits: number;
+                    /** @description One per intended grant (the console's form makes one per form); a second request with it adds nothing and answers the first grant with `replayed` true. */
+                    idempotencyKey?: string;
                     /** @description Why (kept on the ledger row and in the audit log). */
                     note: string;
                 };
@@ -1450,6 +1452,8 @@ export interface operations {
                             accountId: string;
                             added: number;
                             balance: components["schemas"]["OperatorBalance"];
+                            /** @description The idempotency key was used before; nothing was added this time (`added` is the first grant's). */
+                            replayed: boolean;
                         };
                     };
                 };

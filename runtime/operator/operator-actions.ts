@@ -37,20 +37,25 @@ export async function recordCliAction(
 
 /**
  * Adds credits to an account through the ledger's one top-up path, its row carrying the note and
- * the operator, and the audit row in the same transaction. False (nothing written) for an unknown account.
+ * the operator, and the audit row in the same transaction. With an idempotency key (the console's
+ * form sends one per form; `credits add --idempotency-key`) a second request with it adds nothing,
+ * writes no audit row and answers the first grant (`replayed`). Undefined (nothing written) for an
+ * unknown account.
  */
 export async function grantCredits(
   db: Db,
   by: ActingOperator,
-  grant: { accountId: string; credits: number; note: string | null },
+  grant: { accountId: string; credits: number; note: string | null; idempotencyKey?: string | null },
   now: number,
-): Promise<boolean> {
+): Promise<{ added: number; replayed: boolean } | undefined> {
   return db.kysely.transaction().execute(async (trx) => {
-    if (!(await hasWallet(trx, grant.accountId))) return false;
-    await addCreditsIn(trx, grant.accountId, grant.credits, now, {
+    if (!(await hasWallet(trx, grant.accountId))) return undefined;
+    const applied = await addCreditsIn(trx, grant.accountId, grant.credits, now, {
       note: grant.note,
       byUserId: by.actor === CLI_OPERATOR.actor ? null : by.actor,
+      reference: grant.idempotencyKey ? `grant:${grant.idempotencyKey}` : null,
     });
+    if (applied.replayed) return applied;
     await recordAudit(
       trx,
       {
@@ -62,7 +67,7 @@ export async function grantCredits(
       },
       now,
     );
-    return true;
+    return applied;
   });
 }
 

@@ -110,10 +110,17 @@ export async function creditsAdd({ values }: CommandInput): Promise<number> {
   const credits = wholeNumber(text(values.credits), 'credits', 1);
   const note = text(values.note)?.trim() || null;
   // Recorded in the audit log as the console's grants are (actor `cli`), the note on the ledger row.
-  const added = await withCommandDb(commandConfig(values), (db) =>
-    grantCredits(db, CLI_OPERATOR, { accountId, credits, note }, Date.now()),
+  const idempotencyKey = text(values['idempotency-key']) ?? null;
+  const granted = await withCommandDb(commandConfig(values), (db) =>
+    grantCredits(db, CLI_OPERATOR, { accountId, credits, note, idempotencyKey }, Date.now()),
   );
-  if (!added) throw new Error(`no account ${accountId}`);
-  print(values, { accountId, added: credits }, `added ${credits} credits to ${accountId}`);
+  if (!granted) throw new Error(`no account ${accountId}`);
+  print(
+    values,
+    { accountId, added: granted.added, replayed: granted.replayed },
+    granted.replayed
+      ? `already added: ${granted.added} credits to ${accountId} with this idempotency key (nothing changed)`
+      : `added ${credits} credits to ${accountId}`,
+  );
   return 0;
 }
