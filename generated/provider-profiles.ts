@@ -255,7 +255,7 @@ const PROFILES: Record<string, ProviderProfile> = {
         '5001': 'server',
         '5002': 'server'
       },
-      otherwise: 'server'
+      otherwise: 'rejected'
     }
   },
   luma: {

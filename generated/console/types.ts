@@ -757,14 +757,14 @@ export interface components {
         };
         OperatorAuditEntry: {
             /** @enum {string} */
-            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote";
+            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote" | "account.create" | "account.set" | "key.create" | "webhook.add" | "webhook.disable" | "webhook.enable" | "webhook.delete" | "webhook.rotate-secret" | "webhook.resend" | "entity.create" | "entity.delete";
             /** @description The operator's user id, or `cli` for the mediaforge command. */
             actor: string;
             actorEmail: string | null;
             clientAddress: string | null;
             /** Format: date-time */
             createdAt: string;
-            /** @description What the action was given (credits and note; the key's account; the role's change). */
+            /** @description What the action was given (credits and note; the key's account; the role's change; what a CLI command was given), never a key or secret it made. */
             details: {
                 [key: string]: unknown;
             };
@@ -1438,6 +1438,8 @@ export interface operations {
                 "application/json": {
                     /** @description Whole credits to add (1 credit = 0.01 USD). */
                     credits: number;
+                    /** @description One per intended grant (the console's form makes one per form); a second request with it adds nothing and answers the first grant with `replayed` true. */
+                    idempotencyKey?: string;
                     /** @description Why (kept on the ledger row and in the audit log). */
                     note: string;
                 };
@@ -1455,6 +1457,8 @@ export interface operations {
                             accountId: string;
                             added: number;
                             balance: components["schemas"]["OperatorBalance"];
+                            /** @description The idempotency key was used before; nothing was added this time (`added` is the first grant's). */
+                            replayed: boolean;
                         };
                     };
                 };

@@ -27,6 +27,18 @@ export const BODY_ERROR_CLASSES = [
   'configuration',
 ] as const;
 
+/**
+ * The class of a business code `errors.classes` does not name (spec/providers/README.md): the
+ * request is refused (on a submit the task fails with the provider's reason; on a poll the job
+ * ended failed), and nothing counts against the deployment.
+ */
+export const UNKNOWN_CODE_CLASS = 'rejected';
+/**
+ * Classes that count against a deployment (fail over, cool it down): an unknown code may not take
+ * one, since one account's unrecognised answer would then cool a deployment serving everyone.
+ */
+const DEPLOYMENT_EVIDENCE_CLASSES = ['busy', 'server', 'unauthorized', 'configuration'] as const;
+
 /** A state value, or a condition on another member of the status answer (`when` present / equal). */
 export type ProfileStateRule =
   | ProfileState
@@ -443,11 +455,16 @@ export function checkProfile(
           );
         else classes[value] = cls as string;
       }
-      const otherwise = raw.otherwise ?? 'rejected';
+      const otherwise = raw.otherwise ?? UNKNOWN_CODE_CLASS;
       if (!isClass(otherwise))
         problem(
           ['errors', 'otherwise'],
           `${JSON.stringify(otherwise)} is not a failure class (${BODY_ERROR_CLASSES.join(', ')})`,
+        );
+      else if ((DEPLOYMENT_EVIDENCE_CLASSES as readonly unknown[]).includes(otherwise))
+        problem(
+          ['errors', 'otherwise'],
+          `an unknown code cannot be ${otherwise}: one account's answer the profile does not know is no evidence against the deployment (name the code in classes, or leave otherwise to ${UNKNOWN_CODE_CLASS})`,
         );
       if (code && Array.isArray(ok))
         errors = {

@@ -189,7 +189,9 @@ export async function firstKeyOfAccount(db: Db, accountId: string): Promise<stri
 }
 
 export async function addCredits(db: Db, accountId: string, credits: number, now: number): Promise<void> {
-  await db.kysely.transaction().execute((trx) => addCreditsIn(trx, accountId, credits, now));
+  await db.kysely.transaction().execute(async (trx) => {
+    await addCreditsIn(trx, accountId, credits, now);
+  });
 }
 
 /** The one top-up path (the CLI's `credits add`, an operator's grant with its note): a purchase row in `trx`. */
@@ -199,10 +201,10 @@ export async function addCreditsIn(
   credits: number,
   now: number,
   origin?: PurchaseOrigin,
-): Promise<void> {
+): Promise<{ added: number; replayed: boolean }> {
   if (!Number.isSafeInteger(credits) || credits <= 0) throw new Error('credits must be a positive whole number');
   if (!(await hasWallet(trx, accountId))) throw new Error(`no account ${accountId}`);
-  await addPurchase(trx, accountId, credits, now, origin);
+  return addPurchase(trx, accountId, credits, now, origin);
 }
 
 export interface Caller {

@@ -1,3 +1,5 @@
+import { printSafe } from '../cli/terminal-text.js';
+import { recordCliAction } from '../operator/operator-actions.js';
 import type { Db } from '../storage/dialect.js';
 import { createEntity, deleteEntity, EntityError, listEntities } from './entities.js';
 
@@ -22,7 +24,7 @@ export async function entitiesCommand(
   now: number,
 ): Promise<number | undefined> {
   const json = values.json ?? false;
-  const say = (value: Record<string, unknown>, text: string) => console.log(json ? JSON.stringify(value) : text);
+  const say = (value: Record<string, unknown>, text: string) => printSafe(json, value, text);
   if (!values.account) {
     say({ error: '--account is required' }, 'mediaforge: --account is required');
     return 2;
@@ -35,6 +37,7 @@ export async function entitiesCommand(
         .map((id) => id.trim())
         .filter(Boolean);
       const created = await createEntity(db, owner, values.name ?? '', assetIds, now);
+      await recordCliAction(db, 'entity.create', created.entityId, { ...owner, name: values.name, assetIds }, now);
       say(
         { ...created, name: values.name, assetIds },
         `character ${values.name} (${created.entityId}) from ${assetIds.join(', ')}`,
@@ -51,6 +54,7 @@ export async function entitiesCommand(
     }
     if (sub === 'delete') {
       const deleted = await deleteEntity(db, owner, values.entity ?? '', now);
+      if (deleted) await recordCliAction(db, 'entity.delete', values.entity ?? '', owner, now);
       say({ deleted }, deleted ? 'deleted' : 'no such character');
       return deleted ? 0 : 1;
     }

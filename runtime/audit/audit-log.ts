@@ -5,7 +5,23 @@ import type { Executor, Trx } from '../storage/executor.js';
 export type AuditActor = string;
 
 /** What an operator did: each kind of action once, as the log and the console name it. */
-export type AuditAction = 'credits.add' | 'key.revoke' | 'user.promote' | 'user.demote';
+export type AuditAction =
+  | 'credits.add'
+  | 'key.revoke'
+  | 'user.promote'
+  | 'user.demote'
+  // The CLI's other operator actions (runtime/operator/operator-actions.ts recordCliAction).
+  | 'account.create'
+  | 'account.set'
+  | 'key.create'
+  | 'webhook.add'
+  | 'webhook.disable'
+  | 'webhook.enable'
+  | 'webhook.delete'
+  | 'webhook.rotate-secret'
+  | 'webhook.resend'
+  | 'entity.create'
+  | 'entity.delete';
 
 export interface AuditEntry {
   actor: AuditActor;

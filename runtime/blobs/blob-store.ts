@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -54,6 +54,12 @@ export interface BlobStore {
   /** The object's size and write time, without reading it; undefined when there is no such object. */
   stat(key: string): Promise<BlobInfo | undefined>;
   delete(key: string): Promise<void>;
+  /**
+   * A new object `to` holding the bytes `from` holds now, answering its size (undefined when there
+   * is no `from`). The copy is an object of its own: a later write to `from` leaves it whole. An
+   * upload's commit copies the received object to a key its ticket never named (runtime/files/uploads.ts).
+   */
+  copy(from: string, to: string): Promise<number | undefined>;
   /** Removes what writes cut short by a crash left (never visible as objects), and shared copies no object names, once older than `olderThanMs`; answers how many. */
   sweepAbandoned(olderThanMs: number): Promise<number>;
   /** A store that serves its objects itself (S3): a GET on it valid until `expiresAt` and no later. */
@@ -210,6 +216,20 @@ export class LocalBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
+  }
+
+  /** A copy of the file's bytes (not a second name for them), written under `.partial/` and renamed into place as `put` does. */
+  async copy(from: string, to: string): Promise<number | undefined> {
+    const source = this.path(from);
+    const path = this.path(to);
+    await mkdir(dirname(path), { recursive: true, mode: OWNER_ONLY_FOLDER });
+    try {
+      await this.replace(path, (temporary) => copyFile(source, temporary, 0));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    return (await this.stat(to))?.size;
   }
 
   async *list(): AsyncGenerator<{ key: string; size: number }> {
@@ -391,6 +411,58 @@ export class DatabaseBlobStore implements BlobStore {
       .where('key', '=', key)
       .executeTakeFirst();
     return row ? { size: Number(row.size), modifiedAt: Number(row.created_at) } : undefined;
+  }
+
+  /** The chunk rows copied to a fresh set inside the database (no bytes through the service), then switched to as `put` does. */
+  async copy(from: string, to: string): Promise<number | undefined> {
+    const source = await this.db
+      .selectFrom('blobs')
+      .select(['chunk_set', 'size'])
+      .where('key', '=', from)
+      .executeTakeFirst();
+    if (!source) return undefined;
+    // A legacy object (bytes in its row) or one replaced meanwhile: read and written as a put.
+    if (source.chunk_set === null) {
+      const read = await this.read(from);
+      return read ? this.put(to, read.stream as AsyncIterable<Buffer>) : undefined;
+    }
+    const set = `${this.now().toString(36)}-${randomBytes(9).toString('base64url')}`;
+    try {
+      const copied = await this.db
+        .insertInto('blob_chunks')
+        .columns(['chunk_set', 'seq', 'bytes'])
+        .expression((eb) =>
+          eb
+            .selectFrom('blob_chunks')
+            .select([eb.val(set).as('chunk_set'), 'seq', 'bytes'])
+            .where('chunk_set', '=', source.chunk_set!),
+        )
+        .executeTakeFirst();
+      const size = Number(source.size);
+      const expected = Math.ceil(size / CHUNK_BYTES);
+      // The source was replaced between the two reads (its set deleted): nothing to copy from.
+      if (Number(copied.numInsertedOrUpdatedRows ?? 0) !== expected) {
+        await this.db.deleteFrom('blob_chunks').where('chunk_set', '=', set).execute();
+        return undefined;
+      }
+      await this.db.transaction().execute(async (trx) => {
+        const previous = await trx.selectFrom('blobs').select('chunk_set').where('key', '=', to).executeTakeFirst();
+        const row = { key: to, bytes: Buffer.alloc(0), size, created_at: this.now(), chunk_set: set };
+        await trx
+          .insertInto('blobs')
+          .values(row)
+          .onConflict((c) =>
+            c.column('key').doUpdateSet({ bytes: row.bytes, size, created_at: row.created_at, chunk_set: set }),
+          )
+          .execute();
+        if (previous?.chunk_set)
+          await trx.deleteFrom('blob_chunks').where('chunk_set', '=', previous.chunk_set).execute();
+      });
+      return size;
+    } catch (error) {
+      await this.db.deleteFrom('blob_chunks').where('chunk_set', '=', set).execute();
+      throw error;
+    }
   }
 
   async delete(key: string): Promise<void> {

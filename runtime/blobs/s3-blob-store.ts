@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
+  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -121,6 +122,27 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.objectKey(key) }));
+  }
+
+  /**
+   * A server-side copy (CopyObject: the bytes stay in the store). One request copies objects up to
+   * 5 GB, far above any upload cap; the size is read from the copy, not the source, which a
+   * presigned PUT may replace meanwhile.
+   */
+  async copy(from: string, to: string): Promise<number | undefined> {
+    try {
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.settings.bucket,
+          Key: this.objectKey(to),
+          CopySource: `${this.settings.bucket}/${this.objectKey(from).split('/').map(encodeURIComponent).join('/')}`,
+        }),
+      );
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    return (await this.stat(to))?.size;
   }
 
   async *list(): AsyncGenerator<{ key: string; size: number }> {

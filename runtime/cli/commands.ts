@@ -218,6 +218,10 @@ export const COMMANDS: Command[] = [
       account: ACCOUNT,
       credits: { value: 'N', description: 'credits purchased (a whole number >= 1)' },
       note: { value: 'TEXT', description: 'why (kept on the ledger row and in the audit log)' },
+      'idempotency-key': {
+        value: 'K',
+        description: 'one per intended purchase: run again with the same K, nothing is added twice',
+      },
       db: DB,
       json: JSON_OUT,
     },

@@ -38,6 +38,9 @@ export function normalizeEmail(email: unknown): string {
   const value = email.trim().toLowerCase();
   if (value.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))
     throw consoleRefusal('invalid_email', 'not an email address');
+  // Control and format characters (ESC, U+202E and the other bidirectional controls, zero-width
+  // ones) belong in no address, and would reach the operator's terminal and pages as they are.
+  if (/[\p{Cc}\p{Cf}]/u.test(value)) throw consoleRefusal('invalid_email', 'not an email address');
   return value;
 }
 

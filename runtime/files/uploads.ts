@@ -8,7 +8,7 @@ import { ApiError, fieldIssue, invalidInput } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Database } from '../storage/schema.js';
 import { peek } from './byte-reader.js';
-import { declaredKind, headWanted, normalizeType, probeStored, sniff } from './probe.js';
+import { declaredKind, headWanted, normalizeType, probeStored, sniff, type Probed } from './probe.js';
 import { signUploadPath, verifyUploadSignature } from './tickets.js';
 
 type UploadRow = Selectable<Database['uploads']>;
@@ -49,10 +49,8 @@ export async function createTicket(
   const expiresAt = now + ctx.config.uploadTicketTtlSeconds * 1000;
   const contentType = normalizeType(request.contentType);
   // A store that takes uploads itself (S3): the ticket is a PUT on it, the object's key fixed now.
-  const direct =
-    receiver === 'store' && ctx.blobs.presignPut
-      ? `library/${fileId}.${uploadExtension(request.fileName, contentType)}`
-      : null;
+  // No extension: the key is never served (the commit copies the bytes to the asset's own key).
+  const direct = receiver === 'store' && ctx.blobs.presignPut ? ticketKeyOf(fileId) : null;
   await insertWithRoom(ctx, owner, request.size, async (trx) => {
     await trx
       .insertInto('uploads')
@@ -134,7 +132,7 @@ export async function receiveUpload(ctx: Context, upload: IncomingUpload): Promi
     const type = head.length ? await sniff(head) : undefined;
     if (!type || type.kind !== row.kind)
       throw new ApiError('file_type_not_allowed', { param: 'body', headers: { Connection: 'close' } });
-    key = `library/${row.id}.${extensionOf(type.format)}`;
+    key = ticketKeyOf(row.id);
     size = await ctx.blobs.put(key, rest, { maxBytes: row.max_bytes });
   } catch (error) {
     body.drain();
@@ -149,6 +147,11 @@ export async function receiveUpload(ctx: Context, upload: IncomingUpload): Promi
     .where('id', '=', row.id)
     .execute();
   return { fileId: row.id, size };
+}
+
+/** Where a ticket's bytes are received: never an asset's key (the commit copies them to one). */
+function ticketKeyOf(fileId: string): string {
+  return `uploads/${fileId}`;
 }
 
 /**
@@ -190,6 +193,13 @@ async function uploadOfOwner(ctx: Context, owner: LibraryOwner, fileId: string):
  * POST /files/{fileId}/commit: probes the received bytes (type from the bytes, dimensions,
  * transparency, duration, fps) and stores the asset, if the plan has room. Committing again
  * returns the same asset.
+ *
+ * Final once committed: the asset's object is a copy of the received one under a key the ticket
+ * never named (`library/<assetId>.<probed extension>`), and the ticket's object is deleted. A
+ * presigned PUT stays valid for its whole life, and S3 has no conditional PUT (nor has s3rver),
+ * so a client may write the ticket's key again after the commit: it then writes an object no asset
+ * reads, deleted once more after the ticket expired (cleanup.ts). The asset's metadata and size
+ * come from probing the copy, so they describe the bytes its media links serve.
  */
 export async function commitUpload(
   ctx: Context,
@@ -207,17 +217,15 @@ export async function commitUpload(
   if (direct) await receivedDirectly(ctx, upload);
   else if (upload.state !== 'uploaded' || !upload.blob_key)
     throw new ApiError('file_not_uploaded', { param: 'fileId' });
-  const blobKey = upload.blob_key!;
-  const stored = await probeStored(ctx.blobs, blobKey);
-  if (!stored) throw new ApiError('file_not_uploaded', { param: 'fileId' });
-  const { probed, size } = stored;
-  if (!probed || probed.kind !== upload.kind) {
-    if (direct) await refuseDirect(ctx, upload.id, blobKey);
-    throw new ApiError('file_type_not_allowed', { param: 'fileId' });
-  }
+  const ticketKey = upload.blob_key!;
+  const assetId = newId('a');
+  const final = await copyReceived(ctx, upload, ticketKey, assetId, direct);
+  // A concurrent commit of the same file won and deleted the ticket's object before this one copied it.
+  if (!final) return committedMeanwhile(ctx, owner, fileId, name);
+  const { probed, size, blobKey } = final;
   const row = assetRow(
     owner,
-    { id: newId('a'), name: name ?? upload.file_name, probed, bytes: size, blobKey, source: 'upload' },
+    { id: assetId, name: name ?? upload.file_name, probed, bytes: size, blobKey, source: 'upload' },
     ctx.clock.now(),
   );
   let committed = false;
@@ -238,9 +246,60 @@ export async function commitUpload(
       committed = true;
     },
     upload.id,
-  );
-  // A concurrent commit of the same file won: answer with its asset.
-  return committed ? row : commitUpload(ctx, owner, fileId, name);
+  ).catch(async (error) => {
+    await ctx.blobs.delete(blobKey);
+    throw error;
+  });
+  if (!committed) {
+    // A concurrent commit of the same file won: its asset is the answer, this copy is nobody's.
+    await ctx.blobs.delete(blobKey);
+    return commitUpload(ctx, owner, fileId, name);
+  }
+  // The row keeps the ticket's key: cleanup deletes it again once the ticket has expired.
+  await ctx.blobs.delete(ticketKey);
+  return row;
+}
+
+/**
+ * The received object copied to the asset's key and probed there. The extension is the probed
+ * type's: a probe of the received object names it, and the copy must probe as the same format
+ * and size (else the object was replaced during the commit: refused, as bytes of another kind).
+ * Undefined when the received object is gone (a concurrent commit deleted it).
+ */
+async function copyReceived(
+  ctx: Context,
+  upload: UploadRow,
+  ticketKey: string,
+  assetId: string,
+  direct: boolean,
+): Promise<{ probed: Probed; size: number; blobKey: string } | undefined> {
+  const received = await probeStored(ctx.blobs, ticketKey);
+  if (!received) return undefined;
+  if (!received.probed || received.probed.kind !== upload.kind) {
+    if (direct) await refuseDirect(ctx, upload.id, ticketKey);
+    throw new ApiError('file_type_not_allowed', { param: 'fileId' });
+  }
+  const blobKey = `library/${assetId}.${extensionOf(received.probed.format)}`;
+  if ((await ctx.blobs.copy(ticketKey, blobKey)) === undefined) return undefined;
+  const copied = await probeStored(ctx.blobs, blobKey);
+  if (!copied?.probed || copied.probed.format !== received.probed.format || copied.size !== received.size) {
+    await ctx.blobs.delete(blobKey);
+    if (direct) await refuseDirect(ctx, upload.id, ticketKey);
+    throw new ApiError('file_type_not_allowed', { param: 'fileId' });
+  }
+  return { probed: copied.probed, size: copied.size, blobKey };
+}
+
+/** The asset a concurrent commit made of the same file; not uploaded when there is none. */
+async function committedMeanwhile(
+  ctx: Context,
+  owner: LibraryOwner,
+  fileId: string,
+  name: string | undefined,
+): Promise<AssetRow> {
+  const upload = await uploadOfOwner(ctx, owner, fileId);
+  if (upload.state === 'committed') return commitUpload(ctx, owner, fileId, name);
+  throw new ApiError('file_not_uploaded', { param: 'fileId' });
 }
 
 /**
@@ -274,13 +333,4 @@ async function refuseDirect(ctx: Context, uploadId: string, blobKey: string): Pr
     .where('state', 'in', ['pending', 'uploaded'])
     .execute();
   await ctx.blobs.delete(blobKey);
-}
-
-/** The extension of a directly uploaded object's key (media links read the type from it): the file name's, else the declared type's. */
-function uploadExtension(fileName: string, contentType: string): string {
-  const named = /\.([A-Za-z0-9]{1,10})$/.exec(fileName)?.[1]?.toLowerCase();
-  if (named) return named === 'jpeg' ? 'jpg' : named;
-  const subtype = contentType.split('/')[1] ?? '';
-  const known: Record<string, string> = { jpeg: 'jpg', quicktime: 'mov', mpeg: 'mp3', 'x-wav': 'wav' };
-  return known[subtype] ?? (/^[a-z0-9]{1,10}$/.test(subtype) ? subtype : 'bin');
 }

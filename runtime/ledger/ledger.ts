@@ -22,21 +22,27 @@ export interface PurchaseOrigin {
   note: string | null;
   /** The operator's user id; null from the CLI. */
   byUserId: string | null;
+  /**
+   * The purchase's idempotency key (`grant:<key>` for an operator's grant), unique per account
+   * (migration 0018): the same purchase applied twice (a double submit) is one row.
+   */
+  reference?: string | null;
 }
 
+/**
+ * A purchase: the ledger row, then the wallet. With a reference the row goes in only if the account
+ * has none with it (ON CONFLICT on the unique index, so two concurrent requests cannot both pass);
+ * a purchase already there changes nothing and answers the credits it added then.
+ */
 export async function addPurchase(
   trx: Trx,
   accountId: string,
   credits: number,
   now: number,
   origin?: PurchaseOrigin,
-): Promise<void> {
-  await trx
-    .updateTable('wallets')
-    .set({ available: sql`available + ${credits}`, purchased: sql`purchased + ${credits}` })
-    .where('account_id', '=', accountId)
-    .execute();
-  await trx
+): Promise<{ added: number; replayed: boolean }> {
+  const reference = origin?.reference ?? null;
+  const inserted = await trx
     .insertInto('ledger_entries')
     .values({
       account_id: accountId,
@@ -46,8 +52,25 @@ export async function addPurchase(
       created_at: now,
       note: origin?.note ?? null,
       by_user_id: origin?.byUserId ?? null,
+      reference,
     })
+    .onConflict((c) => c.columns(['account_id', 'reference']).doNothing())
+    .executeTakeFirst();
+  if (reference !== null && Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
+    const first = await trx
+      .selectFrom('ledger_entries')
+      .select('amount')
+      .where('account_id', '=', accountId)
+      .where('reference', '=', reference)
+      .executeTakeFirstOrThrow();
+    return { added: Number(first.amount), replayed: true };
+  }
+  await trx
+    .updateTable('wallets')
+    .set({ available: sql`available + ${credits}`, purchased: sql`purchased + ${credits}` })
+    .where('account_id', '=', accountId)
     .execute();
+  return { added: credits, replayed: false };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { accountOfKey, addCreditsIn, revokeKeyIn } from '../accounts/accounts.js';
 import { setUserRole, type UserRole } from '../accounts/users.js';
-import { type AuditActor, recordAudit } from '../audit/audit-log.js';
+import { type AuditAction, type AuditActor, recordAudit } from '../audit/audit-log.js';
 import { hasWallet } from '../ledger/wallets.js';
 import type { Db } from '../storage/dialect.js';
 
@@ -13,21 +13,49 @@ export interface ActingOperator {
 export const CLI_OPERATOR: ActingOperator = { actor: 'cli', clientAddress: null };
 
 /**
+ * The audit row of a CLI operator action whose statements open their own transactions (accounts,
+ * keys, webhooks, characters): written once the action succeeded, actor `cli`. The details are what
+ * the command was given, never a key or secret it made.
+ */
+export async function recordCliAction(
+  db: Db,
+  action: AuditAction,
+  target: string | null,
+  details: Record<string, unknown>,
+  now: number,
+): Promise<void> {
+  await db.kysely
+    .transaction()
+    .execute((trx) =>
+      recordAudit(
+        trx,
+        { actor: CLI_OPERATOR.actor, action, target, clientAddress: CLI_OPERATOR.clientAddress, details },
+        now,
+      ),
+    );
+}
+
+/**
  * Adds credits to an account through the ledger's one top-up path, its row carrying the note and
- * the operator, and the audit row in the same transaction. False (nothing written) for an unknown account.
+ * the operator, and the audit row in the same transaction. With an idempotency key (the console's
+ * form sends one per form; `credits add --idempotency-key`) a second request with it adds nothing,
+ * writes no audit row and answers the first grant (`replayed`). Undefined (nothing written) for an
+ * unknown account.
  */
 export async function grantCredits(
   db: Db,
   by: ActingOperator,
-  grant: { accountId: string; credits: number; note: string | null },
+  grant: { accountId: string; credits: number; note: string | null; idempotencyKey?: string | null },
   now: number,
-): Promise<boolean> {
+): Promise<{ added: number; replayed: boolean } | undefined> {
   return db.kysely.transaction().execute(async (trx) => {
-    if (!(await hasWallet(trx, grant.accountId))) return false;
-    await addCreditsIn(trx, grant.accountId, grant.credits, now, {
+    if (!(await hasWallet(trx, grant.accountId))) return undefined;
+    const applied = await addCreditsIn(trx, grant.accountId, grant.credits, now, {
       note: grant.note,
       byUserId: by.actor === CLI_OPERATOR.actor ? null : by.actor,
+      reference: grant.idempotencyKey ? `grant:${grant.idempotencyKey}` : null,
     });
+    if (applied.replayed) return applied;
     await recordAudit(
       trx,
       {
@@ -39,7 +67,7 @@ export async function grantCredits(
       },
       now,
     );
-    return true;
+    return applied;
   });
 }
 

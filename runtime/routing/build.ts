@@ -53,7 +53,8 @@ function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => numbe
   const adapter = adapterOf(spec.kind);
   if (!adapter) throw new Error(`no adapter for kind ${spec.kind} in this version`);
   const policy = outboundPolicy(config);
-  // Whatever the upstream echoes of its key is redacted before any part of the service reads it.
+  // Whatever the upstream echoes of its key (or of a token signed with it) is redacted before any part of the service reads it.
+  const redactor = secretRedactor(spec.apiKey, now);
   const adapted = adapter({
     name: spec.name,
     baseUrl: spec.baseUrl!,
@@ -69,8 +70,9 @@ function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => numbe
     },
     pollFallbackMs: config.upstreamPollMs,
     now,
+    hideDerived: redactor.hide,
   });
-  return redactedDeployment(adapted, secretRedactor(spec.apiKey));
+  return redactedDeployment(adapted, redactor);
 }
 
 /** The service's deployments: the operator's file when there is one, else the embedded simulator serving every model. */

@@ -16,6 +16,7 @@ import { upstreamReconcile } from './migrations/0013-upstream-reconcile.js';
 import { operatorConsole } from './migrations/0014-operator.js';
 import { upstreamHealth } from './migrations/0016-upstream-health.js';
 import { upstreamEvidence } from './migrations/0017-upstream-evidence.js';
+import { finalUploads } from './migrations/0018-final-uploads.js';
 import { unknownSubmits } from './migrations/0019-unknown-submits.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
@@ -37,6 +38,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0014-operator': operatorConsole(db.engine),
     '0016-upstream-health': upstreamHealth(db.engine),
     '0017-upstream-evidence': upstreamEvidence(db.engine),
+    '0018-final-uploads': finalUploads(),
     '0019-unknown-submits': unknownSubmits(db.engine),
   };
 }

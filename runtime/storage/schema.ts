@@ -39,6 +39,8 @@ export interface Database {
     note: string | null;
     /** The operator (users.id) who added them in the console; null otherwise. */
     by_user_id: string | null;
+    /** A purchase's idempotency key, unique per account (migration 0018); null otherwise. */
+    reference: string | null;
   };
   holds: {
     task_id: string;

@@ -4,6 +4,7 @@ import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '.
 import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
+import { usableJobId } from './job-id.js';
 import { UpstreamError, retryAfterMs } from '../deployments/upstream-error.js';
 import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
@@ -126,6 +127,11 @@ export class FalQueueDeployment extends MappedUpstream implements Deployment {
     const queued = answer.json as QueueStatus | undefined;
     if (typeof queued?.request_id !== 'string' || queued.request_id.length === 0)
       throw new UpstreamError('ambiguous', `POST ${app}: an answer without request_id`);
+    if (!usableJobId(queued.request_id))
+      throw new UpstreamError(
+        'protocol',
+        `POST ${app}: the request_id ${JSON.stringify(queued.request_id)} cannot name a job`,
+      );
     const built = this.requestUrls(app, queued.request_id);
     // The links fal answered, when they are on its own origin (they are sent the key); else built as fal-js builds them.
     const own = (link: string | undefined, fallback: string) =>

@@ -4,6 +4,7 @@ import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '.
 import { JobsDeployment } from './jobs.js';
 import { mapInput } from './map-input.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
+import { usableJobId } from './job-id.js';
 import { UpstreamError, retryAfterMs } from '../deployments/upstream-error.js';
 import { answerError } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
@@ -106,6 +107,8 @@ export class OpenAiVideosDeployment extends MappedUpstream implements Deployment
     const id = (answer.json as Video | undefined)?.id;
     if (typeof id !== 'string' || id.length === 0)
       throw new UpstreamError('ambiguous', 'POST /videos: an answer without an id');
+    if (!usableJobId(id))
+      throw new UpstreamError('protocol', `POST /videos: the id ${JSON.stringify(id)} cannot name a job`);
     this.submittedAt.set(id, this.options.now());
     return id;
   }

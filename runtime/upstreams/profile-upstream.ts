@@ -5,7 +5,8 @@ import type { ProfileStateRule, ProviderProfile } from '../../generated/provider
 import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '../deployments/deployment.js';
 import { UpstreamError, type FailureClass } from '../deployments/upstream-error.js';
 import { valueAtPath, valuesAt } from './json-path.js';
-import { jwtHs256 } from './jwt-hs256.js';
+import { usableJobId } from './job-id.js';
+import { jwtSigner } from './jwt-hs256.js';
 import { mapField, mapInput } from './map-input.js';
 import { MappedUpstream } from './mapped-upstream.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
@@ -47,6 +48,8 @@ const ERROR_TEXT_PATHS = ['error.message', 'message', 'error', 'detail', 'msg'];
 export class ProfileDeployment extends MappedUpstream implements Deployment {
   readonly kind: string;
   readonly idempotentSubmit: boolean;
+  /** The jwt-hs256 scheme's tokens, each told to the upstream's redactor before it is sent. */
+  private jwt?: (nowMs: number) => string | undefined;
   /** Set only when the profile has a cancel (absent: the protocol cannot stop a job). */
   readonly cancel?: (handle: string, job: DeploymentJob) => Promise<void>;
 
@@ -78,7 +81,8 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
   private requestHeaders(json: boolean): Record<string, string> {
     const headers: Record<string, string> = json ? { 'Content-Type': 'application/json' } : {};
     if (this.profile.auth.scheme === 'jwt-hs256' && this.options.apiKey) {
-      const token = jwtHs256(this.options.apiKey, this.options.now());
+      this.jwt ??= jwtSigner(this.options.apiKey, this.options.hideDerived);
+      const token = this.jwt(this.options.now());
       if (token) headers.Authorization = `Bearer ${token}`;
     }
     return headers;
@@ -186,12 +190,13 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
       : error;
   }
 
-  /** Reads `handle` (or the lookup's) from an answer; undefined when a value is missing. */
+  /** Reads `handle` (or the lookup's) from an answer; undefined when a value is missing, empty or a dot-segment (./job-id.ts). */
   private captured(json: unknown, paths: Record<string, string>): Record<string, string> | undefined {
     const ids: Record<string, string> = {};
     for (const [name, path] of Object.entries(paths)) {
       const value = valueAtPath(json, path);
       if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+      if (!usableJobId(String(value))) return undefined;
       ids[name] = String(value);
     }
     return ids;
@@ -219,7 +224,7 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
           if (!ids)
             throw new UpstreamError(
               'protocol',
-              `${what}: the answer has no ${Object.values(submit.handle).join(', ')}`,
+              `${what}: the answer has no usable ${Object.values(submit.handle).join(', ')} (missing, empty or a dot-segment)`,
             );
           return JSON.stringify({ submitPath, ids } satisfies ProfileHandle);
         }

@@ -5,6 +5,7 @@ import type { Deployment, DeploymentJob, DeploymentStatus, ProbeResult } from '.
 import { valueAt } from './map-input.js';
 import { mappedJob } from './mapped-job.js';
 import { firstPollMs, nextPollMs } from './poll-schedule.js';
+import { usableJobId } from './job-id.js';
 import { UpstreamError, retryAfterMs } from '../deployments/upstream-error.js';
 import { answerError } from './upstream-http.js';
 import { extensionOf, mimeOfLink, type UpstreamOptions } from './upstream-options.js';
@@ -133,6 +134,11 @@ export class ReplicateDeployment extends MappedUpstream implements Deployment {
     const prediction = answer.json as Prediction | undefined;
     if (typeof prediction?.id !== 'string' || prediction.id.length === 0)
       throw new UpstreamError('ambiguous', 'POST predictions: an answer without an id');
+    if (!usableJobId(prediction.id))
+      throw new UpstreamError(
+        'protocol',
+        `POST predictions: the id ${JSON.stringify(prediction.id)} cannot name a job`,
+      );
     // The links Replicate answered, when they are on its own origin (they are sent the key); else its documented paths.
     const own = (link: string | undefined, path: string) =>
       typeof link === 'string' && this.http.ownOrigin(link) ? link : this.http.url(path).href;

@@ -18,6 +18,11 @@ export interface UpstreamOptions {
   /** Poll again after this long when the upstream gives neither progress nor a hint. */
   pollFallbackMs: number;
   now: () => number;
+  /**
+   * Tells the upstream's redactor of a credential the adapter derived from the key (a signed token)
+   * and when it expires, before it is sent: an upstream that echoes it finds it redacted like the key.
+   */
+  hideDerived?: (credential: string, expiresAt: number) => void;
 }
 
 /** The file extension of a media type (`video/mp4` -> mp4); the stored object is probed anyway. */

@@ -254,7 +254,11 @@ describe('mediaforge help and usage errors', () => {
       '--db',
       db,
     ]);
-    expect(JSON.parse(added.stdout)).toEqual({ accountId: JSON.parse(created.stdout).accountId, added: 5 });
+    expect(JSON.parse(added.stdout)).toEqual({
+      accountId: JSON.parse(created.stdout).accountId,
+      added: 5,
+      replayed: false,
+    });
     expect(JSON.parse((await cli(['migrate', '--json', '--db', db])).stdout)).toEqual({ applied: [] });
   });
 

@@ -187,4 +187,61 @@ describe('the audit log is kept like the ledger', { timeout: 600_000 }, () => {
     expect([again.code, again.stdout.trim()]).toEqual([1, 'no such active key']);
     expect((await json(['audit'])).entries).toEqual([newest, ...older]);
   });
+
+  it('every other operator action of the CLI writes its audit row (actor cli), never with the key or secret it made', async () => {
+    const created = await json(['accounts', 'create', '--credits', '5']);
+    await json(['accounts', 'set', '--account', created.accountId, '--language', 'de']);
+    const key = await json(['keys', 'create', '--account', created.accountId]);
+    const rotated = await json(['webhooks', 'rotate-secret', '--account', created.accountId]);
+    const entries = (await json(['audit', '--limit', '4'])).entries;
+    expect(
+      entries.map((e: { action: string; actor: string; target: string }) => [e.action, e.actor, e.target]),
+    ).toEqual([
+      ['webhook.rotate-secret', 'cli', created.accountId],
+      ['key.create', 'cli', key.keyId],
+      ['account.set', 'cli', created.accountId],
+      ['account.create', 'cli', created.accountId],
+    ]);
+    expect(entries[3].details).toEqual({ credits: 5, language: null });
+    expect(entries[2].details).toEqual({ language: 'de' });
+    expect(entries[1].details).toEqual({ accountId: created.accountId, workspace: 'personal' });
+    const text = JSON.stringify(entries);
+    for (const secret of [created.apiKey, created.webhookSecret, key.apiKey, rotated.webhookSecret])
+      expect(text).not.toContain(secret);
+  });
+
+  it('sign-up refuses an email with a control or bidirectional character; the CLI prints stored ones escaped', async () => {
+    for (const email of ['esc\u001b[31m@example.com', 'gro\u202Emoc.evil@example.com', 'zero\u200b@example.com']) {
+      const refused = await fetch(`${t.url}/console/api/signup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' },
+        body: JSON.stringify({ email, password: 'correct horse battery' }),
+      });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { data: { reason: string } }).data.reason).toBe('invalid_email');
+    }
+    // A note (and an address stored before sign-up refused them) reaches the tables as written.
+    const api = (await json(['accounts', 'list', '--email', 'lin@'])).accounts[0];
+    const note = 'bonus \u001b]0;owned\u0007 \u202Etxt.exe';
+    expect((await cli(['credits', 'add', '--account', api.accountId, '--credits', '1', '--note', note])).code).toBe(0);
+    await t.service.ctx.db.kysely
+      .updateTable('users')
+      .set({ email: 'lin\u001b[2J\u202E@example.com' })
+      .where('email', '=', 'lin@example.com')
+      .execute();
+    const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/;
+    for (const args of [['audit'], ['users', 'list'], ['accounts', 'list'], ['accounts', 'show', api.accountId]]) {
+      for (const format of [[], ['--json']]) {
+        const out = await cli([...args, ...format]);
+        expect(out.code, args.join(' ')).toBe(0);
+        expect(out.stdout, args.join(' ')).not.toMatch(raw);
+      }
+    }
+    expect((await cli(['users', 'list'])).stdout).toContain('lin\\u001b[2J\\u202e@example.com');
+    // JSON output stays JSON: the escapes parse back to the stored value.
+    expect((await json(['audit'])).entries[0].details.note).toBe(note);
+    expect((await json(['users', 'list'])).users.map((u: { email: string }) => u.email)).toContain(
+      'lin\u001b[2J\u202E@example.com',
+    );
+  });
 });

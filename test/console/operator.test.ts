@@ -118,6 +118,30 @@ describe('the operator console API', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  it('add credits with an idempotency key: a double submit (even at once) adds them once, with one audit row; a new key adds again', async () => {
+    // The operator's own API account: the other tests count what grace's account holds.
+    const target = (await operator.call('GET', '/console/api/session')).body.data.accountId;
+    const balance = async () => (await operator.call('GET', `${OP}/accounts/${target}`)).body.data.balance;
+    const audits = async () => (await operator.call('GET', `${OP}/audit`)).body.data.length;
+    const [before, auditsBefore] = [await balance(), await audits()];
+    const body = { credits: 250, note: 'double click', idempotencyKey: 'form-7f3a' };
+    const both = await Promise.all([1, 2].map(() => operator.call('POST', `${OP}/accounts/${target}/credits`, body)));
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    expect(both.map((r) => r.body.data.added)).toEqual([250, 250]);
+    expect(both.map((r) => r.body.data.replayed).sort()).toEqual([false, true]);
+    const again = await operator.call('POST', `${OP}/accounts/${target}/credits`, { ...body, credits: 999 });
+    expect(again.body.data).toMatchObject({ added: 250, replayed: true });
+    expect((await balance()).purchased).toBe(before.purchased + 250);
+    expect(await audits()).toBe(auditsBefore + 1);
+    const next = await operator.call('POST', `${OP}/accounts/${target}/credits`, {
+      ...body,
+      idempotencyKey: 'form-8b1c',
+    });
+    expect(next.body.data).toMatchObject({ added: 250, replayed: false });
+    expect((await balance()).purchased).toBe(before.purchased + 500);
+    await t.checkLedger(target);
+  });
+
   it('finds a user by email, adds credits with a note: the ledger and the audit log say who and why', async () => {
     const found = await operator.call('GET', `${OP}/accounts?q=GRACE@`);
     const summary = found.body.data.find((a: { accountId: string }) => a.accountId === graceAccount);
@@ -138,6 +162,7 @@ describe('the operator console API', () => {
     expect(added.body.data).toEqual({
       accountId: graceAccount,
       added: 1200,
+      replayed: false,
       balance: { available: 1200, held: 0, spent: 0, purchased: 1200 },
     });
     await t.checkLedger(graceAccount);

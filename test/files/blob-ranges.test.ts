@@ -54,6 +54,19 @@ describe.each(['local', 'database'] as const)('range reads and stat on the %s bl
     expect(await t.service.ctx.blobs.readRange('outputs/none.mp4', { start: 0, end: 9 })).toBeUndefined();
   });
 
+  it('a copy is an object of its own: every byte, and a later write to the source leaves it whole', async () => {
+    const blobs = t.service.ctx.blobs;
+    await blobs.put('uploads/copy-source', OBJECT);
+    expect(await blobs.copy('uploads/copy-source', 'library/copy-target.mp4')).toBe(SIZE);
+    await blobs.put('uploads/copy-source', Buffer.from('other bytes'));
+    const copied = await blobs.read('library/copy-target.mp4');
+    expect((await bytesOf(copied!.stream)).equals(OBJECT)).toBe(true);
+    await blobs.delete('uploads/copy-source');
+    expect((await blobs.stat('library/copy-target.mp4'))?.size).toBe(SIZE);
+    expect(await blobs.copy('uploads/none', 'library/none.mp4')).toBeUndefined();
+    expect(await blobs.stat('library/none.mp4')).toBeUndefined();
+  });
+
   it('a whole read still answers every byte', async () => {
     const read = await t.service.ctx.blobs.read(KEY);
     expect((await bytesOf(read!.stream)).equals(OBJECT)).toBe(true);

@@ -5,6 +5,7 @@
  */
 import { Mediaforge } from '@mediaforge/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteSpentTicketKeys } from '../../runtime/files/cleanup.js';
 import { expectError, expectOk } from '../http/helpers.js';
 import type { HttpResult } from '../support/service.js';
 import { startTestS3Server, type TestS3Server } from '../support/s3-server.js';
@@ -54,6 +55,51 @@ describe('upload tickets on the S3 store', () => {
     const preview = await fetch(asset.preview!);
     expect(preview.status).toBe(200);
     expect(Buffer.from(await preview.arrayBuffer()).equals(image)).toBe(true);
+  });
+
+  it('is final once committed: the ticket cannot replace the asset, whose key takes the probed extension', async () => {
+    const first = png(64, 48, false);
+    const other = png(8, 8, true);
+    // The same length, so the presigned PUT (length signed) takes the second file as well.
+    const second = Buffer.concat([other, Buffer.alloc(first.length - other.length)]);
+    expect(second.length).toBe(first.length);
+    const ticket = ok(
+      await ticketFor(t, apiKey, { fileName: 'logo.html', contentType: 'image/png', size: first.length }),
+    ).data;
+    expect((await putBytes(ticket.uploadUrl, first, ticket.headers)).status).toBe(200);
+    const ticketKey = (await uploadRow(ticket.fileId)).blob_key!;
+    const asset = ok(await t.call('POST', `/api/v1/files/${ticket.fileId}/commit`, { key: apiKey, body: {} })).data;
+    const assetKey = (
+      await t.service.ctx.db.kysely
+        .selectFrom('assets')
+        .select('blob_key')
+        .where('id', '=', asset.assetId)
+        .executeTakeFirstOrThrow()
+    ).blob_key;
+    expect(assetKey).not.toBe(ticketKey);
+    expect(assetKey).toMatch(/\.png$/);
+    expect(await t.service.ctx.blobs.stat(ticketKey)).toBeUndefined();
+
+    // The presigned PUT is still valid: it writes again, and the asset does not change.
+    expect((await putBytes(ticket.uploadUrl, second, ticket.headers)).status).toBe(200);
+    const again = ok(await t.call('POST', `/api/v1/files/${ticket.fileId}/commit`, { key: apiKey, body: {} })).data;
+    expect(again).toMatchObject({ assetId: asset.assetId, width: 64, height: 48, hasAlpha: false });
+    const fetched = ok(await t.call('GET', `/api/v1/assets/${asset.assetId}`, { key: apiKey })).data;
+    const served = Buffer.from(await (await fetch(fetched.preview)).arrayBuffer());
+    expect(served.equals(first)).toBe(true);
+
+    // What the ticket wrote after the commit is nobody's: deleted by the cleanup once the ticket has expired.
+    expect(await t.service.ctx.blobs.stat(ticketKey)).toBeDefined();
+    await t.service.ctx.db.kysely
+      .updateTable('uploads')
+      .set({ expires_at: Date.now() - 1000 })
+      .where('id', '=', ticket.fileId)
+      .execute();
+    // The cleanup's part for committed tickets (s3rver lists no multipart uploads, which its sweep asks for).
+    await deleteSpentTicketKeys(t.service.ctx, Date.now());
+    expect(await t.service.ctx.blobs.stat(ticketKey)).toBeUndefined();
+    expect((await uploadRow(ticket.fileId)).blob_key).toBeNull();
+    expect(Buffer.from(await (await fetch(fetched.preview)).arrayBuffer()).equals(first)).toBe(true);
   });
 
   it('commits nothing before the bytes are there', async () => {

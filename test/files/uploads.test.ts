@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ManualClock } from '../../runtime/clock.js';
 import { expireUploads } from '../../runtime/files/cleanup.js';
@@ -305,12 +305,25 @@ describe('every rejection of the upload flow, with its message and the balance u
     const bytes = png(300, 300, false);
     const a = await ticket(bytes, 'image/png');
     expectOk(await putBytes(a.uploadUrl, bytes, a.headers));
-    const path = join(t.config.dataDir, 'blobs', 'library', `${a.fileId}.png`);
+    const path = join(t.config.dataDir, 'blobs', 'uploads', a.fileId);
     expect(existsSync(path)).toBe(true);
     clock.advance(15 * 60_000 + 24 * 3600_000 + 1000);
     await expireUploads(t.service.ctx, {} as never);
     expect(existsSync(path)).toBe(false);
     expectError(await t.call('POST', `/api/v1/files/${a.fileId}/commit`, { key: apiKey }), 400, 40012);
+  });
+
+  it('a commit copies the bytes to a key of the asset (with the probed extension) and deletes the received object', async () => {
+    const bytes = png(120, 80, true);
+    const a = await ticket(bytes, 'image/png');
+    expectOk(await putBytes(a.uploadUrl, bytes, a.headers));
+    const received = join(t.config.dataDir, 'blobs', 'uploads', a.fileId);
+    expect(existsSync(received)).toBe(true);
+    const committed = await t.call('POST', `/api/v1/files/${a.fileId}/commit`, { key: apiKey });
+    expectOk(committed);
+    const assetFile = join(t.config.dataDir, 'blobs', 'library', `${committed.body.data.assetId}.png`);
+    expect(readFileSync(assetFile).equals(bytes)).toBe(true);
+    expect(existsSync(received)).toBe(false);
   });
 
   it('the upload URL needs no API key and refuses one in the query string', async () => {

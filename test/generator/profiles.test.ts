@@ -76,6 +76,14 @@ const BROKEN: [string, { edit: (text: string) => string; where: string; want: st
     },
   ],
   [
+    'unknown codes classed as a fault of the deployment (one account would cool it for everyone)',
+    {
+      edit: (t) => t.replace('  reason: status.message\n', '  reason: status.message\n  otherwise: server\n'),
+      where: 'otherwise:',
+      want: 'an unknown code cannot be server',
+    },
+  ],
+  [
     'an unknown key',
     {
       edit: (t) => t.replace('  handle: { id: render.uid }', '  handle: { id: render.uid }\n  retries: 3'),

@@ -61,14 +61,17 @@ describe('hostile callers of the asset library and the upload flow', () => {
     await t?.close();
   });
 
-  const blobFiles = () => {
-    const dir = join(t.config.dataDir, 'blobs', 'library');
-    try {
-      return readdirSync(dir).sort();
-    } catch {
-      return [];
-    }
-  };
+  /** Assets' objects (library/) and received uploads (uploads/). */
+  const blobFiles = () =>
+    ['library', 'uploads']
+      .flatMap((folder) => {
+        try {
+          return readdirSync(join(t.config.dataDir, 'blobs', folder)).map((name) => `${folder}/${name}`);
+        } catch {
+          return [];
+        }
+      })
+      .sort();
   const assetCount = async () => (await t.service.ctx.db.kysely.selectFrom('assets').select('id').execute()).length;
   const untouched = async () => {
     for (const who of [owner, stranger]) {

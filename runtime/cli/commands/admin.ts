@@ -1,17 +1,18 @@
 /** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
 import { LANGUAGES, type Language } from '../../../generated/errors.js';
 import { createAccount, createKey } from '../../accounts/accounts.js';
-import { CLI_OPERATOR, grantCredits, revokeKeyAsOperator } from '../../operator/operator-actions.js';
+import { CLI_OPERATOR, grantCredits, recordCliAction, revokeKeyAsOperator } from '../../operator/operator-actions.js';
 import { migrateToLatest } from '../../storage/migrate.js';
 import { setAccountWebhookSettings } from '../../webhooks/admin.js';
 import { commandConfig, withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
+import { printSafe } from '../terminal-text.js';
 import { UsageError, wholeNumber } from '../usage-error.js';
 
 type Values = CommandInput['values'];
 
 function print(values: Values, value: Record<string, unknown>, text: string) {
-  console.log(values.json ? JSON.stringify(value) : text);
+  printSafe(Boolean(values.json), value, text);
 }
 
 const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined);
@@ -33,9 +34,12 @@ export async function migrate({ values }: CommandInput): Promise<number> {
 export async function accountsCreate({ values }: CommandInput): Promise<number> {
   const credits = wholeNumber(text(values.credits) ?? '0', 'credits');
   const lang = language(values.language) ?? null;
-  const created = await withCommandDb(commandConfig(values), (db) =>
-    createAccount(db, { credits, language: lang, now: Date.now() }),
-  );
+  const created = await withCommandDb(commandConfig(values), async (db) => {
+    const now = Date.now();
+    const account = await createAccount(db, { credits, language: lang, now });
+    await recordCliAction(db, 'account.create', account.accountId, { credits, language: lang }, now);
+    return account;
+  });
   print(
     values,
     { ...created },
@@ -53,9 +57,19 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       : wholeNumber(text(values['payload-version']), 'payload-version', 1);
   if (payloadVersion !== undefined && payloadVersion !== 1 && payloadVersion !== 2)
     throw new UsageError('--payload-version must be 1 or 2');
-  await withCommandDb(commandConfig(values), (db) =>
-    setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion }),
-  );
+  await withCommandDb(commandConfig(values), async (db) => {
+    await setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion });
+    await recordCliAction(
+      db,
+      'account.set',
+      accountId,
+      {
+        ...(lang !== undefined ? { language: lang } : {}),
+        ...(payloadVersion !== undefined ? { payloadVersion } : {}),
+      },
+      Date.now(),
+    );
+  });
   print(
     values,
     {
@@ -69,9 +83,14 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
 }
 
 export async function keysCreate({ values }: CommandInput): Promise<number> {
-  const { apiKey, keyId } = await withCommandDb(commandConfig(values), (db) =>
-    createKey(db, text(values.account)!, text(values.workspace) ?? 'personal', Date.now()),
-  );
+  const accountId = text(values.account)!;
+  const workspace = text(values.workspace) ?? 'personal';
+  const { apiKey, keyId } = await withCommandDb(commandConfig(values), async (db) => {
+    const now = Date.now();
+    const key = await createKey(db, accountId, workspace, now);
+    await recordCliAction(db, 'key.create', key.keyId, { accountId, workspace }, now);
+    return key;
+  });
   print(values, { apiKey, keyId }, `api key ${apiKey} (${keyId}); shown once`);
   return 0;
 }
@@ -91,10 +110,17 @@ export async function creditsAdd({ values }: CommandInput): Promise<number> {
   const credits = wholeNumber(text(values.credits), 'credits', 1);
   const note = text(values.note)?.trim() || null;
   // Recorded in the audit log as the console's grants are (actor `cli`), the note on the ledger row.
-  const added = await withCommandDb(commandConfig(values), (db) =>
-    grantCredits(db, CLI_OPERATOR, { accountId, credits, note }, Date.now()),
+  const idempotencyKey = text(values['idempotency-key']) ?? null;
+  const granted = await withCommandDb(commandConfig(values), (db) =>
+    grantCredits(db, CLI_OPERATOR, { accountId, credits, note, idempotencyKey }, Date.now()),
   );
-  if (!added) throw new Error(`no account ${accountId}`);
-  print(values, { accountId, added: credits }, `added ${credits} credits to ${accountId}`);
+  if (!granted) throw new Error(`no account ${accountId}`);
+  print(
+    values,
+    { accountId, added: granted.added, replayed: granted.replayed },
+    granted.replayed
+      ? `already added: ${granted.added} credits to ${accountId} with this idempotency key (nothing changed)`
+      : `added ${credits} credits to ${accountId}`,
+  );
   return 0;
 }

@@ -11,12 +11,13 @@ import { databaseName } from '../../storage/database-name.js';
 import { type Config, configFromEnv, processEnvironment } from '../../config.js';
 import { withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
+import { printSafe } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
 
 type Values = CommandInput['values'];
 
 function print(values: Values, value: Record<string, unknown>, text: string) {
-  console.log(values.json ? JSON.stringify(value) : text);
+  printSafe(Boolean(values.json), value, text);
 }
 
 function config(values: Values) {

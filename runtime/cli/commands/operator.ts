@@ -5,12 +5,13 @@ import { accountDetail, findAccounts, findUsers } from '../../operator/account-d
 import { CLI_OPERATOR, setRole } from '../../operator/operator-actions.js';
 import { commandConfig, withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
+import { printSafe } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
 
 type Values = CommandInput['values'];
 
 function print(values: Values, value: unknown, text: string) {
-  console.log(values.json ? JSON.stringify(value) : text);
+  printSafe(Boolean(values.json), value, text);
 }
 
 const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined);

@@ -13,12 +13,15 @@ import {
 } from '../../webhooks/admin.js';
 import { commandConfig, withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
+import type { AuditAction } from '../../audit/audit-log.js';
+import { recordCliAction } from '../../operator/operator-actions.js';
+import { printSafe } from '../terminal-text.js';
 import { wholeNumber } from '../usage-error.js';
 import { refusalOf } from '../../console-refusal.js';
 
 export async function webhooksCommand(sub: string, { values, positionals }: CommandInput): Promise<number> {
   const json = values.json === true;
-  const say = (value: Record<string, unknown>, text: string) => console.log(json ? JSON.stringify(value) : text);
+  const say = (value: Record<string, unknown>, text: string) => printSafe(json, value, text);
   const account = values.account as string;
   const endpoint = values.endpoint as string;
   const config = commandConfig(values);
@@ -27,6 +30,9 @@ export async function webhooksCommand(sub: string, { values, positionals }: Comm
   const now = Date.now();
   try {
     return await withCommandDb(config, async (db) => {
+      // Every change is an operator action: its audit row (actor `cli`), the account in its details.
+      const audit = (action: AuditAction, target: string, details: Record<string, unknown> = {}) =>
+        recordCliAction(db, action, target, { accountId: account, ...details }, now);
       switch (sub) {
         case 'add': {
           const added = await addEndpoint(db, {
@@ -36,6 +42,7 @@ export async function webhooksCommand(sub: string, { values, positionals }: Comm
             policy: outboundPolicy(config),
             now,
           });
+          await audit('webhook.add', added.endpointId, { url: values.url, events: added.events });
           say(
             { endpointId: added.endpointId, secret: added.secret },
             `endpoint ${added.endpointId} (${added.events.join(', ')})\nsigning secret ${added.secret}\n(the secret is shown once)`,
@@ -54,28 +61,33 @@ export async function webhooksCommand(sub: string, { values, positionals }: Comm
         }
         case 'disable': {
           const disabled = await disableEndpoint(db, account, endpoint, now);
+          if (disabled) await audit('webhook.disable', endpoint);
           say({ disabled }, disabled ? 'disabled' : 'no such enabled endpoint');
           return disabled ? 0 : 1;
         }
         case 'enable': {
           const enabled = await enableEndpoint(db, account, endpoint);
+          if (enabled) await audit('webhook.enable', endpoint);
           say({ enabled }, enabled ? 'enabled' : 'no such disabled endpoint');
           return enabled ? 0 : 1;
         }
         case 'delete': {
           const deleted = await deleteEndpoint(db, account, endpoint);
+          if (deleted) await audit('webhook.delete', endpoint);
           say({ deleted }, deleted ? 'deleted' : 'no such endpoint');
           return deleted ? 0 : 1;
         }
         case 'rotate-secret': {
           if (endpoint) {
             const rotated = await rotateEndpointSecret(db, account, endpoint, now);
+            await audit('webhook.rotate-secret', endpoint);
             say(
               rotated,
               `endpoint ${rotated.endpointId} signing secret ${rotated.secret}\n(shown once; the previous secret also signs until ${rotated.previousValidUntil})`,
             );
           } else {
             const webhookSecret = await rotateAccountSecret(db, account);
+            await audit('webhook.rotate-secret', account);
             say(
               { accountId: account, webhookSecret },
               `webhook signing secret ${webhookSecret}\n(shown once; in effect now, also for deliveries being retried)`,
@@ -98,6 +110,7 @@ export async function webhooksCommand(sub: string, { values, positionals }: Comm
         }
         case 'resend': {
           const resent = await resendDelivery(db, positionals[0], now);
+          await audit('webhook.resend', resent.deliveryId);
           say(resent, `delivery ${resent.deliveryId} scheduled again`);
           return 0;
         }

@@ -182,6 +182,11 @@ function renderAccountSearch() {
 async function showAccount(slot: HTMLElement, accountId: string, refresh: () => Promise<void>): Promise<void> {
   const account: Account = await api('get', '/console/api/operator/accounts/{accountId}', { params: { accountId } });
   const credits = h('input', { type: 'number', id: 'grant-credits', min: 1, step: 1, value: '' });
+  // The grant's idempotency key: made with the form, so every press of this form is one grant (the form is built anew after it).
+  // (getRandomValues, not randomUUID: that one exists only in secure contexts, and a console may be served over plain http.)
+  const grantKey = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(
+    '',
+  );
   const note = h('input', { type: 'text', id: 'grant-note' });
   const done = h('span', { id: 'grant-done' });
   slot.replaceChildren(
@@ -203,9 +208,10 @@ async function showAccount(slot: HTMLElement, accountId: string, refresh: () => 
       'p',
       {},
       button(t('operator.addCredits'), 'grant', async () => {
+        // One key per form: a double submit (or a retry after a lost answer) adds the credits once.
         const granted = await api('post', '/console/api/operator/accounts/{accountId}/credits', {
           params: { accountId },
-          body: { credits: Number(credits.value), note: note.value },
+          body: { credits: Number(credits.value), note: note.value, idempotencyKey: grantKey },
         });
         await showAccount(slot, accountId, refresh);
         slot.querySelector('#grant-done')!.textContent = ` ${t('operator.added', { credits: granted.added })}`;

@@ -72,11 +72,21 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
 
   async operatorAddCredits(req) {
     const { accountId } = req.params;
-    const { credits, note } = req.body;
-    if (!(await grantCredits(req.ctx.db, acting(req), { accountId, credits, note: note.trim() }, req.ctx.clock.now())))
-      throw consoleRefusal('not_found', 'no such account');
+    const { credits, note, idempotencyKey } = req.body;
+    const granted = await grantCredits(
+      req.ctx.db,
+      acting(req),
+      { accountId, credits, note: note.trim(), idempotencyKey: idempotencyKey ?? null },
+      req.ctx.clock.now(),
+    );
+    if (!granted) throw consoleRefusal('not_found', 'no such account');
     const { available, held, spent, purchased } = await walletOf(req.ctx.db, accountId);
-    return ok({ accountId, added: credits, balance: { available, held, spent, purchased } });
+    return ok({
+      accountId,
+      added: granted.added,
+      replayed: granted.replayed,
+      balance: { available, held, spent, purchased },
+    });
   },
 
   async operatorRevokeKey(req) {

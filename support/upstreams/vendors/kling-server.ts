@@ -40,6 +40,8 @@ export interface KlingServerOptions extends GenerationClock {
   envelopeIn200?: boolean;
   /** A careless relay: a submit is refused (1201) with the Authorization header it carried written into the message. */
   echoAuthorization?: boolean;
+  /** A careless gateway: every request is refused 401 (1000) with the Authorization header it carried written into the message. */
+  echoAuthorizationUnauthorized?: boolean;
   /** How long a video link answers after the task succeeded (default 30 days). */
   outputLifetimeMs?: number;
 }
@@ -125,6 +127,8 @@ export class KlingServer extends VendorServer {
     const body = this.parse(raw);
     const submit = /^\/v1\/videos\/(text2video|image2video)$/.exec(url.pathname);
     if (request.method === 'POST' && submit) this.record(request, url, body ?? {});
+    if (this.options.echoAuthorizationUnauthorized)
+      return this.refuse(response, 'unauthorized', `Authentication failed: ${request.headers.authorization}`);
     const refused = this.authError(request.headers.authorization);
     if (refused) return this.refuse(response, refused);
     if (request.method === 'POST' && submit) return this.submitTask(request, url, submit[1], body, response);

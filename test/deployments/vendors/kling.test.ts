@@ -174,6 +174,32 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
     expect(JSON.stringify(record.body)).not.toContain(token);
   });
 
+  it('a 401 that echoes the signed token: the last failure in /readyz shows it redacted, as the key would be', async () => {
+    const { first, t, apiKey } = await serve({ echoAuthorizationUnauthorized: true });
+    const task = await run(t, apiKey, textTask('a fox at the gate'));
+    expect(task.state).toBe('succeeded');
+    const token = String(first.submits[0].headers.authorization).slice('Bearer '.length);
+    expect(token.split('.')).toHaveLength(3);
+    const ready = await t.call('GET', '/readyz');
+    const failed = ready.body.deployments.find((d: { name: string }) => d.name === 'first');
+    expect(failed.lastFailure).toContain('Authentication failed: Bearer [redacted]');
+    const text = JSON.stringify(ready.body);
+    for (const secret of [token, SECRET, `${ACCESS}:${SECRET}`]) expect(text).not.toContain(secret);
+  });
+
+  it("a business code Kling's table does not have: the task fails with Kling's message, and the deployment is not blamed (no fail-over)", async () => {
+    const { first, second, t, apiKey } = await serve({
+      submit: () => ({ status: 200, body: { code: 1999, message: 'Something new went wrong', request_id: 'r' } }),
+    });
+    const task = await run(t, apiKey, textTask('a fox of a new kind'));
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed' });
+    expect(task.errorMessage).toContain('Something new went wrong');
+    expect([first.submits.length, second.submits.length]).toEqual([1, 0]);
+    const ready = await t.call('GET', '/readyz');
+    const firstState = ready.body.deployments.find((d: { name: string }) => d.name === 'first');
+    expect(firstState.lastFailure ?? null).toBeNull();
+  });
+
   it('a wrong secret key: Kling refuses the signature (401, 1000); the next deployment takes the task', async () => {
     const { first, second, t, apiKey } = await serve({}, { firstSecret: 'a-wrong-secret' });
     const task = await run(t, apiKey, textTask('a fox'));
@@ -193,6 +219,25 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
     expect([first.submits.length, second.submits.length]).toEqual([2, 1]);
     expect(first.submitTimes[1] - first.submitTimes[0]).toBeGreaterThanOrEqual(1000);
   });
+
+  it.each(['..', '.', ''])(
+    'a task_id %j (a dot-segment, or empty) is a protocol failure of the submit, never a handle: submitted again to the same Kling (the job may exist), never polled at that id',
+    async (id) => {
+      const { first, second, t, apiKey } = await serve({
+        submit: (i) =>
+          i === 0
+            ? {
+                status: 200,
+                body: { code: 0, message: 'SUCCEED', request_id: 'r', data: { task_id: id, task_status: 'submitted' } },
+              }
+            : undefined,
+      });
+      const task = await run(t, apiKey, textTask('a fox with no name'));
+      expect(task.state).toBe('succeeded');
+      expect([first.submits.length, second.submits.length]).toEqual([2, 0]);
+      expect(first.submits[1].body.external_task_id).toBe(task.taskId);
+    },
+  );
 
   it('the connection dropped after Kling created the task: the job is found by external_task_id, not submitted twice', async () => {
     const { first, second, t, accountId, apiKey } = await serve({

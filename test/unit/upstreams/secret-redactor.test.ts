@@ -71,4 +71,17 @@ describe('secretRedactor', () => {
   ])('hides %s', (_name, { given, want }) => {
     expect(secretRedactor(given.secret)(given.text)).toBe(want);
   });
+
+  it('hides a credential derived from the key (a signed token) until it expires, then forgets it', () => {
+    let now = 1_000;
+    const redact = secretRedactor(KEY, () => now);
+    const token = 'eyJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJhIn0.c2lnbmF0dXJl';
+    expect(redact(`Bearer ${token}`)).toBe(`Bearer ${token}`);
+    redact.hide(token, 2_000);
+    expect(redact(`bad token Bearer ${token} and ${encodeURIComponent(token)}`)).toBe(
+      `bad token Bearer ${REDACTED} and ${REDACTED}`,
+    );
+    now = 2_000;
+    expect(redact(`Bearer ${token}`)).toBe(`Bearer ${token}`);
+  });
 });
