@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
+import { walletOf } from '../ledger/wallets.js';
 import { allCoolingUntil } from '../routing/availability.js';
 import type { PreparedRequest } from '../tasks/prepare-request.js';
 
@@ -18,6 +19,9 @@ export async function coolingRefusal(
 ): Promise<ApiError | undefined> {
   const until = await allCoolingUntil(ctx, request.model.info, request.input, accountId);
   if (until === undefined) return undefined;
+  // Funds come before availability (docs/contracts.md, the refusal order): a hold the balance
+  // cannot cover is refused 402 by the hold itself, whatever the deployments' health.
+  if ((await walletOf(ctx.db, accountId)).available < request.price.maxCredits) return undefined;
   const seconds = String(Math.max(1, Math.ceil((until - ctx.clock.now()) / 1000)));
   return new ApiError('no_deployment', { headers: { 'Retry-After': seconds } });
 }

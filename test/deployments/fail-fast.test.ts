@@ -131,6 +131,19 @@ describe('a dead sole upstream: 503 at accept, nothing held', () => {
     await t.checkLedger(accountId);
   });
 
+  it.each([
+    ['createTask', (key: string) => createTask(t, key, bodyD('a poor fox, Picture 1'))],
+    ['quote', (key: string) => t.call('POST', '/api/v1/jobs/quote', { key, body: bodyD('a poor fox, Picture 1') })],
+  ])(
+    '%s: funds come before availability (docs/contracts.md): a balance short of the hold is 402, not 503',
+    async (_name, send) => {
+      const poor = await t.account(5);
+      const r = await send(poor.apiKey);
+      expectError(r, 402, 40201);
+      expect(await t.wallet(poor.accountId)).toMatchObject({ available: 5, held: 0 });
+    },
+  );
+
   it('a replay of a key accepted before the cool-down still answers with its task, and holds no more', async () => {
     const before = await written();
     const replay = await createTask(t, apiKey, bodyD('the first fox, Picture 1'), {

@@ -38,13 +38,14 @@ async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Pr
   const notServed = inputNotServed(req.ctx, request);
   if (notServed) throw notServed;
   if (!req.ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
-  const cooling = await coolingRefusal(req.ctx, request, req.caller.accountId);
-  if (cooling) throw cooling;
+  // Funds before availability (docs/contracts.md, the refusal order).
   const wallet = await walletOf(req.ctx.db, req.caller.accountId);
   if (wallet.available < request.price.maxCredits)
     throw new ApiError('insufficient_credits', {
       params: { required: request.price.maxCredits, available: wallet.available },
     });
+  const cooling = await coolingRefusal(req.ctx, request, req.caller.accountId);
+  if (cooling) throw cooling;
 }
 
 /** Holds the response for up to `wait` seconds; woken by the task's resolution, not by polling. */
