@@ -19,7 +19,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDb } from '../runtime/storage/dialect.js';
-import { clip } from '../support/media/fixtures.js';
+import { askedClip } from '../support/media/fixtures.js';
 import { largeMp4 } from '../support/media/generated-streams.js';
 import { JobsProtocolServer } from '../support/upstreams/jobs-protocol-server.js';
 import { drip } from '../support/upstreams/slow-results.js';
@@ -192,7 +192,7 @@ async function slowResultFetches(mode: RunMode): Promise<{ fetches: number | nul
   const upstream = await new JobsProtocolServer({
     latencyMs: 200,
     apiKey: 'bench-key',
-    result: (job) => drip(clip(job.seconds), dripSeconds * 1000, 500),
+    result: (job) => drip(askedClip(job.model, job.input, job.seconds), dripSeconds * 1000, 500),
   }).start();
   const dir = newServiceDir();
   const dbUrl = sqliteUrl(dir);

@@ -1740,6 +1740,34 @@ export const WARNING_MESSAGES: Record<string, Messages> = {
     ru: 'Промпт ссылается на {marker}, но референс типа {kind} не передан.',
     it: 'Il prompt fa riferimento a {marker}, ma non è stato fornito alcun riferimento di tipo {kind}.',
     pl: 'Prompt odwołuje się do {marker}, ale nie przekazano żadnej referencji typu {kind}.'
+  },
+  result_not_as_requested: {
+    en: 'The provider\'s result ({delivered}) does not match the request ({asked}); the task failed as a provider error and the held credits were released.',
+    'zh-CN': '服务商返回的结果（{delivered}）与请求（{asked}）不符；任务按服务商错误失败，冻结的积分已释放。',
+    'zh-TW': '供應商傳回的結果（{delivered}）與請求（{asked}）不符；任務以供應商錯誤失敗，保留的點數已釋出。',
+    ja: 'プロバイダーの結果（{delivered}）がリクエスト（{asked}）と一致しません。タスクはプロバイダーのエラーとして失敗し、確保されていたクレジットは解放されました。',
+    ko: '공급자의 결과({delivered})가 요청({asked})과 일치하지 않습니다. 작업은 공급자 오류로 실패했으며 보류된 크레딧은 해제되었습니다.',
+    de: 'Das Ergebnis des Anbieters ({delivered}) entspricht nicht der Anfrage ({asked}); die Aufgabe ist als Anbieterfehler fehlgeschlagen und die reservierten Credits wurden freigegeben.',
+    fr: 'Le résultat du fournisseur ({delivered}) ne correspond pas à la demande ({asked}) ; la tâche a échoué comme erreur du fournisseur et les crédits réservés ont été libérés.',
+    es: 'El resultado del proveedor ({delivered}) no coincide con la solicitud ({asked}); la tarea falló como error del proveedor y los créditos retenidos se han liberado.',
+    'pt-BR': 'O resultado do provedor ({delivered}) não corresponde à requisição ({asked}); a tarefa falhou como erro do provedor e os créditos reservados foram liberados.',
+    ru: 'Результат провайдера ({delivered}) не соответствует запросу ({asked}); задача завершилась ошибкой провайдера, зарезервированные кредиты освобождены.',
+    it: 'Il risultato del provider ({delivered}) non corrisponde alla richiesta ({asked}); l\'attività non è riuscita per un errore del provider e i crediti trattenuti sono stati sbloccati.',
+    pl: 'Wynik dostawcy ({delivered}) nie odpowiada żądaniu ({asked}); zadanie zakończyło się błędem dostawcy, a zablokowane kredyty zostały zwolnione.'
+  },
+  result_settled_as_delivered: {
+    en: 'The provider\'s result lasts {delivered} s, shorter than the {asked} s asked for; the task was charged for the length delivered.',
+    'zh-CN': '服务商返回的结果时长为 {delivered} 秒，短于请求的 {asked} 秒；任务按实际交付的时长计费。',
+    'zh-TW': '供應商傳回的結果長度為 {delivered} 秒，短於請求的 {asked} 秒；任務依實際交付的長度計費。',
+    ja: 'プロバイダーの結果は {delivered} 秒で、リクエストした {asked} 秒より短いため、タスクは実際に納品された長さで課金されました。',
+    ko: '공급자의 결과 길이는 {delivered}초로 요청한 {asked}초보다 짧습니다. 작업은 실제로 전달된 길이만큼 청구되었습니다.',
+    de: 'Das Ergebnis des Anbieters dauert {delivered} s und ist damit kürzer als die angefragten {asked} s; berechnet wurde die gelieferte Länge.',
+    fr: 'Le résultat du fournisseur dure {delivered} s, moins que les {asked} s demandées ; la tâche a été facturée à la durée livrée.',
+    es: 'El resultado del proveedor dura {delivered} s, menos que los {asked} s solicitados; la tarea se cobró por la duración entregada.',
+    'pt-BR': 'O resultado do provedor dura {delivered} s, menos que os {asked} s solicitados; a tarefa foi cobrada pela duração entregue.',
+    ru: 'Результат провайдера длится {delivered} с, меньше запрошенных {asked} с; задача оплачена по фактически полученной длительности.',
+    it: 'Il risultato del provider dura {delivered} s, meno dei {asked} s richiesti; l\'attività è stata addebitata per la durata consegnata.',
+    pl: 'Wynik dostawcy trwa {delivered} s, krócej niż żądane {asked} s; zadanie rozliczono według dostarczonej długości.'
   }
 };
 

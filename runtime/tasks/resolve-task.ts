@@ -1,5 +1,6 @@
 import { catalogue } from '../../generated/catalogue.js';
 import type { TaskErrorCode } from '../../generated/errors.js';
+import type { Warning } from '../../generated/support.js';
 import type { Context } from '../context.js';
 import { releaseHold, settleHold } from '../ledger/ledger.js';
 import type { Trx } from '../storage/executor.js';
@@ -70,6 +71,14 @@ export interface SuccessFacts {
   sourceClipSeconds?: number;
   /** What the operator pays the upstream for the task (millionths of a USD), when its deployment declares a cost. */
   upstreamCostMicros?: number | null;
+  /** Warnings the settlement adds to the task's (a result settled at what was delivered). */
+  warnings?: Warning[];
+}
+
+/** The task's warnings with `added` after them, as stored. */
+function withWarnings(task: TaskRow, added: Warning[] | undefined): { warnings_json?: string } {
+  if (!added?.length) return {};
+  return { warnings_json: JSON.stringify([...(JSON.parse(task.warnings_json) as Warning[]), ...added]) };
 }
 
 /** running -> succeeded: the hold is settled to the actual charge, never above the hold. */
@@ -89,15 +98,31 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
       charged_credits: charged,
       output_json: JSON.stringify(facts.outputs),
       upstream_cost_micros: facts.upstreamCostMicros ?? null,
+      ...withWarnings(task, facts.warnings),
     };
   });
 }
 
-/** queued/running -> failed: the hold is released. `message` is a model's reason (English) or a detail. */
-export function failTask(ctx: Context, taskId: string, code: TaskErrorCode, message: string | null): Promise<boolean> {
-  return resolveOnce(ctx, taskId, async (trx, _task, now) => {
+/**
+ * queued/running -> failed: the hold is released. `message` is a model's reason (English) or a
+ * detail; `warnings` are added to the task's (a result that did not match the request says so).
+ */
+export function failTask(
+  ctx: Context,
+  taskId: string,
+  code: TaskErrorCode,
+  message: string | null,
+  warnings?: Warning[],
+): Promise<boolean> {
+  return resolveOnce(ctx, taskId, async (trx, task, now) => {
     await releaseHold(trx, ctx.db.engine, taskId, now);
-    return { state: 'failed', charged_credits: 0, error_code: code, error_message: message };
+    return {
+      state: 'failed',
+      charged_credits: 0,
+      error_code: code,
+      error_message: message,
+      ...withWarnings(task, warnings),
+    };
   });
 }
 

@@ -1,9 +1,17 @@
 import type { Context } from '../context.js';
 import type { DeploymentOutput } from '../deployments/deployment.js';
-import { probeStored } from '../files/probe.js';
+import { probeStored, type Probed } from '../files/probe.js';
 import type { StoredOutput, TaskRow } from '../tasks/task-record.js';
 
-export type Stored = { ok: true; outputs: StoredOutput[]; firstVideoSeconds?: number } | { ok: false; reason: string };
+export type Stored =
+  | {
+      ok: true;
+      outputs: StoredOutput[];
+      firstVideoSeconds?: number;
+      /** The first video as probed from its stored bytes (undefined when the deployment declared its length): checked against the request. */
+      firstVideo?: Probed;
+    }
+  | { ok: false; reason: string };
 
 /**
  * Writes a deployment's outputs to the blob store as they arrive (a provider's download is a
@@ -29,6 +37,7 @@ export async function storeOutputs(
     for (const output of stored) await ctx.blobs.delete(output.key);
   };
   let firstVideoSeconds: number | undefined;
+  let firstVideo: Probed | undefined;
   try {
     for (const [index, output] of outputs.entries()) {
       const key = `outputs/${task.id}/${claim}-${index}.${output.extension}`;
@@ -57,6 +66,7 @@ export async function storeOutputs(
         entry.mime = probed.mime;
         // An image (a returned last frame) has no length.
         if (probed.durationSeconds !== undefined) entry.durationSeconds = probed.durationSeconds;
+        if (firstVideo === undefined && probed.kind === 'video') firstVideo = probed;
       }
       const { mime, durationSeconds } = entry;
       if (firstVideoSeconds === undefined && mime.startsWith('video/')) firstVideoSeconds = durationSeconds ?? 0;
@@ -70,7 +80,12 @@ export async function storeOutputs(
     await dropAll();
     return { ok: false, reason: "The provider's result holds no video whose length can be read." };
   }
-  return { ok: true, outputs: stored, ...(firstVideoSeconds !== undefined ? { firstVideoSeconds } : {}) };
+  return {
+    ok: true,
+    outputs: stored,
+    ...(firstVideoSeconds !== undefined ? { firstVideoSeconds } : {}),
+    ...(firstVideo !== undefined ? { firstVideo } : {}),
+  };
 }
 
 /** What the operator pays for the task: per video and per started second of output, in millionths of a USD (integers only). */

@@ -14,6 +14,7 @@ import { purgeTaskContent } from '../tasks/task-queries.js';
 import { checkedBefore, checkWorkHandlers, sendToCheck } from './check-work.js';
 import { completedJobCost, recordJobCost } from './job-cost.js';
 import { outputsToStore } from './output-limit.js';
+import { resultAgainstRequest } from './result-check.js';
 import { storeOutputs, upstreamCostMicros } from './store-outputs.js';
 import { submitTask } from './submit.js';
 import { taskSignal } from './task-signal.js';
@@ -290,7 +291,24 @@ async function pollJob(
     return { done: true };
   }
   const { outputs } = stored;
-  const outputSeconds = status.outputSeconds ?? stored.firstVideoSeconds ?? 0;
+  // A result unlike the request is never charged as if it matched (runtime/worker/result-check.ts).
+  const verdict = resultAgainstRequest(job.model, job.input, stored.firstVideo);
+  if (verdict.kind === 'mismatch') {
+    await failTask(ctx, task.id, 'generation_failed', verdict.detail, [verdict.warning]);
+    // Nothing of it is kept, unless a second poll of the same job settled the task meanwhile (its media, same keys).
+    if ((await loadTask(ctx, item))?.state !== 'succeeded')
+      for (const output of outputs) await ctx.blobs.delete(output.key);
+    await recordJobCost(
+      ctx,
+      task.id,
+      upstreamCostMicros(route?.cost, stored.firstVideoSeconds ?? 0),
+      'unless-succeeded',
+    );
+    await releaseResult(ctx, deployment, task, job, RELEASE_TIMEOUT_MS);
+    return { done: true };
+  }
+  const outputSeconds =
+    verdict.kind === 'shorter' ? verdict.seconds : (status.outputSeconds ?? stored.firstVideoSeconds ?? 0);
   ctx.faults.reach('poll.stored'); // media stored, the hold not yet settled
   const cost = upstreamCostMicros(route?.cost, outputSeconds);
   const resolved = await succeedTask(ctx, task.id, {
@@ -299,6 +317,7 @@ async function pollJob(
     referenceClipSeconds: clips.seconds,
     sourceClipSeconds: status.sourceClipSeconds,
     upstreamCostMicros: cost,
+    ...(verdict.kind === 'shorter' ? { warnings: [verdict.warning] } : {}),
   });
   // A result after expiry, or after another claim's success (a lease taken over mid-poll), settles nothing and keeps
   // nothing: these keys are this claim's own, never the winner's.

@@ -1,5 +1,7 @@
 import { deflateSync } from 'node:zlib';
 import jpeg from 'jpeg-js';
+import { catalogue } from '../../generated/catalogue.js';
+import { simulatedFrame } from '../../runtime/simulator/simulated-output.js';
 import { syntheticVideo } from '../../runtime/simulator/synthetic/synthetic-video.js';
 
 /** Real small media files, made in the test run (nothing downloaded, nothing hand-waved). */
@@ -97,17 +99,37 @@ export function mp4(): Buffer {
  * by the simulator's own writer; test/deployments/simulator-output.test.ts checks that writer's
  * files with ffprobe and ffmpeg.
  */
-export function clip(seconds: number, frameRate = 4): Buffer {
+export function clip(
+  seconds: number,
+  frameRate = 4,
+  frame: { width: number; height: number; brands?: string[] } = { width: 160, height: 90 },
+): Buffer {
   return Buffer.concat([
     ...syntheticVideo({
-      width: 160,
-      height: 90,
+      width: frame.width,
+      height: frame.height,
       frameRate,
       seconds,
-      brands: ['isom', 'iso2', 'avc1', 'mp41'],
+      brands: frame.brands ?? ['isom', 'iso2', 'avc1', 'mp41'],
       audio: true,
     }).pieces(),
   ]);
+}
+
+/**
+ * The clip a request asks of a catalogue model: its frame (the model's size table at the asked
+ * aspect ratio and resolution, as the simulator draws it) in the asked container, at 4 frames per
+ * second; 160x90 MP4 for a model the catalogue does not know. A loopback upstream answers with it
+ * so that its result matches the request (the service checks that: runtime/worker/result-check.ts).
+ */
+export function askedClip(modelId: unknown, input: Record<string, unknown>, seconds: number): Buffer {
+  const model = typeof modelId === 'string' ? catalogue.get(modelId)?.info : undefined;
+  if (!model) return clip(seconds);
+  const { output } = model;
+  const container =
+    (typeof input.output_format === 'string' ? output.containers[input.output_format] : undefined) ??
+    output.containers[output.defaultContainer];
+  return clip(seconds, 4, { ...simulatedFrame(model, input), brands: container.brands });
 }
 
 /** A minimal valid .safetensors file: header length, a JSON header, the tensor bytes. */
@@ -121,4 +143,51 @@ export function safetensors(): Buffer {
   const length = Buffer.alloc(8);
   length.writeBigUInt64LE(BigInt(header.length));
   return Buffer.concat([length, header, Buffer.alloc(16, 1)]);
+}
+
+/** Short sides of the named resolutions a request may carry under a provider's names (2k: 2560x1440, as the catalogue's sizes). */
+const NAMED_SHORT_SIDES: Record<string, number> = { '2k': 1440, '4k': 2160 };
+
+/**
+ * The frame a provider's request asks for, read from its body under whatever names the provider
+ * uses: a `WxH` or `W*H` size, else a resolution (`720p`, `1080P`, `2k`) with an aspect ratio
+ * (`16:9`; landscape 16:9 when none is named). Undefined when the body names no size.
+ */
+export function frameAskedBy(body: unknown): { width: number; height: number } | undefined {
+  const strings: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') strings.push(value);
+    else if (Array.isArray(value)) for (const entry of value) walk(entry);
+    else if (typeof value === 'object' && value !== null) for (const entry of Object.values(value)) walk(entry);
+  };
+  walk(body);
+  for (const text of strings) {
+    const size = /^(\d{3,4})\s*[x*]\s*(\d{3,4})$/i.exec(text);
+    if (size) return { width: Number(size[1]) & ~1, height: Number(size[2]) & ~1 };
+  }
+  let short: number | undefined;
+  let ratio: [number, number] | undefined;
+  for (const text of strings) {
+    const named = /^(\d{3,4})p$/i.exec(text);
+    if (short === undefined && named) short = Number(named[1]);
+    if (short === undefined && NAMED_SHORT_SIDES[text.toLowerCase()]) short = NAMED_SHORT_SIDES[text.toLowerCase()];
+    const shape = /^(\d{1,2}):(\d{1,2})$/.exec(text);
+    if (ratio === undefined && shape && Number(shape[1]) > 0 && Number(shape[2]) > 0)
+      ratio = [Number(shape[1]), Number(shape[2])];
+  }
+  if (short === undefined) return undefined;
+  const [w, h] = ratio ?? [16, 9];
+  // Even sides, as 4:2:0 video has them (1366x768 for 768p at 16:9).
+  const long = 2 * Math.round((short * Math.max(w, h)) / Math.min(w, h) / 2);
+  return w >= h ? { width: long, height: short } : { width: short, height: long };
+}
+
+/**
+ * The clip a loopback provider answers a request with: `seconds` long at the frame its body asks
+ * for (frameAskedBy), 1280x720 where the body names none (the catalogue's common default), so that
+ * the service's check of the result against the request (runtime/worker/result-check.ts) passes
+ * as it would with a real provider.
+ */
+export function clipAskedBy(body: unknown, seconds: number): Buffer {
+  return clip(seconds, 4, frameAskedBy(body) ?? { width: 1280, height: 720 });
 }

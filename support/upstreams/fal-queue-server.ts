@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clip } from '../media/fixtures.js';
+import { clipAskedBy } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
 import { LoopbackListener, sendJson } from './loopback-upstream.js';
 
@@ -237,7 +237,7 @@ export class FalQueueServer {
   /** The clip: as long as the input's `duration` (fal's text), 5 s without one. */
   private bytesOf(queued: FalRequest): Buffer {
     const seconds = Number(queued.input.duration);
-    return clip(Number.isFinite(seconds) && seconds > 0 ? seconds : 5);
+    return clipAskedBy(queued.input, Number.isFinite(seconds) && seconds > 0 ? seconds : 5);
   }
 
   /** As fal does once a request ends: one POST to fal_webhook with { request_id, gateway_request_id, status, payload }. */

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { loopbackTls } from '../loopback-tls.js';
-import { clip, png } from '../media/fixtures.js';
+import { askedClip, png } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
 import { LoopbackListener, sendJson } from './loopback-upstream.js';
 import { DownloadLog } from './slow-results.js';
@@ -61,7 +61,10 @@ export interface JobsServerOptions {
    * has none), made anew for each download; `download` counts the server's downloads from 1.
    * Streams (support/upstreams/slow-results.ts: drip, endless) are logged in `results`.
    */
-  result?: (job: { prompt: string; seconds: number }, download: number) => AsyncIterable<Buffer> | Buffer;
+  result?: (
+    job: { prompt: string; seconds: number; model?: string; input: Record<string, unknown> },
+    download: number,
+  ) => AsyncIterable<Buffer> | Buffer;
   /** A succeeded task also lists its last frame (a PNG link, image/png) after the video. */
   lastFrameAsset?: boolean;
   /** A succeeded task lists this many more video links after those (an upstream answering more than the model returns). */
@@ -79,6 +82,9 @@ interface Job {
   createdAt: number;
   prompt: string;
   seconds: number;
+  /** The submitted model and input: the default result is the clip they ask for (its frame and container). */
+  model?: string;
+  input: Record<string, unknown>;
   /** Set once a poll reported the job ended: it no longer counts as in flight. */
   reportedEnd: boolean;
   /** A reference clip it could not read (fetchReferences): the job fails. */
@@ -195,6 +201,8 @@ export class JobsProtocolServer {
           createdAt: Date.now(),
           prompt: String(body.input?.prompt ?? ''),
           seconds,
+          model: body.model,
+          input: body.input ?? {},
           reportedEnd: false,
           unreadableReference: read.includes(false),
         });
@@ -323,7 +331,8 @@ export class JobsProtocolServer {
       response.writeHead(200, { 'content-type': 'image/png', 'content-length': String(frame.length) });
       return void response.end(frame);
     }
-    const result = this.options.result?.(job, this.downloads) ?? clip(Math.min(60, job.seconds));
+    const result =
+      this.options.result?.(job, this.downloads) ?? askedClip(job.model, job.input, Math.min(60, job.seconds));
     if (this.options.cutFirstDownload && this.downloads === 1 && Buffer.isBuffer(result)) {
       response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(result.length) });
       response.write(result.subarray(0, result.length >> 1), () => response.socket?.destroy());

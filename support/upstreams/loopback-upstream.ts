@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../media/fixtures.js';
+import { clipAskedBy } from '../media/fixtures.js';
 
 /**
  * What every loopback upstream of support/upstreams/ shares (the four coded protocols' servers and
@@ -101,9 +101,9 @@ export function sendJson(
   response.end(JSON.stringify(body));
 }
 
-/** A generated clip of this many seconds (a short MP4 the service can measure). */
-export function sendClip(response: ServerResponse, seconds: number): void {
-  const bytes = clip(Number.isFinite(seconds) && seconds > 0 ? seconds : 5);
+/** A generated clip of this many seconds (a short MP4 the service can measure), at the frame `asked` (a request's body) names. */
+export function sendClip(response: ServerResponse, seconds: number, asked: unknown): void {
+  const bytes = clipAskedBy(asked, Number.isFinite(seconds) && seconds > 0 ? seconds : 5);
   response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
   response.end(bytes);
 }

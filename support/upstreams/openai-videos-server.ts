@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clip } from '../media/fixtures.js';
+import { clipAskedBy } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
 import { LoopbackListener, sendJson } from './loopback-upstream.js';
 
@@ -156,7 +156,7 @@ export class OpenAiVideosServer {
         return this.json(response, 404, {
           error: { message: 'Video is not ready.', type: 'invalid_request_error', param: null, code: 'not_found' },
         });
-      const bytes = clip(Number(video.form.get('seconds')?.[0] ?? 4));
+      const bytes = clipAskedBy(Object.fromEntries(video.form), Number(video.form.get('seconds')?.[0] ?? 4));
       response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
       return void response.end(bytes);
     }

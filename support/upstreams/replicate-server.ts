@@ -332,6 +332,6 @@ export class ReplicateServer {
       return;
     }
     this.downloads++;
-    sendClip(response, Number(p.input.duration));
+    sendClip(response, Number(p.input.duration), p.input);
   }
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../runtime/config.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
-import { clip } from '../../support/media/fixtures.js';
+import { askedClip } from '../../support/media/fixtures.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
 import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
@@ -88,7 +88,10 @@ describe('result downloads: once, bounded, within their share, only what the mod
   }
 
   it('a result that downloads for longer than the lease is fetched once and stored once', async () => {
-    const { server, t } = await serveJobs({ result: (job) => drip(clip(job.seconds), 3000) }, { leaseMs: 900 });
+    const { server, t } = await serveJobs(
+      { result: (job) => drip(askedClip(job.model, job.input, job.seconds), 3000) },
+      { leaseMs: 900 },
+    );
     const { accountId, apiKey } = await t.account(1000);
     const created = await createTask(t, apiKey, bodyD('slow result, Picture 1'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000);
@@ -104,7 +107,7 @@ describe('result downloads: once, bounded, within their share, only what the mod
     "%s: a result still arriving at the task's deadline is cut there; the task expires, its hold released, nothing stored",
     async (origin) => {
       const { server, t } = await serveJobs(
-        { result: (job) => drip(clip(job.seconds), 30_000) },
+        { result: (job) => drip(askedClip(job.model, job.input, job.seconds), 30_000) },
         { taskDeadlineMs: 2500 },
         origin,
       );
@@ -127,7 +130,12 @@ describe('result downloads: once, bounded, within their share, only what the mod
     '%s: MEDIAFORGE_UPSTREAM_RESULT_TIMEOUT_SECONDS bounds the whole download: a drip past it is cut, the next poll fetches the result again',
     async (origin) => {
       const { server, t } = await serveJobs(
-        { result: (job, n) => (n === 1 ? drip(clip(job.seconds), 30_000) : clip(job.seconds)) },
+        {
+          result: (job, n) =>
+            n === 1
+              ? drip(askedClip(job.model, job.input, job.seconds), 30_000)
+              : askedClip(job.model, job.input, job.seconds),
+        },
         { upstreamResultTimeoutMs: 1500 },
         origin,
       );
@@ -145,7 +153,12 @@ describe('result downloads: once, bounded, within their share, only what the mod
 
   it('a download whose lease another worker took over is aborted; the item runs once more and the task succeeds once', async () => {
     const { server, t } = await serveJobs(
-      { result: (job, n) => (n === 1 ? drip(clip(job.seconds), 30_000) : clip(job.seconds)) },
+      {
+        result: (job, n) =>
+          n === 1
+            ? drip(askedClip(job.model, job.input, job.seconds), 30_000)
+            : askedClip(job.model, job.input, job.seconds),
+      },
       { leaseMs: 1500 },
     );
     const { accountId, apiKey } = await t.account(1000);
@@ -172,7 +185,12 @@ describe('result downloads: once, bounded, within their share, only what the mod
 
   it("one account's slow downloads stay within its share of the task lane: another account's task is not held behind them", async () => {
     const { server, t } = await serveJobs(
-      { result: (job) => (job.prompt.includes('slow') ? drip(clip(job.seconds), 15_000) : clip(job.seconds)) },
+      {
+        result: (job) =>
+          job.prompt.includes('slow')
+            ? drip(askedClip(job.model, job.input, job.seconds), 15_000)
+            : askedClip(job.model, job.input, job.seconds),
+      },
       { leaseMs: 900, workerConcurrency: 3, workerAccountCap: 2 },
     );
     const a = await t.account(1000);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../../support/media/fixtures.js';
+import { clipAskedBy } from '../../support/media/fixtures.js';
 
 /**
  * A loopback server for "Acme's render API", the example provider of issue 27's profile section
@@ -68,7 +68,8 @@ export class AcmeServer {
     this.requests.push(`${request.method} ${url.pathname}`);
     if (request.method === 'GET' && url.pathname.startsWith('/files/')) {
       response.writeHead(200, { 'content-type': 'video/mp4' });
-      response.end(clip(5));
+      // The frame the last submit asked for: the service checks the result against its request.
+      response.end(clipAskedBy(this.submits.at(-1) ?? {}, 5));
       return;
     }
     if (request.headers.authorization !== `Bearer ${KEY}` || request.headers['x-acme-version'] !== VERSION)

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clip } from '../../support/media/fixtures.js';
+import { clipAskedBy } from '../../support/media/fixtures.js';
 
 /**
  * "Acme Studio", a second fictional provider for the profile pieces beyond issue 27's example
@@ -88,7 +88,8 @@ export class AcmeStudioServer {
     this.requests.push(`${request.method} ${url.pathname}`);
     if (url.pathname.startsWith('/media/')) {
       response.writeHead(200, { 'content-type': 'video/mp4' });
-      response.end(clip(5));
+      // The frame the last job asked for: the service checks the result against its request.
+      response.end(clipAskedBy([...this.jobs.values()].at(-1)?.body ?? {}, 5));
       return;
     }
     if (!tokenValid(request.headers.authorization))

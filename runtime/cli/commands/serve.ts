@@ -8,6 +8,8 @@
 import { parseBlobStoreSetting } from '../../blobs/blob-store-setting.js';
 import { configFromEnv, type Environment, processEnvironment } from '../../config.js';
 import { createService } from '../../service.js';
+import { loadDeploymentsFile } from '../../routing/deployments-file.js';
+import { loopbackLinkProblem } from '../../routing/link-reach.js';
 import { probeFailed, probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
 import { recordProbe } from '../../routing/probe-health.js';
 import type { CommandInput } from '../commands.js';
@@ -30,8 +32,16 @@ export async function serve({ values }: CommandInput): Promise<number> {
 
   const problem = storeSettingProblem(env);
   if (problem) throw new Error(problem);
+  // Read once here and handed to the service: a remote upstream that would be sent loopback links is refused before anything starts.
+  const plan = config.deploymentsFile ? loadDeploymentsFile(config.deploymentsFile, config.environment) : undefined;
+  const unreachable = loopbackLinkProblem(config.publicUrl, plan);
+  if (unreachable) throw new Error(unreachable);
 
-  const service = await createService(config, { logger: true, migrate: values.migrate === true });
+  const service = await createService(config, {
+    logger: true,
+    migrate: values.migrate === true,
+    ...(plan ? { deploymentsPlan: plan } : {}),
+  });
   try {
     await service.ctx.blobs.checkWritable?.();
   } catch (error) {

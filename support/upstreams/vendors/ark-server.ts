@@ -262,6 +262,6 @@ export class ArkServer {
       return;
     }
     this.downloads++;
-    sendClip(response, Number(task.body.duration ?? 5));
+    sendClip(response, Number(task.body.duration ?? 5), task.body);
   }
 }

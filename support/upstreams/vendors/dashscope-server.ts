@@ -209,6 +209,6 @@ export class DashscopeServer {
       return;
     }
     this.downloads++;
-    sendClip(response, Number(task.body.parameters?.duration ?? 5));
+    sendClip(response, Number(task.body.parameters?.duration ?? 5), task.body);
   }
 }

@@ -195,6 +195,6 @@ export class MinimaxServer {
       return;
     }
     this.downloads++;
-    sendClip(response, Number(task.body.duration ?? 6));
+    sendClip(response, Number(task.body.duration ?? 6), task.body);
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clip } from '../../media/fixtures.js';
+import { clipAskedBy } from '../../media/fixtures.js';
 import { LoopbackListener, type Phase, phaseOf, sendJson } from '../loopback-upstream.js';
 
 /**
@@ -145,7 +145,7 @@ export abstract class VendorServer {
       return;
     }
     this.downloads++;
-    const bytes = clip(this.clock.clipSeconds ?? 5);
+    const bytes = clipAskedBy(job.body, this.clock.clipSeconds ?? 5);
     response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
     response.end(bytes);
   }
