@@ -327,19 +327,7 @@ export class DatabaseBlobStore implements BlobStore {
       )) {
         await this.db.insertInto('blob_chunks').values({ chunk_set: set, seq: seq++, bytes: chunk }).execute();
       }
-      await this.db.transaction().execute(async (trx) => {
-        const previous = await trx.selectFrom('blobs').select('chunk_set').where('key', '=', key).executeTakeFirst();
-        const row = { key, bytes: Buffer.alloc(0), size, created_at: this.now(), chunk_set: set };
-        await trx
-          .insertInto('blobs')
-          .values(row)
-          .onConflict((c) =>
-            c.column('key').doUpdateSet({ bytes: row.bytes, size, created_at: row.created_at, chunk_set: set }),
-          )
-          .execute();
-        if (previous?.chunk_set)
-          await trx.deleteFrom('blob_chunks').where('chunk_set', '=', previous.chunk_set).execute();
-      });
+      await this.pointAt(key, set, size);
     } catch (error) {
       await this.db.deleteFrom('blob_chunks').where('chunk_set', '=', set).execute();
       throw error;
@@ -414,6 +402,27 @@ export class DatabaseBlobStore implements BlobStore {
   }
 
   /** The chunk rows copied to a fresh set inside the database (no bytes through the service), then switched to as `put` does. */
+  /**
+   * Points the key at a complete chunk set, in one transaction: the key's row (new or replaced)
+   * names the set and its size, and the set it named before is deleted. Readers see the old bytes
+   * or the new ones, never a mix.
+   */
+  private async pointAt(key: string, set: string, size: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const previous = await trx.selectFrom('blobs').select('chunk_set').where('key', '=', key).executeTakeFirst();
+      const row = { key, bytes: Buffer.alloc(0), size, created_at: this.now(), chunk_set: set };
+      await trx
+        .insertInto('blobs')
+        .values(row)
+        .onConflict((c) =>
+          c.column('key').doUpdateSet({ bytes: row.bytes, size, created_at: row.created_at, chunk_set: set }),
+        )
+        .execute();
+      if (previous?.chunk_set)
+        await trx.deleteFrom('blob_chunks').where('chunk_set', '=', previous.chunk_set).execute();
+    });
+  }
+
   async copy(from: string, to: string): Promise<number | undefined> {
     const source = await this.db
       .selectFrom('blobs')
@@ -445,19 +454,7 @@ export class DatabaseBlobStore implements BlobStore {
         await this.db.deleteFrom('blob_chunks').where('chunk_set', '=', set).execute();
         return undefined;
       }
-      await this.db.transaction().execute(async (trx) => {
-        const previous = await trx.selectFrom('blobs').select('chunk_set').where('key', '=', to).executeTakeFirst();
-        const row = { key: to, bytes: Buffer.alloc(0), size, created_at: this.now(), chunk_set: set };
-        await trx
-          .insertInto('blobs')
-          .values(row)
-          .onConflict((c) =>
-            c.column('key').doUpdateSet({ bytes: row.bytes, size, created_at: row.created_at, chunk_set: set }),
-          )
-          .execute();
-        if (previous?.chunk_set)
-          await trx.deleteFrom('blob_chunks').where('chunk_set', '=', previous.chunk_set).execute();
-      });
+      await this.pointAt(to, set, size);
       return size;
     } catch (error) {
       await this.db.deleteFrom('blob_chunks').where('chunk_set', '=', set).execute();

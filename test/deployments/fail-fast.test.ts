@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, expectError, MODEL_D } from '../http/helpers.js';
 import { refusedUrl } from '../../support/upstreams/jobs-protocol-server.js';
+import { acceptanceWrites } from './support.js';
 import { startTestService, type HttpResult, type TestService } from '../support/service.js';
 
 /** A model the compatible layer takes with a prompt alone. */
@@ -59,26 +60,7 @@ describe('a dead sole upstream: 503 at accept, nothing held', () => {
     await t?.close();
   });
 
-  /** What acceptance writes: the wallet, and the account's holds, tasks and Idempotency-Key rows. */
-  async function written() {
-    const db = t.service.ctx.db.kysely;
-    const count = async (table: 'holds' | 'tasks' | 'idempotency_keys') =>
-      Number(
-        (
-          await db
-            .selectFrom(table)
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('account_id', '=', accountId)
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
-    return {
-      wallet: await t.wallet(accountId),
-      holds: await count('holds'),
-      tasks: await count('tasks'),
-      idempotencyRows: await count('idempotency_keys'),
-    };
-  }
+  const written = () => acceptanceWrites(t, accountId);
 
   function retryAfter(r: HttpResult): number {
     const value = Number(r.headers.get('retry-after'));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { createTask, expectError } from '../http/helpers.js';
 import { refusedUrl } from '../../support/upstreams/jobs-protocol-server.js';
+import { acceptanceWrites } from './support.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /** A text-to-video model whose default ratio is `adaptive`, which Runway has no size for. */
@@ -40,26 +41,7 @@ describe('a request no deployment can ever serve: 400 40030, not 503', () => {
     await t?.close();
   });
 
-  /** What acceptance writes: the wallet, and the account's holds, tasks and Idempotency-Key rows. */
-  async function written() {
-    const db = t.service.ctx.db.kysely;
-    const count = async (table: 'holds' | 'tasks' | 'idempotency_keys') =>
-      Number(
-        (
-          await db
-            .selectFrom(table)
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('account_id', '=', accountId)
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
-    return {
-      wallet: await t.wallet(accountId),
-      holds: await count('holds'),
-      tasks: await count('tasks'),
-      idempotencyRows: await count('idempotency_keys'),
-    };
-  }
+  const written = () => acceptanceWrites(t, accountId);
 
   const expectNotServed = (body: any) => {
     expect(body.data.errors).toEqual([{ path: 'input.aspect_ratio', rule: 'not_served', message: FRENCH }]);
@@ -93,13 +75,15 @@ describe('a request no deployment can ever serve: 400 40030, not 503', () => {
   });
 
   it('still 400 while every deployment cools down; a request they could take is then 503 50301', async () => {
-    // A request Runway can take is accepted; its submit finds the upstream dead and cools it down.
+    // A request Runway can take is accepted; its submit finds the upstream dead, and the probe confirms it.
     const first = await createTask(t, apiKey, { model: MODEL, input: { prompt: 'a kite', aspect_ratio: '16:9' } });
     expect(first.status, JSON.stringify(first.body)).toBe(202);
     const end = Date.now() + 15_000;
     for (;;) {
       const ready = await t.call('GET', '/readyz');
-      if (ready.body.deployments.find((d: { name: string }) => d.name === 'gen').state === 'cooling') break;
+      // Nothing listens: the failed submit asks the probe, whose failure makes it down (docs/deployments.md, "Health").
+      if (['cooling', 'down'].includes(ready.body.deployments.find((d: { name: string }) => d.name === 'gen').state))
+        break;
       if (Date.now() > end) throw new Error('never cooling');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

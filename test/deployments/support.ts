@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createAccount, type CreatedAccount } from '../../runtime/accounts/accounts.js';
 import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
-import { dropTestSchema, testDbUrl, testStoreEnvironment } from '../support/service.js';
+import { dropTestSchema, testDbUrl, testStoreEnvironment, type TestService } from '../support/service.js';
 
 /**
  * A real `mediaforge serve` process (test/reliability/support.ts spawnServer) on its own database
@@ -109,4 +109,25 @@ export async function waitForTask(
       throw new Error(`task ${taskId} not there after ${timeoutMs} ms: ${JSON.stringify(r?.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** What acceptance writes for an account: the wallet, and its holds, tasks and Idempotency-Key rows (a refusal changes none of them). */
+export async function acceptanceWrites(t: TestService, accountId: string) {
+  const db = t.service.ctx.db.kysely;
+  const count = async (table: 'holds' | 'tasks' | 'idempotency_keys') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  return {
+    wallet: await t.wallet(accountId),
+    holds: await count('holds'),
+    tasks: await count('tasks'),
+    idempotencyRows: await count('idempotency_keys'),
+  };
 }
