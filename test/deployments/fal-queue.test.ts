@@ -194,11 +194,14 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
     await t.checkLedger(accountId);
   });
 
-  it('an input fal has no counterpart for (a watermark) is not served there: no deployment, nothing held; the default is sent as nothing', async () => {
+  it('an input fal has no counterpart for (a watermark) is not served there: 400 40030 naming the field (retrying never helps), nothing held; the default is sent as nothing', async () => {
     const model = 'vendor_a/family_a-2.0-mini/text-to-video';
     const { first, second, t, accountId, apiKey } = await serve({}, { model });
     const refused = await createTask(t, apiKey, { model, input: { prompt: 'a fox', watermark: true } });
-    expect([refused.status, refused.body.code]).toEqual([503, 50301]);
+    expect([refused.status, refused.body.code]).toEqual([400, 40030]);
+    expect(refused.body.data.errors).toEqual([
+      expect.objectContaining({ path: 'input.watermark', rule: 'not_served' }),
+    ]);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
     const served = await createTask(t, apiKey, {
       model,
