@@ -1,4 +1,3 @@
-import type { InputRefusal } from '../upstreams/map-input.js';
 import type { ModelInfo } from '../../generated/catalogue.js';
 import type { BlobSource } from '../blobs/blob-store.js';
 
@@ -156,4 +155,15 @@ export interface ProbeResult {
   /** The answer's HTTP status, when one came. */
   status?: number;
   detail: string;
+}
+
+/**
+ * A value of the input the provider cannot take, and what it takes of that field instead:
+ * `takes`, the values of the field the model accepts that map (an unmapped value), or the model's
+ * default (a field the provider does not take); empty: the field must be left out.
+ */
+export interface InputRefusal {
+  field: string;
+  value: unknown;
+  takes: unknown[];
 }

@@ -1,7 +1,7 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
 import type { Context } from '../context.js';
 import { ownerCooldowns } from './evidence.js';
-import { healthRows } from './health.js';
+import { healthRows } from './health-row.js';
 import { ownerOf } from './task-owner.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 import { ownerCooldowns } from './evidence.js';
-import { coolingForEveryone, healthRows, inFlightCounts } from './health.js';
+import { coolingForEveryone, inFlightCounts } from './health.js';
+import { healthRows } from './health-row.js';
 import type { Route } from './router.js';
 import { ownerOf } from './task-owner.js';
 

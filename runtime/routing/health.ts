@@ -1,15 +1,15 @@
-import { sql, type Selectable } from 'kysely';
+import { sql } from 'kysely';
 import type { Context } from '../context.js';
 import type { Deployment } from '../deployments/deployment.js';
 import type { FailureClass, UpstreamError } from '../deployments/upstream-error.js';
 import type { Db } from '../storage/dialect.js';
 import type { Executor } from '../storage/executor.js';
-import type { Database } from '../storage/schema.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import { OPEN_STATES } from '../tasks/states.js';
 import type { Deployments } from './router.js';
 import { ownerCooldowns, recordEvidence, trip } from './evidence.js';
 import { probeSoon } from './probe-health.js';
+import { DOWN_AFTER_TRIPS, ensureRow, type HealthRow, healthRows } from './health-row.js';
 
 /**
  * A deployment's health as every process sees it, judged on evidence from many tasks and owners
@@ -53,9 +53,6 @@ export interface DeploymentState {
 /** The calls whose outcome counts toward a deployment's health. */
 export type UpstreamCall = 'submit' | 'poll' | 'download' | 'cancel';
 
-/** Cool-downs for everyone in a row, without a recovery between them, that make a deployment `down`. */
-export const DOWN_AFTER_TRIPS = 2;
-
 /** The health state of one deployment's row as of `now` (no row: never failed). */
 export function healthState(
   row: Pick<HealthRow, 'consecutive_failures' | 'cooldown_until' | 'tripped_at' | 'trips'> | undefined,
@@ -82,20 +79,6 @@ export async function inFlightCounts(db: Executor, names: readonly string[]): Pr
     .groupBy('deployment')
     .execute();
   return new Map(rows.map((r) => [r.deployment!, Number(r.n)]));
-}
-
-/** A deployment's row of upstream_health as read. */
-export type HealthRow = Selectable<Database['upstream_health']>;
-
-/** The deployments' rows of upstream_health, by name. */
-export async function healthRows(db: Executor, names: readonly string[]): Promise<Map<string, HealthRow>> {
-  if (names.length === 0) return new Map<string, HealthRow>();
-  const rows = await db
-    .selectFrom('upstream_health')
-    .selectAll()
-    .where('name', 'in', [...names])
-    .execute();
-  return new Map(rows.map((r) => [r.name, r]));
 }
 
 /** Whether a row cools its deployment for everyone now: cooling, down, or half-open with its trial call taken. */
@@ -140,28 +123,6 @@ export async function deploymentStates(
           : null,
     };
   });
-}
-
-/** The deployment's row, created at its first use (so that it can be locked). */
-export async function ensureRow(db: Executor, name: string, now: number): Promise<void> {
-  await db
-    .insertInto('upstream_health')
-    .values({
-      name,
-      consecutive_failures: 0,
-      cooldown_until: null,
-      last_failure: null,
-      last_failure_at: null,
-      last_failure_class: null,
-      tripped_at: null,
-      trial_until: null,
-      probed_at: null,
-      probe_outcome: null,
-      probe_detail: null,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .execute();
 }
 
 /** How a failed call came to be made: the task it was made for, and whether it was a half-open trial. */
@@ -256,26 +217,6 @@ export async function takeTrial(ctx: Context, name: string): Promise<boolean> {
     .where((eb) => eb.or([eb('trial_until', 'is', null), eb('trial_until', '<=', now)]))
     .executeTakeFirst();
   return Number(taken.numUpdatedRows) === 1;
-}
-
-/** The deployment answered a trial call or its probe: it recovers for everyone (logged once). */
-export async function recover(ctx: Context, name: string, by: 'trial call' | 'probe'): Promise<void> {
-  const now = ctx.clock.now();
-  const result = await ctx.db.kysely
-    .updateTable('upstream_health')
-    .set({
-      tripped_at: null,
-      trips: 0,
-      cooldown_until: null,
-      trial_until: null,
-      consecutive_failures: 0,
-      updated_at: now,
-    })
-    .where('name', '=', name)
-    .where('tripped_at', 'is not', null)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 1)
-    ctx.log.info({ deployment: name }, `deployment ${name} answered its ${by}: recovered`);
 }
 
 /** Tasks of one account submitted to a deployment and not yet ended (the account's part of its slots). */

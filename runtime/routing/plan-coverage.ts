@@ -1,6 +1,6 @@
 import { catalogue } from '../../generated/catalogue.js';
 import { modelsNotServedBy, notServedText } from '../../generated/provider-mappings.js';
-import type { InputRefusal } from '../upstreams/map-input.js';
+import type { InputRefusal } from '../deployments/deployment.js';
 import type { DeploymentsPlan } from './deployments-file.js';
 import type { Deployments } from './router.js';
 

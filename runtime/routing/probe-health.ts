@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import type { ProbeResult } from '../deployments/deployment.js';
 import type { WorkHandler } from '../queue/work-handler.js';
-import { ensureRow, DOWN_AFTER_TRIPS, healthRows, recover } from './health.js';
+import { DOWN_AFTER_TRIPS, ensureRow, healthRows, recover } from './health-row.js';
 import { ownerCooldowns, sweepEvidence } from './evidence.js';
 
 /**

@@ -1,6 +1,5 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
-import type { Deployment } from '../deployments/deployment.js';
-import type { InputRefusal } from '../upstreams/map-input.js';
+import type { Deployment, InputRefusal } from '../deployments/deployment.js';
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 

@@ -1,5 +1,6 @@
 import type { Db } from '../storage/dialect.js';
-import { deploymentStates, healthRows, type DeploymentState } from './health.js';
+import { deploymentStates, type DeploymentState } from './health.js';
+import { healthRows } from './health-row.js';
 import type { Deployments } from './router.js';
 import { FAILURE_CLASSES, type FailureClass } from '../deployments/upstream-error.js';
 import { COUNTERS, readCounters } from './upstream-stats.js';

@@ -1,4 +1,5 @@
 import type { ProviderMapping, ProviderScalar } from '../../generated/provider-mappings.js';
+import type { InputRefusal } from '../deployments/deployment.js';
 
 export type MappedInput = { ok: true; body: Record<string, unknown> } | { ok: false; field: string; value: unknown };
 
@@ -59,17 +60,6 @@ export function mapInput(mapping: ProviderMapping, input: Record<string, unknown
   }
   for (const [path, value] of Object.entries(mapping.set)) setPath(body, path, value);
   return { ok: true, body };
-}
-
-/**
- * A value of the input the provider cannot take, and what it takes of that field instead:
- * `takes`, the values of the field the model accepts that map (an unmapped value), or the model's
- * default (a field the provider does not take); empty: the field must be left out.
- */
-export interface InputRefusal {
-  field: string;
-  value: unknown;
-  takes: unknown[];
 }
 
 /** The first value of the input that does not map (a model that serves a subset of its values or fields); undefined when all do. */

@@ -2,7 +2,8 @@ import type { ModelInfo } from '../../generated/catalogue.js';
 import { providerMapping } from '../../generated/provider-mappings.js';
 import type { DeploymentJob, ProbeResult } from '../deployments/deployment.js';
 import { probeOfAnswer, probeOfError } from './probe-answer.js';
-import { type InputRefusal, inputMaps, inputRefusal } from './map-input.js';
+import type { InputRefusal } from '../deployments/deployment.js';
+import { inputMaps, inputRefusal } from './map-input.js';
 import { resultStream, UpstreamHttp } from './upstream-http.js';
 import type { UpstreamOptions } from './upstream-options.js';
 

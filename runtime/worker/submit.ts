@@ -2,14 +2,8 @@ import { catalogue, type ModelInfo } from '../../generated/catalogue.js';
 import type { Context } from '../context.js';
 import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
 import { routeCandidates } from '../routing/candidates.js';
-import {
-  giveSlotBack,
-  recordCallAnswered,
-  recordCallFailure,
-  recover,
-  takeSlot,
-  takeTrial,
-} from '../routing/health.js';
+import { giveSlotBack, recordCallAnswered, recordCallFailure, takeSlot, takeTrial } from '../routing/health.js';
+import { recover } from '../routing/health-row.js';
 import { portableInput } from './portable-input.js';
 import { UpstreamError } from '../deployments/upstream-error.js';
 import { failTask } from '../tasks/resolve-task.js';

@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Context } from '../../../runtime/context.js';
 import { CallWindow } from '../../../runtime/routing/call-window.js';
 import { trip } from '../../../runtime/routing/evidence.js';
-import { deploymentStates, ensureRow, recordCallFailure, recover, takeTrial } from '../../../runtime/routing/health.js';
+import { deploymentStates, recordCallFailure, takeTrial } from '../../../runtime/routing/health.js';
+import { ensureRow, recover } from '../../../runtime/routing/health-row.js';
 import { recordProbe } from '../../../runtime/routing/probe-health.js';
 import { DEFAULT_COOLDOWN, Deployments } from '../../../runtime/routing/router.js';
 import type { Deployment } from '../../../runtime/deployments/deployment.js';
