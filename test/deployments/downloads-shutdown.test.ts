@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clip } from '../../support/media/fixtures.js';
+import { askedClip } from '../../support/media/fixtures.js';
 import { bodyD, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { drip } from '../../support/upstreams/slow-results.js';
@@ -27,7 +27,10 @@ describe('SIGTERM while a result downloads', () => {
     // The first download drips for a minute; the one after the restart is quick.
     server = await new JobsProtocolServer({
       latencyMs: 100,
-      result: (job, n) => (n === 1 ? drip(clip(job.seconds), 60_000) : clip(job.seconds)),
+      result: (job, n) =>
+        n === 1
+          ? drip(askedClip(job.model, job.input, job.seconds), 60_000)
+          : askedClip(job.model, job.input, job.seconds),
     }).start();
     proc = await startMediaforge(
       'shutdown',
