@@ -119,12 +119,14 @@ export function clip(
 /**
  * The clip a request asks of a catalogue model: its frame (the model's size table at the asked
  * aspect ratio and resolution, as the simulator draws it) in the asked container, at 4 frames per
- * second; 160x90 MP4 for a model the catalogue does not know. A loopback upstream answers with it
+ * second; for a model the catalogue does not know (an upstream's own name for it), the frame its
+ * input names (clipAskedBy). A loopback upstream answers with it
  * so that its result matches the request (the service checks that: runtime/worker/result-check.ts).
  */
 export function askedClip(modelId: unknown, input: Record<string, unknown>, seconds: number): Buffer {
   const model = typeof modelId === 'string' ? catalogue.get(modelId)?.info : undefined;
-  if (!model) return clip(seconds);
+  // A model under the upstream's own name (a route's upstreamModel): the frame its input names.
+  if (!model) return clipAskedBy(input, seconds);
   const { output } = model;
   const container =
     (typeof input.output_format === 'string' ? output.containers[input.output_format] : undefined) ??
