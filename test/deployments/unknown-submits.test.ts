@@ -115,7 +115,12 @@ describe('submits whose outcome is unknown on a protocol without an idempotency 
       (r) => r.upstream_final_state !== null,
     );
     expect(reconciled).toEqual({ state: 'failed', upstream_final_state: 'succeeded', upstream_cost_micros: 100_000 });
-    expect([...upstream.videos.values()].map((v) => v.deleted)).toEqual([true]); // released, never downloaded
+    // Released, never downloaded: the release follows the recorded end (runtime/worker/reconcile.ts), so it is waited for.
+    const released = await until(
+      async () => [...upstream.videos.values()].map((v) => v.deleted),
+      (deleted) => deleted.every(Boolean),
+    );
+    expect(released).toEqual([true]);
     const report = JSON.parse(await margin(proc, true));
     expect(report.totals).toMatchObject({
       abandonedCostUsd: '0.100000',
