@@ -7,6 +7,27 @@ import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server
 import { drip } from '../../support/upstreams/slow-results.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 
+/** A real `mediaforge serve` whose one model runs on `upstream`, with a 1 s shutdown grace. */
+function serveOn(name: string, upstream: JobsProtocolServer): Promise<MediaforgeProcess> {
+  return startMediaforge(
+    name,
+    {
+      MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
+      MEDIAFORGE_SHUTDOWN_GRACE_SECONDS: '1',
+      MEDIAFORGE_UPSTREAM_POLL_MS: '50',
+    },
+    {
+      'deployments.yaml': [
+        'upstreams:',
+        `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
+        'models:',
+        `  ${bodyD().model}:`,
+        '    - upstream: up',
+      ].join('\n'),
+    },
+  );
+}
+
 /**
  * SIGTERM during a result download (issue 25, N11), on a real `mediaforge serve`: after
  * MEDIAFORGE_SHUTDOWN_GRACE_SECONDS the download is aborted and the process exits 0; the poll item
@@ -32,23 +53,7 @@ describe('SIGTERM while a result downloads', () => {
           ? drip(askedClip(job.model, job.input, job.seconds), 60_000)
           : askedClip(job.model, job.input, job.seconds),
     }).start();
-    proc = await startMediaforge(
-      'shutdown',
-      {
-        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
-        MEDIAFORGE_SHUTDOWN_GRACE_SECONDS: '1',
-        MEDIAFORGE_UPSTREAM_POLL_MS: '50',
-      },
-      {
-        'deployments.yaml': [
-          'upstreams:',
-          `  up: { kind: jobs, baseUrl: "${server.baseUrl}" }`,
-          'models:',
-          `  ${bodyD().model}:`,
-          '    - upstream: up',
-        ].join('\n'),
-      },
-    );
+    proc = await serveOn('shutdown', server);
     const { accountId, apiKey } = await proc.account(1000);
     const created = await call(
       proc.url,
@@ -108,23 +113,7 @@ describe('SIGTERM while a result downloads', () => {
   it("issue 37: SIGTERM while a poll's status request hangs: the request is cut after the grace (not at its 20 s timeout), the poll is left to run again, uncounted, and succeeds after the restart", async () => {
     server = await new JobsProtocolServer({ latencyMs: 100 }).start();
     server.holdPolls = true;
-    proc = await startMediaforge(
-      'shutdown-poll',
-      {
-        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
-        MEDIAFORGE_SHUTDOWN_GRACE_SECONDS: '1',
-        MEDIAFORGE_UPSTREAM_POLL_MS: '50',
-      },
-      {
-        'deployments.yaml': [
-          'upstreams:',
-          `  up: { kind: jobs, baseUrl: "${server.baseUrl}" }`,
-          'models:',
-          `  ${bodyD().model}:`,
-          '    - upstream: up',
-        ].join('\n'),
-      },
-    );
+    proc = await serveOn('shutdown-poll', server);
     const { apiKey } = await proc.account(1000);
     const created = await call(proc.url, 'POST', '/api/v1/jobs/createTask', apiKey, bodyD('status hangs, Picture 1'));
     const taskId: string = created.body.data.taskId;
