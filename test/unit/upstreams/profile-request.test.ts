@@ -36,6 +36,12 @@ const text = (upstreamModel: string, input: Record<string, unknown> = {}, extra:
 const image = (upstreamModel: string, input: Record<string, unknown> = {}) =>
   job(IMAGE, { prompt: 'the kite lifts off', image_url: FRAME, duration_seconds: 5, ...input }, { upstreamModel });
 const handle = (id: string, submitPath = '/unused') => ({ submitPath, ids: { id } });
+/** A reference-to-video model every one of MiniMax, DashScope and Ark serves (the references optional). */
+const REFERENCE = 'vendor_a/family_a-2.0-fast/reference-to-video';
+const reference = (upstreamModel: string, input: Record<string, unknown> = {}) =>
+  job(REFERENCE, { prompt: 'character1 flies the kite', ...input }, { upstreamModel });
+const REF_IMAGES = ['https://media.example/ref-1.png', 'https://media.example/ref-2.png'];
+const REF_VIDEO = 'https://media.example/ref-clip.mp4';
 
 /** The request as the wire sees it (what errors call it is the driver's). */
 function sent(profile: ProviderProfile, op: ProfileOperation, context: RequestContext) {
@@ -321,6 +327,25 @@ describe('minimax', () => {
       },
     ],
     [
+      'reference-to-video without references: the prompt alone (MiniMax takes no reference lists)',
+      {
+        given: { operation: 'submit', job: reference('MiniMax-Hailuo-02') },
+        want: {
+          method: 'POST',
+          url: `${base}/v1/video_generation`,
+          headers: { ...auth, 'Content-Type': 'application/json' },
+          body: { model: 'MiniMax-Hailuo-02', prompt: 'character1 flies the kite' },
+        },
+      },
+    ],
+    [
+      'reference-to-video with reference images: refused before anything is sent',
+      {
+        given: { operation: 'submit', job: reference('MiniMax-Hailuo-02', { reference_image_urls: REF_IMAGES }) },
+        want: { throws: 'rejected' },
+      },
+    ],
+    [
       'poll: the query by task_id',
       {
         given: { operation: 'poll', job: text('MiniMax-Hailuo-02'), handle: handle('106916112212032') },
@@ -393,10 +418,25 @@ describe('dashscope', () => {
       },
     ],
     [
+      'reference-to-video: the reference clips as input.reference_video_urls',
+      {
+        given: { operation: 'submit', job: reference('wan2.6-r2v', { reference_video_urls: [REF_VIDEO] }) },
+        want: {
+          method: 'POST',
+          url: `${base}/api/v1/services/aigc/video-generation/video-synthesis`,
+          headers: json,
+          body: {
+            model: 'wan2.6-r2v',
+            input: { prompt: 'character1 flies the kite', reference_video_urls: [REF_VIDEO] },
+          },
+        },
+      },
+    ],
+    [
       'poll: GET /api/v1/tasks/{task_id}',
       {
-        given: { operation: 'poll', job: text('wan'), handle: handle('0385dc79-5ff8-4d82-bcb6-xxxxxx') },
-        want: { method: 'GET', url: `${base}/api/v1/tasks/0385dc79-5ff8-4d82-bcb6-xxxxxx`, headers: auth },
+        given: { operation: 'poll', job: text('wan'), handle: handle('0385dc79-5ff8-4d82-bcb6-8d4b8c4b2a51') },
+        want: { method: 'GET', url: `${base}/api/v1/tasks/0385dc79-5ff8-4d82-bcb6-8d4b8c4b2a51`, headers: auth },
       },
     ],
     [
@@ -465,6 +505,32 @@ describe('ark', () => {
             ],
             duration: 5,
             execution_expires_after: 259200,
+          },
+        },
+      },
+    ],
+    [
+      'reference-to-video: each reference image and clip as its own item with its role',
+      {
+        given: {
+          operation: 'submit',
+          job: reference('seedance-1-0-lite-i2v', {
+            reference_image_urls: REF_IMAGES,
+            reference_video_urls: [REF_VIDEO],
+          }),
+        },
+        want: {
+          method: 'POST',
+          url: `${base}/api/v3/contents/generations/tasks`,
+          headers: json,
+          body: {
+            model: 'seedance-1-0-lite-i2v',
+            content: [
+              { type: 'text', text: 'character1 flies the kite' },
+              { type: 'image_url', image_url: { url: REF_IMAGES[0] }, role: 'reference_image' },
+              { type: 'image_url', image_url: { url: REF_IMAGES[1] }, role: 'reference_image' },
+              { type: 'video_url', video_url: { url: REF_VIDEO }, role: 'reference_video' },
+            ],
           },
         },
       },
