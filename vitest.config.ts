@@ -61,6 +61,8 @@ export default defineConfig({
     // Two files at a time (vitest's default on 2 cores is one): most suites wait on timers, child
     // processes and sockets rather than the CPU, so the second fork roughly halves the wall time.
     maxWorkers: 2,
+    // Each file's time per project goes to test-times.json, and the 15 slowest are printed at the end.
+    reporters: ['default', './test/support/timing-reporter.ts'],
     projects: [
       {
         extends: true,
