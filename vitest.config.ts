@@ -63,6 +63,8 @@ export default defineConfig({
     maxWorkers: 2,
     // Each file's time per project goes to test-times.json, and the 15 slowest are printed at the end.
     reporters: ['default', './test/support/timing-reporter.ts'],
+    // After every file: it changed no environment and left no process running (a leak fails that file, not a neighbour).
+    setupFiles: ['./test/support/leak-check.ts'],
     projects: [
       {
         extends: true,

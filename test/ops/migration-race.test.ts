@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnServer } from '../reliability/support.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { dropTestSchema, TEST_DB, testDbUrl } from '../support/service.js';
 
 /**
