@@ -25,6 +25,14 @@ process.env.NODE_EXTRA_CA_CERTS = extraCaCertificates();
  * when a statement ran only on SQLite or a store path only on the local store.
  */
 const kinds = suiteKinds(fileURLToPath(new URL('.', import.meta.url)));
+/**
+ * A recorded run (MEDIAFORGE_STATEMENT_RECORD=<dir>): every fork and every process it spawns (they
+ * inherit this environment) loads the recorder first (test/support/statement-recorder.mjs); after
+ * the projects, `npm test` checks the record (test/support/check-statement-record.ts).
+ */
+const recorder = `--import=${fileURLToPath(new URL('./test/support/statement-recorder.mjs', import.meta.url))}`;
+if (process.env.MEDIAFORGE_STATEMENT_RECORD && !process.env.NODE_OPTIONS?.includes(recorder))
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${recorder}`.trim();
 /** Long runs (`npm run test:long`, vitest.long.config.ts) are never part of `npm test`. */
 const LONG = 'test/**/*.long.test.ts';
 if (!pg) console.log('PostgreSQL suites skipped: set MEDIAFORGE_TEST_PG=postgres://... to run them (.ci/run does).');

@@ -8,7 +8,10 @@
  * Modules shared by files keep no state either (test/composition/no-module-state.test.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
+
+// A recorded run names the suite in each statement it records, and in those of the processes it spawns.
+if (process.env.MEDIAFORGE_STATEMENT_RECORD) process.env.MEDIAFORGE_STATEMENT_SUITE = expect.getState().testPath;
 
 /** The environment the file started with (vitest's project `env` is already in it). */
 const environmentAtStart = { ...process.env };

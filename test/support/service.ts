@@ -131,6 +131,8 @@ export async function startTestService(
       signInPerAddressPerMinute: 1_000_000,
       signUpsPerAddressPerDay: 1_000_000,
       signInFailuresBeforeLockout: 1_000_000,
+      // A recorded run (.ci/run) records this service's store operations as it does a spawned one's.
+      statementRecordDir: process.env.MEDIAFORGE_STATEMENT_RECORD || undefined,
       ...testStoreOverrides(),
       ...overrides,
     },
