@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { extraCaCertificates } from './support/loopback-tls.js';
+import { suiteKinds } from './test/support/suite-kinds.js';
 import { browserRequired, findSystemBrowser } from './test/support/system-browser.js';
 
 /**
@@ -15,142 +16,25 @@ const pg = process.env.MEDIAFORGE_TEST_PG;
  * a value this made already is kept as it is).
  */
 process.env.NODE_EXTRA_CA_CERTS = extraCaCertificates();
-/** The reliability suites built on startTestService (races.test.ts skips its SQLite-only cross-process part itself). */
-const RELIABILITY_DATABASE_SUITES = [
-  'crash',
-  'deadlines',
-  'fairness',
-  'fuzz',
-  'hostile',
-  'hostile-assets',
-  'hostile-input',
-  'hostile-urls',
-  'ledger-model',
-  'provider-reason',
-  'races',
-  'resolve-together',
-  'receivers',
-  'ssrf',
-].map((name) => `test/reliability/${name}.test.ts`);
 /**
- * `MEDIAFORGE_TEST_FULL=1`: every suite on every engine and store it can run on. Without it,
- * `npm test` leaves out of the PostgreSQL projects the suites whose subject does not depend on the
- * engine and whose database path another suite already runs there, which keeps CI under its 30
- * minutes (such a suite costs 15-35 s per engine).
+ * No suite is listed by hand: what a suite is decides where it runs (test/support/suite-kinds.ts,
+ * docs/architecture.md "Where is the test for this file?"). Every database suite (its imports reach
+ * test/support/service.ts, which gives its services the project's engine) runs on SQLite and on
+ * PostgreSQL; every store suite (`@store-suite` in its header) runs again with its media in an S3
+ * store, on both engines. The statement record (MEDIAFORGE_STATEMENT_RECORD, .ci/run) fails the run
+ * when a statement ran only on SQLite or a store path only on the local store.
  */
-const full = !!process.env.MEDIAFORGE_TEST_FULL;
+const kinds = suiteKinds(fileURLToPath(new URL('.', import.meta.url)));
 /**
- * Left out of the postgres project without MEDIAFORGE_TEST_FULL: five of the six provider profile
- * suites (each maps one vendor's API; the work items, holds and health rows they write are the
- * same for every profile, and runway.test.ts runs that path on PostgreSQL for the six, as it does
- * on the S3 store), and the maintainer's path of a profile added as YAML (what it shows is the
- * generator and the profile vocabulary; the service it starts runs a profile's path, which
- * runway.test.ts runs there; reconciliation on PostgreSQL: test/deployments/reconcile.test.ts).
- * Also (2026-11-27, when a clean-clone CI run took 29 min 23 s): secret-echo.test.ts (what it shows
- * is the redaction of an echoed key in answers, logs, status and metrics; the health rows and task
- * errors it writes are written on PostgreSQL by status-reading, failover and poll-health),
- * replicate.test.ts (one protocol's mapping; upstream webhooks that wake a poll, and a restart
- * mid-poll, run on PostgreSQL in lifecycle.test.ts and crash.test.ts), fal-queue.test.ts, which
- * the s3-postgres project runs on PostgreSQL already, and downloads.test.ts (result downloads are
- * streams between the upstream and the store; a lease taken over and a lane's shares run on
- * PostgreSQL in crash.test.ts and fairness.test.ts).
+ * A recorded run (MEDIAFORGE_STATEMENT_RECORD=<dir>): every fork and every process it spawns (they
+ * inherit this environment) loads the recorder first (test/support/statement-recorder.mjs); after
+ * the projects, `npm test` checks the record (test/support/check-statement-record.ts).
  */
-const POSTGRES_LEFT_OUT = full
-  ? []
-  : [
-      'test/deployments/vendors/ark.test.ts',
-      'test/deployments/vendors/dashscope.test.ts',
-      'test/deployments/vendors/kling.test.ts',
-      'test/deployments/vendors/luma.test.ts',
-      'test/deployments/vendors/minimax.test.ts',
-      'test/deployments/profile-maintainer.test.ts',
-      'test/deployments/profile-pieces.test.ts',
-      'test/deployments/secret-echo.test.ts',
-      'test/deployments/replicate.test.ts',
-      'test/deployments/fal-queue.test.ts',
-      'test/deployments/downloads.test.ts',
-    ];
-const DATABASE_SUITES = [
-  'test/http/**/*.test.ts',
-  'test/deployments/**/*.test.ts',
-  'test/webhooks/**/*.test.ts',
-  'test/compat/**/*.test.ts',
-  'test/files/**/*.test.ts',
-  'test/ops/**/*.test.ts',
-  'test/scale/**/*.test.ts',
-  'test/composition/two-services.test.ts',
-  // The operator console's queries (searches, joins, the audit log) on both engines (issue 28).
-  'test/console/operator*.test.ts',
-  ...RELIABILITY_DATABASE_SUITES,
-];
-/**
- * The suites that run a third time with media in an S3-compatible store (issue 29): the files,
- * assets, compat and upstream suites that go through the public surface without naming a store:
- * the library (uploaded through the store's presigned PUT), the playground's uploads (through the
- * service, streamed to the store), imports, references, the compatible layer's uploads and
- * downloads, and upstream results of the jobs, fal, Replicate and Runway protocols streamed into
- * the store. test/support/s3-global-setup.ts starts s3rver for them; startTestService and
- * startMediaforge put each service's media there. Left out: suites that read a store's own folders
- * or rows or name their stores (uploads.test.ts and reservations.test.ts test the service's own
- * PUT, which the S3 store replaces with the store's: s3-uploads.test.ts; downloads.test.ts,
- * lifecycle.test.ts, outputs.test.ts, streaming.test.ts, media-ranges.test.ts,
- * upload-lifetime.test.ts), and routing.test.ts (weights, nothing of the store).
- */
-const S3_SUITES = [
-  'test/files/library.test.ts',
-  'test/files/import.test.ts',
-  'test/files/acceptance.test.ts',
-  'test/files/length-limits.test.ts',
-  'test/files/reference-measure.test.ts',
-  'test/files/reference-stream.test.ts',
-  'test/console/playground-uploads.test.ts',
-  'test/compat/openai-sdk.test.ts',
-  'test/compat/form-bounds.test.ts',
-  'test/compat/progress.test.ts',
-  'test/compat/readme-openai.test.ts',
-  'test/deployments/non-video-result.test.ts',
-  'test/deployments/fal-queue.test.ts',
-  'test/deployments/replicate.test.ts',
-  'test/deployments/billed-clips.test.ts',
-  'test/deployments/simulator-output.test.ts',
-  'test/deployments/failover.test.ts',
-  'test/deployments/poll-outcomes.test.ts',
-  // One profile adapter's result download stands for the six (test/deployments/vendors/: the same store path, 30 s each).
-  'test/deployments/vendors/runway.test.ts',
-];
+const recorder = `--import=${fileURLToPath(new URL('./test/support/statement-recorder.mjs', import.meta.url))}`;
+if (process.env.MEDIAFORGE_STATEMENT_RECORD && !process.env.NODE_OPTIONS?.includes(recorder))
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${recorder}`.trim();
 /** Long runs (`npm run test:long`, vitest.long.config.ts) are never part of `npm test`. */
 const LONG = 'test/**/*.long.test.ts';
-/**
- * On PostgreSQL too: in `npm test`, a representative few of those the postgres project runs
- * (uploads, imports, the compatible layer, upstream results), which keeps CI under its 30 minutes;
- * MEDIAFORGE_TEST_FULL=1 runs every S3 suite the postgres project also runs (all but the playground's).
- */
-const S3_POSTGRES_SUITES = full
-  ? S3_SUITES.filter((suite) => !suite.startsWith('test/console/'))
-  : [
-      'test/files/library.test.ts',
-      'test/files/import.test.ts',
-      'test/compat/openai-sdk.test.ts',
-      'test/deployments/non-video-result.test.ts',
-      'test/deployments/fal-queue.test.ts',
-    ];
-/**
- * The S3 project in `npm test` (CI's 30 minutes): upstream results streamed into the store by the
- * Runway profile, fal (s3-postgres) and the failover and billed-clip suites stand for the
- * Replicate, simulator and poll-outcome suites; MEDIAFORGE_TEST_FULL=1 runs them all.
- */
-const S3_SQLITE_SUITES = full
-  ? S3_SUITES
-  : S3_SUITES.filter(
-      (suite) =>
-        ![
-          'test/deployments/fal-queue.test.ts',
-          'test/deployments/replicate.test.ts',
-          'test/deployments/simulator-output.test.ts',
-          'test/deployments/poll-outcomes.test.ts',
-        ].includes(suite),
-    );
-const S3_SETUP = { globalSetup: ['./test/support/s3-global-setup.ts'], exclude: [LONG] };
 if (!pg) console.log('PostgreSQL suites skipped: set MEDIAFORGE_TEST_PG=postgres://... to run them (.ci/run does).');
 /** The browser suites need a system Chromium; without one they are left out, except under CI, where they must run (test/support/system-browser.ts). */
 const BROWSER_SUITES = 'test/**/*.browser.test.ts';
@@ -161,6 +45,10 @@ if (skipBrowser && !process.env.MEDIAFORGE_BROWSER_NOTICE) {
     'BROWSER SUITES SKIPPED: no chromium, chromium-browser, google-chrome on PATH; install one (apt-get install -y chromium) to run test/**/*.browser.test.ts. CI=true runs them and fails without one.',
   );
 }
+/** Left out of every project: the long runs, and the browser suites on a machine without a browser. */
+const EXCLUDE = [LONG, ...(skipBrowser ? [BROWSER_SUITES] : [])];
+/** The S3 projects: test/support/s3-global-setup.ts starts one s3rver; startTestService and startMediaforge put each service's media there. */
+const S3_SETUP = { globalSetup: ['./test/support/s3-global-setup.ts'], include: kinds.store, exclude: EXCLUDE };
 
 export default defineConfig({
   // The client is its own package (client/, @mediaforge/client); the suites import its sources under
@@ -181,13 +69,24 @@ export default defineConfig({
     // Two files at a time (vitest's default on 2 cores is one): most suites wait on timers, child
     // processes and sockets rather than the CPU, so the second fork roughly halves the wall time.
     maxWorkers: 2,
+    // No isolation: a fork runs file after file without re-importing the ~357 project modules and the
+    // packages each file would load again (test/http on SQLite, A B B A under the same load: collect
+    // 361 s and 267 s isolated, 37 s and 52 s without; wall 408 s, 297 s against 87 s, 153 s). What
+    // could pass between files is checked instead: no module state in runtime/, test/ and support/
+    // (test/composition/no-module-state.test.ts), and test/support/leak-check.ts after each file.
+    isolate: false,
+    // Each file's time per project goes to test-times.json, and the 15 slowest are printed at the end.
+    reporters: ['default', './test/support/timing-reporter.ts'],
+    // After every file: it changed no environment and left no process running (a leak fails that file, not a neighbour).
+    setupFiles: ['./test/support/leak-check.ts'],
     projects: [
       {
         extends: true,
         test: {
           name: 'sqlite',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/scale/**', LONG, ...(skipBrowser ? [BROWSER_SUITES] : [])],
+          // test/scale/ is about several processes on one PostgreSQL database: the postgres project runs it.
+          exclude: ['test/scale/**', ...EXCLUDE],
         },
       },
       ...(pg
@@ -196,14 +95,14 @@ export default defineConfig({
               extends: true,
               test: {
                 name: 'postgres',
-                include: DATABASE_SUITES,
-                exclude: [LONG, ...POSTGRES_LEFT_OUT],
+                include: kinds.database,
+                exclude: EXCLUDE,
                 env: { MEDIAFORGE_TEST_DB: 'postgres' },
               },
             },
           ]
         : []),
-      { extends: true, test: { name: 's3', ...S3_SETUP, include: S3_SQLITE_SUITES } },
+      { extends: true, test: { name: 's3', ...S3_SETUP } },
       ...(pg
         ? [
             {
@@ -211,7 +110,6 @@ export default defineConfig({
               test: {
                 name: 's3-postgres',
                 ...S3_SETUP,
-                include: S3_POSTGRES_SUITES,
                 env: { MEDIAFORGE_TEST_DB: 'postgres' },
               },
             },

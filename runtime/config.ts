@@ -61,6 +61,8 @@ export interface Config {
   mediaLinks: 'redirect' | 'proxy';
   /** Redis URL for rate limits shared by all API processes; without it limits are per process. */
   redisUrl?: string;
+  /** Test runs only: a directory where the store's operations are recorded (runtime/blobs/recorded-store.ts). */
+  statementRecordDir?: string;
   webhookAllowPrivate: boolean;
   webhookAllowInsecure: boolean;
   /** Total time one webhook attempt may take (connect, send, answer); 15 s by the specification. */
@@ -195,6 +197,7 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     ...blobStoreOf(env),
     mediaLinks: env.MEDIAFORGE_MEDIA_LINKS === 'proxy' ? 'proxy' : 'redirect',
     redisUrl: env.MEDIAFORGE_REDIS || undefined,
+    statementRecordDir: env.MEDIAFORGE_STATEMENT_RECORD || undefined,
     webhookAllowPrivate: env.MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE === '1',
     webhookAllowInsecure: env.MEDIAFORGE_WEBHOOK_ALLOW_INSECURE === '1',
     webhookTimeoutMs: int(env.MEDIAFORGE_WEBHOOK_TIMEOUT_MS, 15_000),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * HTTP load with autocannon: a request shape (a fresh Idempotency-Key per request, one API key per
  * connection) made into autocannon's options, and its result summed up as rates and latencies.
@@ -49,9 +50,6 @@ export interface RequestShape {
   keysPerConnection?: string[];
 }
 
-let idempotencyCounter = 0;
-const runId = `${process.pid.toString(36)}-${Date.now().toString(36)}`;
-
 /** autocannon options for a request shape: per-request Idempotency-Keys, per-connection API keys. */
 export function cannonOptions(
   url: string,
@@ -70,7 +68,7 @@ export function cannonOptions(
     ...(shape.uniqueIdempotencyKey
       ? {
           setupRequest: (req: { headers?: Record<string, string> }) => {
-            req.headers = { ...req.headers, 'idempotency-key': `bench-${runId}-${++idempotencyCounter}` };
+            req.headers = { ...req.headers, 'idempotency-key': `bench-${randomUUID()}` };
             return req;
           },
         }

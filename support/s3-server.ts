@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import S3rver from 's3rver';
 
 /** The bucket every s3rver started here holds (the suites' and the benchmarks'). */
 export const S3RVER_BUCKET = 'mediaforge-test';
@@ -18,6 +17,9 @@ export interface S3rverProcess {
  * with `when_required` checksums, as the docs say for such servers.
  */
 export async function startS3rver(): Promise<S3rverProcess> {
+  // Loaded here, not on import: every suite that starts a service imports this module's neighbours,
+  // and only the s3 projects' global setup and a few suites start s3rver (koa and its tree).
+  const { default: S3rver } = await import('s3rver');
   const directory = mkdtempSync(join(tmpdir(), 'mediaforge-s3-'));
   const server = new S3rver({
     address: '127.0.0.1',

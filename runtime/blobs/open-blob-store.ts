@@ -3,9 +3,15 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../storage/dialect.js';
 import { type BlobStore, DatabaseBlobStore, LocalBlobStore } from './blob-store.js';
+import { recordedStore } from './recorded-store.js';
 
-/** The blob store the configuration names (MEDIAFORGE_BLOB_STORE). */
+/** The blob store the configuration names (MEDIAFORGE_BLOB_STORE), its operations recorded in a recorded test run. */
 export async function openBlobStore(config: Config, db: Db, clock: Clock): Promise<BlobStore> {
+  const store = await storeOf(config, db, clock);
+  return config.statementRecordDir ? recordedStore(store, config.blobStore, config.statementRecordDir) : store;
+}
+
+async function storeOf(config: Config, db: Db, clock: Clock): Promise<BlobStore> {
   if (config.blobStore === 'database') return new DatabaseBlobStore(db.kysely, () => clock.now());
   if (config.blobStore === 's3') {
     if (!config.s3) throw new Error('the S3 blob store needs its settings (MEDIAFORGE_BLOB_STORE=s3://BUCKET)');

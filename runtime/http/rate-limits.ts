@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
 import type { Caller } from '../accounts/accounts.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -55,9 +54,14 @@ export async function registerRateLimits(
   authenticator: Authenticator,
 ): Promise<RateLimits> {
   const config = ctx.config;
-  // Shared across API processes through Redis when configured; per process otherwise.
+  // Shared across API processes through Redis when configured; per process otherwise. ioredis is
+  // loaded only then: a service without Redis (most of them, and every test's) never reads it.
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, lazyConnect: false })
+    ? new (await import('ioredis')).Redis(config.redisUrl, {
+        connectTimeout: 1000,
+        maxRetriesPerRequest: 1,
+        lazyConnect: false,
+      })
     : undefined;
   if (redis) app.addHook('onClose', async () => void (await redis.quit()));
   const nameSpace = 'mediaforge-rate-limit-';

@@ -1,3 +1,4 @@
+// @store-suite: the compatible layer's form uploads go to the store (vitest.config.ts runs it on the local and the S3 store).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { png } from '../../support/media/fixtures.js';
 import { checkLedger, startTestService, type TestService } from '../support/service.js';

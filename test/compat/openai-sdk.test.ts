@@ -1,3 +1,4 @@
+// @store-suite: the compatible layer's uploads and downloads go through the store (vitest.config.ts runs it on the local and the S3 store).
 import { png } from '../../support/media/fixtures.js';
 import OpenAI, {
   APIError,

@@ -1,3 +1,4 @@
+// @store-suite: the compatible layer's content is read from the store (vitest.config.ts runs it on the local and the S3 store).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.js';
 

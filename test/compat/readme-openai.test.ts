@@ -1,3 +1,4 @@
+// @store-suite: the README's OpenAI example downloads from the store (vitest.config.ts runs it on the local and the S3 store).
 /**
  * The README's openai snippet, run as pasted: the block between the openai-snippet markers of
  * README.md, unchanged, as an ES module through tsx, against a real service (its URL and a key

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { moduleStateProblems } from './module-state.js';
 
 /** Every TypeScript and JavaScript source under `dir`, as paths relative to the repository. */
@@ -26,6 +26,29 @@ const ALLOWED: Record<string, string> = {
   'runtime/ids.ts:7: module-level let': 'random-byte pool',
 };
 
+/**
+ * The same for the modules the suites share (test/ helpers and support/): a fork runs many files
+ * one after another without re-importing them (vitest.config.ts, isolation off), so state here
+ * would pass from one file to the next. What a file may still leave behind (the environment, child
+ * processes) is checked after each file by test/support/leak-check.ts.
+ */
+const ALLOWED_IN_TESTS: Record<string, string> = {
+  // spec/'s catalogue, loaded once per fork: read only, and the same for every file of a checkout.
+  'test/support/catalogue.ts:7: module-level let': 'catalogue cache',
+  // The services a fork spawned, killed if the fork itself exits first (each leaves the set when it exits).
+  // The leak check is a vitest setup file: registering its afterAll on import is what it is for.
+  'test/support/leak-check.ts:55: runs on import: afterAll(async () => {': 'setup file',
+  'test/support/leak-check.ts:14: runs on import: if (process.env.MEDIAFORGE_STATEMENT_RECORD) process.env.MEDIAFORGE_STATEMENT_SU':
+    'setup file: names the suite for the statement record',
+  // Scripts that are run, not imported: running is what they are for.
+  'test/support/check-statement-record.ts:48: runs on import: if (dir) await check(dir);': 'npm test step',
+  'test/support/statement-recorder.mjs:18: runs on import: if (directory) install(directory);': 'node --import preload',
+  'support/service-process.ts:26: module-level children is changed at run time (a registry)': 'exit safety net',
+  "support/service-process.ts:30: runs on import: process.once('exit', killAll);": 'exit safety net',
+  "support/service-process.ts:31: runs on import: for (const signal of ['SIGINT', 'SIGTERM'] as const) {":
+    'exit safety net',
+};
+
 describe('composition has no side effects (issue 20, part 3)', () => {
   const files = sources('runtime');
 
@@ -47,13 +70,22 @@ describe('composition has no side effects (issue 20, part 3)', () => {
     expect(problems).toEqual([]);
   });
 
+  it("no module of test/ (the suites' helpers) or support/ runs anything on import or keeps state: with isolation off, files share a fork and its module cache", () => {
+    const helpers = [...sources('test'), ...sources('support')].filter((file) => !file.endsWith('.test.ts'));
+    const problems = helpers
+      .flatMap((file) => moduleStateProblems(file, readFileSync(join(ROOT, file), 'utf8')))
+      .filter((problem) => !(problem in ALLOWED_IN_TESTS));
+    expect(problems).toEqual([]);
+  });
+
   it('every allowed exception still exists (a stale entry would hide a new one at its place)', () => {
+    const allowed = { ...ALLOWED, ...ALLOWED_IN_TESTS };
     const found = new Set(
-      Object.keys(ALLOWED)
+      Object.keys(allowed)
         .map((key) => key.split(':')[0])
         .flatMap((file) => moduleStateProblems(file, readFileSync(join(ROOT, file), 'utf8'))),
     );
-    expect(Object.keys(ALLOWED).filter((key) => !found.has(key))).toEqual([]);
+    expect(Object.keys(allowed).filter((key) => !found.has(key))).toEqual([]);
   });
 
   it('the checks catch what they look for (they are not vacuous)', () => {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { importCycles, valueImports } from './import-graph.js';
 import { filesUnder, tsFiles } from '../support/source-files.js';
 

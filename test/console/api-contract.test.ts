@@ -12,7 +12,7 @@ import consoleDoc from '../../generated/console/openapi.json' with { type: 'json
 import { routes as consoleRoutes } from '../../generated/console/routes.js';
 import publicDoc from '../../generated/openapi.json' with { type: 'json' };
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
 

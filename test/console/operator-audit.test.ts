@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyD, createTask } from '../http/helpers.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
 import { eventually } from '../support/eventually.js';

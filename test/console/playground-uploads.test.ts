@@ -1,3 +1,4 @@
+// @store-suite: the playground's uploads are streamed to the store (vitest.config.ts runs it on the local and the S3 store).
 /**
  * POST /playground/api/uploads over real HTTP: session and CSRF, the field's kind, the size cap,
  * types from the declared header and from the bytes, the storage plan of the user's purchases (with

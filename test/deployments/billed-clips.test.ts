@@ -1,3 +1,4 @@
+// @store-suite: billed clips are measured from the store (vitest.config.ts runs it on the local and the S3 store).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';

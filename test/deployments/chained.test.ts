@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLedger } from '../support/service.js';
 import type { Service } from '../../runtime/service.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.js';
 import { call, crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { DeploymentsFileError, parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { DEFAULT_COOLDOWN } from '../../runtime/routing/router.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { startTestService } from '../support/service.js';
 
 const run = promisify(execFile);

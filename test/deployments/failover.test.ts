@@ -1,3 +1,4 @@
+// @store-suite: results after a failover are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// @store-suite: upstream results (images, audio) are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// @store-suite: polled results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';

@@ -1,3 +1,4 @@
+// @store-suite: Replicate results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyD, MODEL_D } from '../http/helpers.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { FalQueueServer } from '../../support/upstreams/fal-queue-server.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { ECHO_FORMS, ECHO_MARKS, echoPrompt, secretForms } from '../../support/upstreams/key-echo.js';

@@ -1,3 +1,4 @@
+// @store-suite: the simulator's outputs are written to the store (vitest.config.ts runs it on the local and the S3 store).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bodyD, MODEL_D } from '../http/helpers.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
 import { eventually } from '../support/eventually.js';

@@ -1,3 +1,4 @@
+// @store-suite: accepted uploads are read back from the store (vitest.config.ts runs it on the local and the S3 store).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';

@@ -1,3 +1,4 @@
+// @store-suite: imported media is streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

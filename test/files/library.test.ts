@@ -1,3 +1,4 @@
+// @store-suite: the library is uploaded through the store's presigned PUT (vitest.config.ts runs it on the local and the S3 store).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entitiesCommand } from '../../runtime/assets/entities-cli.js';
 import { createTask, expectError, expectOk } from '../http/helpers.js';

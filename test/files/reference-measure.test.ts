@@ -1,3 +1,4 @@
+// @store-suite: references are measured from the store (vitest.config.ts runs it on the local and the S3 store).
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// @store-suite: references are streamed from the store to the upstream (vitest.config.ts runs it on the local and the S3 store).
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { ServerResponse } from 'node:http';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STORAGE_PLANS, storagePlanFor } from '../../generated/storage-plans.js';
 import { loadStoragePlans } from '../../generator/plugins/storage-plans/emit.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { copySpec } from '../support/spec-copy.js';
 
 describe('storage plans (spec/storage-plans.yaml -> generated/storage-plans.ts)', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { emitAll } from '../../generator/generate.js';
 import { loadCatalogue } from '../../generator/load/catalogue.js';
 import { GENERATED_NOTICE, withHeader, writeGenerated } from '../../generator/write.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 
 describe('generated/ is deterministic and current', () => {
   it('two runs give identical bytes', async () => {

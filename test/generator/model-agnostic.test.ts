@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

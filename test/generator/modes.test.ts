@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { loadCatalogue } from '../../generator/load/catalogue.js';
 import { SpecError } from '../../generator/load/spec-error.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { NEW_MODELS, ofMode, REFERENCE_TO_VIDEO } from '../support/other-modes.js';
 import { copySpec } from '../support/spec-copy.js';
 

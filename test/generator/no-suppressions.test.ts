@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 
 const GENERATED = join(ROOT, 'generated');
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { loadCatalogue } from '../../generator/load/catalogue.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { copySpec, loadError, runGeneratorCheck } from '../support/spec-copy.js';
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { tsFiles } from '../support/source-files.js';
 
 /** Every .ts file under a directory of the checkout, as paths relative to the root (with `/`). */

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
 import { createKey } from '../../runtime/accounts/accounts.js';

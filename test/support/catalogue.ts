@@ -1,7 +1,8 @@
-import { fileURLToPath } from 'node:url';
 import { loadCatalogue } from '../../generator/load/catalogue.js';
+import { ROOT } from './root.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Kept for the suites being replaced in issue 38 (test/deployments/vendors/); new code imports ROOT from root.js. */
+export { ROOT };
 
 let cached: ReturnType<typeof loadCatalogue> | undefined;
 /** The catalogue of this checkout's spec/, loaded once per test file. */

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from './catalogue.js';
+import { ROOT } from './root.js';
 
 /**
  * `mediaforge serve --role api|worker` as its own process, resolved once it listens (api: with its

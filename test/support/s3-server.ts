@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { S3RVER_BUCKET, startS3rver } from '../../support/s3-server.js';
 import type { S3Settings } from '../../runtime/blobs/blob-store-setting.js';
 import type { Config } from '../../runtime/config.js';
@@ -17,8 +18,6 @@ export interface TestS3Server {
   close(): Promise<void>;
 }
 
-let served = 0;
-
 /** s3rver on loopback (support/s3-server.ts, shared with bench/), as a test S3 server. */
 export async function startTestS3Server(): Promise<TestS3Server> {
   const server = await startS3rver();
@@ -27,7 +26,8 @@ export async function startTestS3Server(): Promise<TestS3Server> {
 
 /** The settings and environments of a test S3 server already running at `endpoint` (the `s3` projects' one). */
 export function s3ServerAt(endpoint: string, close: () => Promise<void> = async () => {}): TestS3Server {
-  const prefixOf = (prefix?: string) => prefix ?? `t${process.pid}-${served++}/`;
+  // A random prefix per service (not a counter in this module: files share a fork when isolation is off).
+  const prefixOf = (prefix?: string) => prefix ?? `t${randomBytes(6).toString('hex')}/`;
   const settings = (prefix?: string): S3Settings => ({
     bucket: TEST_BUCKET,
     prefix: prefixOf(prefix),

@@ -2,7 +2,6 @@ import { readConsistently } from './consistent-read.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import pg from 'pg';
 import { inject } from 'vitest';
 import { createAccount, createKey } from '../../runtime/accounts/accounts.js';
 import { configFromEnv, type Config } from '../../runtime/config.js';
@@ -91,7 +90,9 @@ function schemaFor(dir: string): string {
     .toLowerCase()}`;
 }
 
-async function withPg(url: string, run: (client: pg.Client) => Promise<unknown>): Promise<void> {
+/** pg is loaded only by a suite that makes a schema: the sqlite project's suites never read it. */
+async function withPg(url: string, run: (client: import('pg').Client) => Promise<unknown>): Promise<void> {
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -130,6 +131,8 @@ export async function startTestService(
       signInPerAddressPerMinute: 1_000_000,
       signUpsPerAddressPerDay: 1_000_000,
       signInFailuresBeforeLockout: 1_000_000,
+      // A recorded run (.ci/run) records this service's store operations as it does a spawned one's.
+      statementRecordDir: process.env.MEDIAFORGE_STATEMENT_RECORD || undefined,
       ...testStoreOverrides(),
       ...overrides,
     },

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './catalogue.js';
+import { ROOT } from './root.js';
 
 /** Every file under a folder of the checkout whose name matches `ending`, as paths relative to the root (`runtime/http/app.ts`). */
 export function filesUnder(dir: string, ending: RegExp): string[] {

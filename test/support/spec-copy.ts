@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCatalogue } from '../../generator/load/catalogue.js';
 import { SpecError } from '../../generator/load/spec-error.js';
-import { ROOT } from './catalogue.js';
+import { ROOT } from './root.js';
 
 /** A temporary copy of spec/ and generator/ (with catalogue-core/; node_modules linked) where a test may add or break files. */
 export function copySpec(): { root: string; remove(): void } {

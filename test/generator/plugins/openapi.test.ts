@@ -2,7 +2,7 @@ import { lint, loadConfig } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../../generated/catalogue.js';
 import doc from '../../../generated/openapi.json' with { type: 'json' };
-import { ROOT } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 
 describe('the merged OpenAPI document', () => {
   it('passes the Redocly recommended ruleset with no errors', async () => {

@@ -6,7 +6,7 @@ import * as validators from '../../../generated/requests/validators.js';
 import { routes } from '../../../generated/routes.js';
 import { operations } from '../../../generator/load/operations.js';
 import { issueOverrides, partSchema } from '../../../generator/plugins/requests/emit.js';
-import { ROOT } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 
 describe('the requests plugin', () => {
   const ops = operations(doc as Record<string, unknown>);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../../generated/routes.js';
-import { ROOT } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 
 interface Operation {
   operationId: string;

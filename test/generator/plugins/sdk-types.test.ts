@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { components } from '../../../generated/sdk/types.js';
 import { inputSchemaName } from '../../../generator/naming.js';
 import { sdkTypesPlugin } from '../../../generator/plugins/sdk-types/emit.js';
-import { ROOT, projectCatalogue } from '../../support/catalogue.js';
+import { projectCatalogue } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 
 const spec = projectCatalogue();
 const openapi = readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8');

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { STORAGE_PLANS, STORAGE_UNLOCK_CREDITS, storagePlanFor } from '../../../generated/storage-plans.js';
 import { loadCatalogue } from '../../../generator/load/catalogue.js';
 import { loadStoragePlans, storagePlansPlugin } from '../../../generator/plugins/storage-plans/emit.js';
-import { ROOT } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 import { copySpec } from '../../support/spec-copy.js';
 
 let copy: ReturnType<typeof copySpec> | undefined;

@@ -6,7 +6,7 @@ import { LANGUAGE_NAMES, UI_TEXT } from '../../../generated/ui-text.js';
 import type { Catalogue } from '../../../generator/load/types.js';
 import { plugins } from '../../../generator/plugins/index.js';
 import { loadUiText, uiTextPlugin } from '../../../generator/plugins/ui-text/emit.js';
-import { ROOT } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 import { copySpec } from '../../support/spec-copy.js';
 
 const FILE = 'spec/ui-text.yaml';

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { validators } from '../../../generated/validators/index.js';
 import { validatorModulePath } from '../../../generator/naming.js';
 import { validatorsPlugin } from '../../../generator/plugins/validators/emit.js';
-import { ROOT, projectCatalogue } from '../../support/catalogue.js';
+import { projectCatalogue } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 
 const spec = projectCatalogue();
 const files = await validatorsPlugin.emit({ catalogue: spec, emitted: new Map() });

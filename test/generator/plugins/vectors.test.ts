@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Case, Want } from '../../../generator/plugins/vectors/emit.js';
 import { vectorsPlugin } from '../../../generator/plugins/vectors/emit.js';
-import { projectCatalogue, ROOT } from '../../support/catalogue.js';
+import { projectCatalogue } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 
 const catalogue = projectCatalogue();
 const emit = async () => vectorsPlugin.emit({ catalogue, emitted: new Map() });

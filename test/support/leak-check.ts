@@ -1,0 +1,80 @@
+/**
+ * What a test file may not leave to the next one (vitest.config.ts `setupFiles`: this runs before
+ * every file, and its afterAll after the file's own). With isolation off a fork runs file after
+ * file in one process, so what one leaves behind would otherwise fail a neighbour, or hide in one:
+ * - the environment: a file that changed process.env fails, and the environment is put back;
+ * - child processes: a file whose spawned processes still run when it ends fails (they are given
+ *   a few seconds to finish exiting, then killed).
+ * Modules shared by files keep no state either (test/composition/no-module-state.test.ts).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, expect } from 'vitest';
+
+// A recorded run names the suite in each statement it records, and in those of the processes it spawns.
+if (process.env.MEDIAFORGE_STATEMENT_RECORD) process.env.MEDIAFORGE_STATEMENT_SUITE = expect.getState().testPath;
+
+/** The environment the file started with (vitest's project `env` is already in it). */
+const environmentAtStart = { ...process.env };
+
+/** The processes this process started that are still there (Linux's /proc; nothing elsewhere). */
+function children(): number[] {
+  try {
+    return readdirSync(`/proc/${process.pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** The processes the fork had before the file: not the file's. */
+const childrenAtStart = new Set(children());
+
+/** The file's processes still running; esbuild's service (started by a transform, it serves every file) is not one. */
+function liveChildren(): number[] {
+  return children().filter((pid) => !childrenAtStart.has(pid) && !/\/esbuild --service=/.test(commandOf(pid)));
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 200);
+  } catch {
+    return '(gone)';
+  }
+}
+
+/** Changes to the environment since `before`, as lines; `restore` puts it back. */
+export function environmentChanges(before: NodeJS.ProcessEnv, now: NodeJS.ProcessEnv): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(now)]);
+  return [...names]
+    .filter((name) => before[name] !== now[name])
+    .sort()
+    .map((name) => (name in before ? (name in now ? `${name} changed` : `${name} removed`) : `${name} added`));
+}
+
+afterAll(async () => {
+  const problems: string[] = [];
+  const changed = environmentChanges(environmentAtStart, process.env);
+  if (changed.length > 0) {
+    problems.push(`the file changed the environment (put back now): ${changed.join(', ')}`);
+    for (const name of Object.keys(process.env)) if (!(name in environmentAtStart)) delete process.env[name];
+    Object.assign(process.env, environmentAtStart);
+  }
+  // A process stopped at the file's end may take a moment to go: wait for that, not for a fixed time.
+  let left = liveChildren();
+  for (let waited = 0; left.length > 0 && waited < 5_000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = liveChildren();
+  }
+  if (left.length > 0) {
+    problems.push(`the file left processes running (killed now): ${left.map(commandOf).join('; ')}`);
+    for (const pid of left) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  if (problems.length > 0) throw new Error(`leaked to the next file in this fork: ${problems.join('; ')}`);
+});

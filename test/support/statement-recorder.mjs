@@ -1,0 +1,95 @@
+/**
+ * The statement record's recorder (docs/architecture.md, "Where is the test for this file?"):
+ * loaded with `node --import` into every process of a recorded run (vitest.config.ts puts it in
+ * NODE_OPTIONS when MEDIAFORGE_STATEMENT_RECORD names a directory, so the forks and every service
+ * they spawn load it; without that variable nothing loads it and nothing is recorded). It wraps the
+ * two drivers where every statement passes, Kysely's compiled ones and the named prepared ones
+ * alike: better-sqlite3's prepare, exec and pragma, and node-postgres' Client#query. Each distinct
+ * statement is appended once per process to DIR/<pid>.jsonl with its engine, the runtime files on
+ * its stack (test/support/statement-check.ts pairs engine-specific files by name) and the suite
+ * that ran it (MEDIAFORGE_STATEMENT_SUITE, set per file by test/support/leak-check.ts).
+ * Plain JavaScript: it runs before any TypeScript loader.
+ */
+import { appendFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const directory = process.env.MEDIAFORGE_STATEMENT_RECORD;
+if (directory) install(directory);
+
+/** The statement without its parameters: placeholders ($1, ?) as ?, whitespace collapsed. */
+export function normalizedStatement(text) {
+  return String(text).replace(/\$\d+/g, '?').replace(/\s+/g, ' ').trim();
+}
+
+/** The repository's runtime/ files on a stack, innermost first (a build's dist/runtime/*.js as its source). */
+export function runtimeFiles(stack) {
+  const files = [];
+  for (const match of String(stack).matchAll(
+    /(?:file:\/\/)?\/[^\s():]*?\/((?:dist\/)?(?:runtime|generated)\/[^\s():]+?\.(?:ts|js|mjs))/g,
+  )) {
+    const file = match[1].replace(/^dist\//, '').replace(/\.m?js$/, '.ts');
+    if (!files.includes(file)) files.push(file);
+  }
+  return files;
+}
+
+function install(dir) {
+  const require = createRequire(import.meta.url);
+  const seen = new Set();
+  const file = join(dir, `${process.pid}.jsonl`);
+  const record = (engine, text) => {
+    const statement = normalizedStatement(text);
+    const key = `${engine}\0${statement}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 60;
+    const stack = new Error().stack;
+    Error.stackTraceLimit = limit;
+    const line = {
+      kind: 'sql',
+      engine,
+      statement,
+      files: runtimeFiles(stack),
+      suite: process.env.MEDIAFORGE_STATEMENT_SUITE,
+    };
+    appendFileSync(file, `${JSON.stringify(line)}\n`);
+  };
+  try {
+    const Database = require('better-sqlite3');
+    for (const method of ['prepare', 'exec']) {
+      const original = Database.prototype[method];
+      Database.prototype[method] = function (source, ...rest) {
+        record('sqlite', source);
+        return original.call(this, source, ...rest);
+      };
+    }
+    const pragma = Database.prototype.pragma;
+    Database.prototype.pragma = function (source, ...rest) {
+      record('sqlite', `PRAGMA ${source}`);
+      return pragma.call(this, source, ...rest);
+    };
+  } catch {
+    // not installed where this process runs: nothing of it to record
+  }
+  try {
+    const { Client, Pool } = require('pg');
+    // The pool's query first: it hands the statement to a client in a callback, where the stack no
+    // longer names the runtime file that sent it (the client's query then finds it recorded).
+    const poolQuery = Pool.prototype.query;
+    Pool.prototype.query = function (config, ...rest) {
+      const text = typeof config === 'string' ? config : config?.text;
+      if (typeof text === 'string') record('postgres', text);
+      return poolQuery.call(this, config, ...rest);
+    };
+    const query = Client.prototype.query;
+    Client.prototype.query = function (config, ...rest) {
+      const text = typeof config === 'string' ? config : config?.text;
+      if (typeof text === 'string') record('postgres', text);
+      return query.call(this, config, ...rest);
+    };
+  } catch {
+    // the same for pg
+  }
+}
