@@ -161,6 +161,12 @@ class Tasks(TypedTasks):
     def wait_for(self, task: str | Mapping[str, Any], *, timeout: float = DEFAULT_WAIT_TIMEOUT, poll_interval: float = 0.5) -> TaskRecord:
         """Returns the task once terminal (check ``state``); TimeoutError when ``timeout`` seconds run out."""
         task_id = _task_id(task)
+        try:
+            return self._wait_for(task_id, timeout, poll_interval)
+        except TimeoutError as error:
+            raise TimeoutError(f"task {task_id} not finished after {timeout:g} s") from error
+
+    def _wait_for(self, task_id: str, timeout: float, poll_interval: float) -> TaskRecord:
         deadline = time.monotonic() + timeout
         known = self._memory.recent(task_id)
         while known is not None:
@@ -183,7 +189,7 @@ class Tasks(TypedTasks):
                 return record
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"task {task_id} still {record['state']} after {timeout:g} s")
+                raise TimeoutError(f"task {task_id} still {record['state']}")
             hint = parse_retry_after(result.response.headers.get("retry-after"))
             time.sleep(min(hint if hint is not None else delay, left))
             delay = min(MAX_POLL, delay * 1.5)
@@ -273,6 +279,12 @@ class AsyncTasks(AsyncTypedTasks):
 
     async def wait_for(self, task: str | Mapping[str, Any], *, timeout: float = DEFAULT_WAIT_TIMEOUT, poll_interval: float = 0.5) -> TaskRecord:
         task_id = _task_id(task)
+        try:
+            return await self._wait_for(task_id, timeout, poll_interval)
+        except TimeoutError as error:
+            raise TimeoutError(f"task {task_id} not finished after {timeout:g} s") from error
+
+    async def _wait_for(self, task_id: str, timeout: float, poll_interval: float) -> TaskRecord:
         deadline = time.monotonic() + timeout
         known = self._memory.recent(task_id)
         while known is not None:
@@ -295,7 +307,7 @@ class AsyncTasks(AsyncTypedTasks):
                 return record
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"task {task_id} still {record['state']} after {timeout:g} s")
+                raise TimeoutError(f"task {task_id} still {record['state']}")
             hint = parse_retry_after(result.response.headers.get("retry-after"))
             await asyncio.sleep(min(hint if hint is not None else delay, left))
             delay = min(MAX_POLL, delay * 1.5)
