@@ -81,6 +81,8 @@ const DATABASE_SUITES = [
   'test/composition/two-services.test.ts',
   // The operator console's queries (searches, joins, the audit log) on both engines (issue 28).
   'test/console/operator*.test.ts',
+  // The Python client's pytest suites against a real serve, on each engine (issue 41).
+  'test/client/python-client.test.ts',
   ...RELIABILITY_DATABASE_SUITES,
 ];
 /**
