@@ -2,7 +2,7 @@
  * The Python client's pytest suites (clients/python/tests) against a real `mediaforge serve`, run by
  * Debian's /usr/bin/python3 on this project's engine: SQLite in the sqlite project, PostgreSQL in
  * the postgres project (MEDIAFORGE_TEST_DB=postgres; the suites make their own schema of
- * MEDIAFORGE_TEST_PG). The mypy type tests and the packaging test do not depend on the engine and
+ * MEDIAFORGE_TEST_PG). The mypy type tests, the packaging test and the docs blocks do not depend on the engine and
  * run in the sqlite project only. `.ci/run` installs python3-httpx, python3-pytest, python3-build,
  * python3-hatchling and mypy.
  */
@@ -14,7 +14,7 @@ import { TEST_DB } from '../support/service.js';
 
 const PYTHON = '/usr/bin/python3';
 const DIR = join(ROOT, 'clients/python');
-const ENGINE_FREE = ['tests/test_types.py', 'tests/test_packaging.py'];
+const ENGINE_FREE = ['tests/test_types.py', 'tests/test_packaging.py', 'tests/test_docs.py'];
 
 function pytest(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
