@@ -106,6 +106,7 @@ def test_a_300_mb_upload_in_bounded_memory(service: Service, tmp_path: Any) -> N
     assert done.returncode == 0, done.stderr
     uploaded, peak = (int(v) for v in done.stdout.split())
     assert uploaded == size
+    print(f"300 MB upload: peak RSS {peak // 1024} KiB")
     assert peak < 100 * 1024 * 1024, f"peak RSS {peak} bytes for a {size}-byte upload"
 
 
