@@ -115,6 +115,14 @@ def api_only() -> Iterator[Service]:
     running.stop()
 
 
+@pytest.fixture(scope="session")
+def limited() -> Iterator[Service]:
+    """A serve whose rate limit is two requests a minute per key."""
+    running = Service("limited", role="api", env={"MEDIAFORGE_RATE_LIMIT_PER_MINUTE": "2"})
+    yield running
+    running.stop()
+
+
 @pytest.fixture()
 def account(service: Service) -> Account:
     return service.account()

@@ -165,3 +165,41 @@ def test_the_async_client_under_200_concurrent_creates(service: Service) -> None
     # Every hold resolved once: nothing held, and the wallet paid exactly what the tasks were charged.
     assert credit["held"] == 0
     assert 100_000 - credit["available"] == sum(t["credits"] for t in finished)
+
+
+def test_a_rate_limit_longer_than_the_client_waits_is_a_typed_error(limited: Service) -> None:
+    acct = limited.account()
+    seen: list[httpx.Request] = []
+    client = Mediaforge(api_key=acct.api_key, base_url=limited.url, max_retry_after=0.5, http_client=httpx.Client(event_hooks={"request": [seen.append]}))
+    with pytest.raises(mediaforge.RateLimitError) as limited_error:
+        for _ in range(3):
+            client.credit.get()
+    error = limited_error.value
+    assert (error.status, error.code) == (429, 42901)
+    assert error.retry_after is not None and error.retry_after > 0.5  # the server's Retry-After, read
+    assert len(seen) == 3  # not repeated: the server asked for longer than the client waits
+
+
+def test_the_async_client_has_the_same_surface(service: Service, tmp_path: Any) -> None:
+    from test_sync_client import PNG
+
+    acct = service.account()
+
+    async def run() -> None:
+        async with AsyncMediaforge(api_key=acct.api_key, base_url=service.url) as client:
+            image = await client.files.upload(PNG, file_name="dot.png")
+            quote = await client.tasks.quote(model=MODEL, input={**INPUT, "reference_image_urls": [image]})
+            task = await client.tasks.create_and_wait(model=MODEL, input={**INPUT, "reference_image_urls": [image]}, timeout=120)
+            assert task["state"] == "succeeded" and task["estimatedCredits"] == quote["estimatedCredits"]
+            path = os.path.join(tmp_path, "clip.mp4")
+            assert await client.tasks.download(task, path) == os.path.getsize(path) > 100
+            assert [a["uri"] async for a in client.assets.list()] == [image]
+            assert MODEL in {m["id"] for m in await client.models.list()}
+            assert (await client.models.get(MODEL))["id"] == MODEL
+            assert (await client.account.credit())["available"] == 100_000 - task["credits"]
+            assert sum(d["tasks"] for d in (await client.usage.get())["byDay"]) == 1
+            assert (await client.tasks.purge(task["taskId"]))["taskId"] == task["taskId"]
+            with pytest.raises(mediaforge.NotFoundError):
+                await client.tasks.get("task_does_not_exist")
+
+    asyncio.run(run())
