@@ -148,6 +148,39 @@ def test_a_webhook_verified_from_a_real_delivery(service: Service) -> None:
         server.shutdown()
 
 
+def test_an_account_endpoint_delivery_verified_standard_webhooks(service: Service) -> None:
+    received: list[tuple[dict[str, str], bytes]] = []
+    arrived = threading.Event()
+
+    class Endpoint(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            received.append((dict(self.headers.items()), self.rfile.read(int(self.headers["content-length"]))))
+            arrived.set()
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        acct = service.account()
+        url = f"http://127.0.0.1:{server.server_address[1]}/events"
+        added = service.cli("webhooks", "add", "--account", acct.account_id, "--url", url, "--events", "task.succeeded")
+        client = Mediaforge(api_key=acct.api_key, base_url=service.url)
+        task = client.tasks.create(model=MODEL, input=INPUT, wait=30)
+        assert arrived.wait(60), "no account event delivered"
+        headers, body = received[0]
+        event = mediaforge.webhooks.verify(body, headers, added["secret"])
+        assert "type" in event and event["type"] == "task.succeeded"
+        assert event["data"]["object"]["taskId"] == task["taskId"]
+        with pytest.raises(mediaforge.WebhookVerificationError):
+            mediaforge.webhooks.verify(body + b" ", headers, added["secret"])
+    finally:
+        server.shutdown()
+
+
 def test_the_async_client_under_200_concurrent_creates(service: Service) -> None:
     acct = service.account()
 
