@@ -27,6 +27,7 @@ const HERE = join(ROOT, 'docs-site');
 
 const GUIDES: { source: string; path: string; title: string }[] = [
   { source: join(ROOT, 'docs', 'client.md'), path: 'guides/client.html', title: 'TypeScript client' },
+  { source: join(ROOT, 'clients', 'python', 'README.md'), path: 'guides/python-client.html', title: 'Python client' },
   { source: join(ROOT, 'docs', 'webhooks.md'), path: 'guides/webhooks.html', title: 'Webhooks' },
 ];
 

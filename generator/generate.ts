@@ -2,7 +2,7 @@ import { loadCatalogue } from './load/catalogue.js';
 import type { Catalogue } from './load/types.js';
 import type { GeneratedFile, Plugin } from './plugin.js';
 import { plugins as defaultPlugins } from './plugins/index.js';
-import { writeGenerated, type WriteResult } from './write.js';
+import { writeAll, type WriteResult } from './write.js';
 
 /** Runs the plugins in dependency order and returns every file they emit. */
 export async function emitAll(catalogue: Catalogue, plugins: Plugin[] = defaultPlugins): Promise<GeneratedFile[]> {
@@ -22,9 +22,9 @@ export async function emitAll(catalogue: Catalogue, plugins: Plugin[] = defaultP
   return [...emitted.values()];
 }
 
-/** Reads spec/ under root and writes (or, with check, compares) root/generated. */
+/** Reads spec/ under root and writes (or, with check, compares) root/generated and the trees of write.ts OUTPUT_TREES. */
 export async function generate(root: string, options: { check?: boolean; outDir?: string } = {}): Promise<WriteResult> {
   const catalogue = loadCatalogue(root);
   const files = await emitAll(catalogue);
-  return writeGenerated(options.outDir ?? `${root}/generated`, files, options.check ?? false);
+  return writeAll(root, files, options.check ?? false, options.outDir);
 }

@@ -13,7 +13,7 @@ export function withHeader(file: GeneratedFile): string {
     return `${JSON.stringify({ 'x-generated': lines.join(' '), ...parsed }, null, 2)}\n`;
   }
   if (file.path.endsWith('.md')) return `<!-- ${lines.join('\n     ')} -->\n\n${body}`;
-  if (file.path.endsWith('.yaml') || file.path.endsWith('.yml'))
+  if (file.path.endsWith('.yaml') || file.path.endsWith('.yml') || file.path.endsWith('.py'))
     return `${lines.map((l) => `# ${l}`).join('\n')}\n${body}`;
   return `${lines.map((l) => `// ${l}`).join('\n')}\n${body}`;
 }
@@ -53,6 +53,46 @@ export function writeGenerated(outDir: string, files: GeneratedFile[], check: bo
       rmSync(join(outDir, path));
       result.removed.push(path);
     }
+  }
+  return result;
+}
+
+/**
+ * Output trees outside generated/: a file whose path starts with `prefix` is written under `dir`
+ * (relative to the project root), with the prefix taken off. The Python client's generated half
+ * lives inside its package so that the package builds from clients/python/ alone.
+ */
+export const OUTPUT_TREES: { prefix: string; dir: string }[] = [
+  { prefix: 'python/', dir: 'clients/python/src/mediaforge/_generated' },
+];
+
+/** writeGenerated over generated/ and every tree of OUTPUT_TREES; paths in the result are the emitted ones. */
+export function writeAll(
+  root: string,
+  files: GeneratedFile[],
+  check: boolean,
+  outDir = `${root}/generated`,
+): WriteResult {
+  const result: WriteResult = { written: [], stale: [], removed: [] };
+  const add = (part: WriteResult, prefix: string) => {
+    result.written.push(...part.written.map((p) => `${prefix}${p}`));
+    result.stale.push(...part.stale.map((p) => `${prefix}${p}`));
+    result.removed.push(...part.removed.map((p) => `${prefix}${p}`));
+  };
+  const inTree = (file: GeneratedFile) => OUTPUT_TREES.find((tree) => file.path.startsWith(tree.prefix));
+  add(
+    writeGenerated(
+      outDir,
+      files.filter((file) => !inTree(file)),
+      check,
+    ),
+    '',
+  );
+  for (const tree of OUTPUT_TREES) {
+    const own = files
+      .filter((file) => inTree(file) === tree)
+      .map((file) => ({ ...file, path: file.path.slice(tree.prefix.length) }));
+    add(writeGenerated(join(root, tree.dir), own, check), `${tree.dir}/`);
   }
   return result;
 }

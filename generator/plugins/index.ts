@@ -5,6 +5,7 @@ import { docsPlugin } from './docs/emit.js';
 import { errorsPlugin } from './errors/emit.js';
 import { markersPlugin } from './markers/emit.js';
 import { openapiPlugin } from './openapi/emit.js';
+import { pythonClientPlugin } from './python-client/emit.js';
 import { pricesPlugin } from './prices/emit.js';
 import { requestsPlugin } from './requests/emit.js';
 import { providerMappingsPlugin } from './provider-mappings/emit.js';
@@ -38,4 +39,5 @@ export const plugins: Plugin[] = [
   statesPlugin,
   providerMappingsPlugin,
   providerProfilesPlugin,
+  pythonClientPlugin,
 ];

@@ -94,6 +94,18 @@ describe('adding a model is adding one YAML file', () => {
     );
   });
 
+  it("gets its Python TypedDict and its typed overloads in the Python client's generated half", () => {
+    const python = join(copy.root, 'clients/python/src/mediaforge/_generated');
+    const models = readFileSync(join(python, 'models.py'), 'utf8');
+    expect(models).toContain('class VendorFZeta10TextToVideoInput(TypedDict, total=False):');
+    expect(models).toContain('    resolution: Literal["540p", "1080p"]');
+    expect(models).toContain('"vendor_f/zeta-1.0/text-to-video"');
+    const tasks = readFileSync(join(python, 'tasks.py'), 'utf8');
+    expect(tasks).toContain(
+      'def create(self, *, model: Literal["vendor_f/zeta-1.0/text-to-video"], input: m.VendorFZeta10TextToVideoInput,',
+    );
+  });
+
   it('prices it: 7.1 credits/s for 12 s at 1080p is 86 credits; the 5-second minimum is 12', () => {
     const model = catalogue.get('vendor_f/zeta-1.0/text-to-video');
     const ok = model.validate({ prompt: 'a red kite over the sea', resolution: '1080p', duration_seconds: 12 });

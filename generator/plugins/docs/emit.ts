@@ -321,7 +321,23 @@ function modelView(model: Model, catalogue: Catalogue) {
       replacementPath: relativeModelPath(model.id, model.deprecated.replacement),
     },
     body: shellQuote(JSON.stringify({ model: model.id, input: exampleInput(model) }, null, 2)),
+    python: pythonLiteral(exampleInput(model), '    '),
   };
+}
+
+/** A JSON value as a Python literal (the Python client's example: True, False, None). */
+function pythonLiteral(value: unknown, indent: string): string {
+  if (value === null) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (typeof value === 'string' || typeof value === 'number') return JSON.stringify(value);
+  const inner = `${indent}    `;
+  if (Array.isArray(value))
+    return value.length ? `[\n${value.map((v) => `${inner}${pythonLiteral(v, inner)},`).join('\n')}\n${indent}]` : '[]';
+  const entries = Object.entries(value as Record<string, unknown>);
+  return entries.length
+    ? `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${pythonLiteral(v, inner)},`).join('\n')}\n${indent}}`
+    : '{}';
 }
 
 function indexView(models: Model[], catalogue: Catalogue) {
