@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { emitAll } from '../../generator/generate.js';
 import { loadCatalogue } from '../../generator/load/catalogue.js';
-<<<<<<< HEAD
-import { GENERATED_NOTICE, withHeader, writeGenerated } from '../../generator/write.js';
-import { ROOT } from '../support/root.js';
-=======
 import { GENERATED_NOTICE, withHeader, writeAll } from '../../generator/write.js';
-import { ROOT } from '../support/catalogue.js';
->>>>>>> h/py41
+import { ROOT } from '../support/root.js';
 
 describe('generated/ is deterministic and current', () => {
   it('two runs give identical bytes', async () => {

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { PYTHON_PREFIX, pythonClientPlugin } from '../../../generator/plugins/python-client/emit.js';
 import { limits, pyClassName } from '../../../generator/plugins/python-client/python-types.js';
 import { withHeader } from '../../../generator/write.js';
-import { ROOT, projectCatalogue } from '../../support/catalogue.js';
+import { projectCatalogue } from '../../support/catalogue.js';
+import { ROOT } from '../../support/root.js';
 
 const spec = projectCatalogue();
 const openapi = readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8');
