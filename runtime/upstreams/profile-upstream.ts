@@ -52,6 +52,8 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
   private jwt?: (nowMs: number) => string | undefined;
   /** Set only when the profile has a cancel (absent: the protocol cannot stop a job). */
   readonly cancel?: (handle: string, job: DeploymentJob) => Promise<void>;
+  /** Set only when the profile declares `find` (a list call, or a read by the id the submit chose). */
+  readonly findJob?: (job: DeploymentJob, givenUpAt: number) => Promise<{ handle: string } | 'absent'>;
 
   constructor(
     options: UpstreamOptions,
@@ -61,6 +63,10 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     this.kind = profile.name;
     this.idempotentSubmit = profile.submit.lookup !== undefined;
     if (profile.cancel) this.cancel = (handle, job) => this.cancelJob(handle, job);
+    const find = profile.find;
+    if (find)
+      this.findJob = (job, givenUpAt) =>
+        'list' in find ? this.findInList(find.list, job, givenUpAt) : this.findById(find.byId, job);
   }
 
   override accepts(model: ModelInfo): boolean {
@@ -261,6 +267,79 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     return ids ? JSON.stringify({ submitPath, ids } satisfies ProfileHandle) : undefined;
   }
 
+  /** A find's names (the submit's) and the handle's submit path for this job's model. */
+  private findNames(job: DeploymentJob): { names: Names; submitPath: string } {
+    const template = this.submitPathOf(job.model);
+    const names = this.submitNames(job, this.bodyOf(job.model));
+    const submitPath = template === undefined ? undefined : fillPath(template, names);
+    if (submitPath === undefined) throw new UpstreamError('rejected', `${this.kind}: the submit path cannot be filled`);
+    return { names, submitPath };
+  }
+
+  /** A find's answer, checked as any answer: not 2xx or a business error is an error of its class. */
+  private async findAnswer(method: string, path: string, what: string, absent: number[] = []) {
+    const answer = await this.call(method, path, undefined);
+    if (absent.includes(answer.status)) return 'absent' as const;
+    if (answer.status < 200 || answer.status >= 300)
+      throw this.statusError(what, answer.status, answer.headers, answer.json);
+    const error = this.bodyError(answer.json, what);
+    if (error) throw error;
+    return answer.json;
+  }
+
+  /**
+   * The job among the key's jobs: an item created between the time the submit could have started
+   * (its timeout and a minute of clock slack before it was given up) and a minute after, whose
+   * `match` members equal what the submit sent. `absent` only when the list reaches back past that
+   * window (an older item, or `more` says it ends): a list that stops short is no proof, and the
+   * find is asked again until the horizon (runtime/worker/find-job.ts).
+   */
+  private async findInList(
+    list: Extract<NonNullable<ProviderProfile['find']>, { list: unknown }>['list'],
+    job: DeploymentJob,
+    givenUpAt: number,
+  ): Promise<{ handle: string } | 'absent'> {
+    const { names, submitPath } = this.findNames(job);
+    const path = fillPath(list.path, names);
+    if (!path) throw new UpstreamError('protocol', `${this.kind}: the list path cannot be filled`);
+    const what = `${list.method} ${list.path}`;
+    const json = await this.findAnswer(list.method, path, what);
+    const from = givenUpAt - this.submitTimeoutMs - FIND_CLOCK_SLACK_MS;
+    const to = givenUpAt + FIND_CLOCK_SLACK_MS;
+    const wanted = Object.entries(list.match).map(([member, template]) => [member, fillTemplate(template, names)]);
+    let older = false;
+    for (const item of valuesAt(json, list.items)) {
+      const at = createdAtMs(valueAtPath(item, list.createdAt));
+      if (at === undefined) continue;
+      if (at < from) older = true;
+      if (at < from || at > to) continue;
+      if (!wanted.every(([member, want]) => sameValue(valueAtPath(item, member as string), want))) continue;
+      const ids = this.captured(item, list.handle);
+      if (!ids) throw new UpstreamError('protocol', `${what}: a matching job without a usable handle`);
+      return { handle: JSON.stringify({ submitPath, ids } satisfies ProfileHandle) };
+    }
+    const more = list.more === undefined ? undefined : valueAtPath(json, list.more);
+    if (older || more === false || more === 'false') return 'absent';
+    throw new UpstreamError('protocol', `${what}: the list does not reach back to the submit`);
+  }
+
+  /** The job read by the id the submit chose (the task's id, written into the request): `absent` on the statuses the profile names. */
+  private async findById(
+    byId: Extract<NonNullable<ProviderProfile['find']>, { byId: unknown }>['byId'],
+    job: DeploymentJob,
+  ): Promise<{ handle: string } | 'absent'> {
+    const { names, submitPath } = this.findNames(job);
+    const path = fillPath(byId.path, names);
+    if (!path) throw new UpstreamError('protocol', `${this.kind}: the find path cannot be filled`);
+    const what = `${byId.method} ${byId.path}`;
+    const json = await this.findAnswer(byId.method, path, what, byId.absent);
+    if (json === 'absent') return 'absent';
+    const ids = this.captured(json, byId.handle);
+    if (!ids)
+      throw new UpstreamError('protocol', `${what}: the answer has no usable ${Object.values(byId.handle).join(', ')}`);
+    return { handle: JSON.stringify({ submitPath, ids } satisfies ProfileHandle) };
+  }
+
   firstPollAfterMs(): number {
     return firstPollMs(undefined, this.options.pollFallbackMs);
   }
@@ -407,6 +486,27 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
       return probeOfError(error);
     }
   }
+}
+
+/** How far the provider's clock and ours may disagree when a job's creation time is compared with the submit's. */
+const FIND_CLOCK_SLACK_MS = 60_000;
+
+/** A job's creation time as the provider writes it: ISO 8601 text, or Unix seconds (or milliseconds, past 10^12). */
+function createdAtMs(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value < 1e12 ? value * 1000 : value;
+  if (typeof value === 'string') {
+    if (/^\d+(\.\d+)?$/.test(value)) return createdAtMs(Number(value));
+    const at = Date.parse(value);
+    return Number.isNaN(at) ? undefined : at;
+  }
+  return undefined;
+}
+
+/** Whether an item's member holds what the submit sent there (absent sent: the member is absent or null). */
+function sameValue(have: unknown, want: unknown): boolean {
+  if (want === undefined) return have === undefined || have === null;
+  if (typeof want === 'object' || typeof have === 'object') return JSON.stringify(have) === JSON.stringify(want);
+  return String(have) === String(want);
 }
 
 /** The auth headers that do not change per request (every scheme but jwt-hs256). */
