@@ -15,6 +15,21 @@ export type ProfileStateRule =
   | ProfileState
   | { when: string; equals?: string | number | boolean; is: ProfileState; otherwise: ProfileState };
 
+/** A call listing the key's jobs (each matched by creation time and the request's fingerprint), or one reading a job by the id the submit chose. */
+export type ProfileFind =
+  | {
+      list: {
+        method: ProfileMethod;
+        path: string;
+        items: string;
+        handle: Record<string, string>;
+        createdAt: string;
+        match: Record<string, string>;
+        more?: string;
+      };
+    }
+  | { byId: { method: ProfileMethod; path: string; handle: Record<string, string>; absent: number[] } };
+
 export interface ProviderProfile {
   name: string;
   auth: { scheme: 'bearer' | 'key' | 'header' | 'jwt-hs256' | 'none'; header?: string };
@@ -44,6 +59,8 @@ export interface ProviderProfile {
   result: { urls: string; follow?: { method: ProfileMethod; path: string } };
   cancel?: { method: ProfileMethod; path: string };
   probe?: { method: ProfileMethod; path: string; ok: number[] };
+  /** How a job is found without its handle after a submit whose outcome is unknown (spec/providers/README.md). */
+  find?: ProfileFind;
   errors?: {
     code: string;
     ok: (string | number | boolean)[];
@@ -292,6 +309,17 @@ const PROFILES: Record<string, ProviderProfile> = {
       method: 'GET',
       path: '/generations/00000000-0000-0000-0000-000000000000',
       ok: [404]
+    },
+    find: {
+      list: {
+        method: 'GET',
+        path: '/generations?limit=100&offset=0',
+        items: 'generations[*]',
+        handle: { id: 'id' },
+        createdAt: 'created_at',
+        match: { model: '{upstreamModel}', 'request.prompt': '{input.prompt}' },
+        more: 'has_more'
+      }
     }
   },
   minimax: {

@@ -81,6 +81,8 @@ export interface ProviderProfile {
   };
   cancel?: { method: Method; path: string };
   probe?: { method: Method; path: string; ok: number[] };
+  /** How a job is found without its handle after a submit whose outcome is unknown (issue 37): one of the two forms. */
+  find?: ProfileFind;
   errors?: {
     code: string;
     ok: (string | number | boolean)[];
@@ -90,12 +92,37 @@ export interface ProviderProfile {
   };
 }
 
+/**
+ * Finding a job without its handle (spec/providers/README.md, "Finding a job"): `list`, a call
+ * listing the key's jobs, each item matched by its creation time and by members that echo what
+ * the submit sent (the request's fingerprint); `byId`, a call reading the job by an id the submit
+ * chose and wrote into the request ({taskId}).
+ */
+export type ProfileFind =
+  | {
+      list: {
+        method: Method;
+        path: string;
+        /** JSON path of the items (generations[*]). */
+        items: string;
+        /** Per item: the job's ids, the names `submit.handle` captures. */
+        handle: Record<string, string>;
+        /** Per item: when the job was created (ISO 8601 text, or Unix seconds or milliseconds). */
+        createdAt: string;
+        /** Per item: JSON path -> the value the submit sent there (a template: "{input.prompt}"). */
+        match: Record<string, string>;
+        /** JSON path of "the list goes on" in the answer (has_more); absent: only a page reaching past the window is whole. */
+        more?: string;
+      };
+    }
+  | { byId: { method: Method; path: string; handle: Record<string, string>; absent: number[] } };
+
 type Problem = (path: (string | number)[], message: string) => void;
 
 const isMap = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export const PROFILE_KEYS = ['auth', 'headers', 'submit', 'poll', 'result', 'cancel', 'probe', 'errors'];
+export const PROFILE_KEYS = ['auth', 'headers', 'submit', 'poll', 'result', 'cancel', 'probe', 'find', 'errors'];
 const JOB_NAMES = ['upstreamModel', 'taskId', 'upstreamCallbackUrl', 'deadlineSeconds'];
 
 /** Unknown keys of one section, each at its place. */
@@ -432,6 +459,8 @@ export function checkProfile(
     else probe = { method: probeRaw.method, path: probeRaw.path, ok: ok as number[] };
   }
 
+  const find = checkFind(data.find, submitRaw, handle, !!lookup, fieldKnown, problem);
+
   let errors: ProviderProfile['errors'];
   if (data.errors !== undefined) {
     const raw = data.errors;
@@ -503,6 +532,154 @@ export function checkProfile(
     result: result ?? { urls: '' },
     ...(cancel ? { cancel: { method: cancel.method, path: cancel.path } } : {}),
     ...(probe ? { probe } : {}),
+    ...(find ? { find } : {}),
     ...(errors ? { errors } : {}),
   };
+}
+
+/** Whether a template (the submit's body or path) writes {taskId} somewhere. */
+function writesTaskId(value: unknown): boolean {
+  let found = false;
+  strings(
+    value,
+    [],
+    () => {},
+    (text) => {
+      if (placeholdersIn(text).includes('taskId')) found = true;
+    },
+  );
+  return found;
+}
+
+/** The `find` section: exactly one of `list` and `byId`, each with the fields it needs to name a job. */
+function checkFind(
+  raw: unknown,
+  submitRaw: Record<string, unknown>,
+  handle: Record<string, string>,
+  hasLookup: boolean,
+  fieldKnown: (name: string) => boolean,
+  problem: Problem,
+): ProfileFind | undefined {
+  if (raw === undefined) return undefined;
+  if (!isMap(raw) || isUnquotedPlaceholder(raw) || Object.keys(raw).length !== 1) {
+    problem(['find'], 'find must be a map with one of list (a call listing the jobs) or byId (an id the submit chose)');
+    if (!isMap(raw)) return undefined;
+  }
+  onlyKeys(raw, ['list', 'byId'], ['find'], problem);
+  if (hasLookup)
+    problem(
+      ['find'],
+      'submit.lookup already finds the job a submit made (the submit is then idempotent): find is for a protocol without one',
+    );
+  const sameNames = (own: Record<string, string>, at: (string | number)[]) => {
+    for (const name of Object.keys(handle))
+      if (!(name in own)) problem(at, `find's handle must capture ${name}, as submit.handle does`);
+  };
+  if (raw.list !== undefined) {
+    const list = raw.list;
+    const at = ['find', 'list'];
+    if (!isMap(list) || isUnquotedPlaceholder(list)) {
+      problem(at, 'list must be a map (method, path, items, handle, createdAt, match, more)');
+      return undefined;
+    }
+    onlyKeys(list, ['method', 'path', 'items', 'handle', 'createdAt', 'match', 'more'], at, problem);
+    const path = requestPath(list.path, [...at, 'path'], problem);
+    placeholders(
+      list.path,
+      [...at, 'path'],
+      problem,
+      (n) => n === 'upstreamModel',
+      'in a list (it knows {upstreamModel})',
+    );
+    const items = jsonPath(list.items, [...at, 'items'], problem);
+    if (items && !items.includes('[*]'))
+      problem([...at, 'items'], 'items must reach every item of the list, with [*] (generations[*])');
+    if (list.handle === undefined) problem(at, "list needs a handle: the JSON path of each item's job id (id: id)");
+    const own = list.handle === undefined ? {} : pathMap(list.handle, [...at, 'handle'], problem);
+    if (list.handle !== undefined) sameNames(own, [...at, 'handle']);
+    const createdAt = jsonPath(list.createdAt, [...at, 'createdAt'], problem);
+    const more = jsonPath(list.more, [...at, 'more'], problem, false);
+    const match: Record<string, string> = {};
+    if (!isMap(list.match) || isUnquotedPlaceholder(list.match) || Object.keys(list.match).length === 0)
+      problem(
+        [...at, 'match'],
+        'match must map JSON paths of an item to what the submit sent there ({ request.prompt: "{input.prompt}" }): the creation time alone cannot tell our job from another',
+      );
+    else
+      for (const [member, value] of Object.entries(list.match)) {
+        const here = [...at, 'match', member];
+        const memberPath = jsonPath(member, here, problem);
+        if (typeof value !== 'string' || placeholdersIn(value).length === 0) {
+          if (!isUnquotedPlaceholder(value))
+            problem(
+              here,
+              'a match value is a placeholder of what the submit sent ("{input.prompt}", "{upstreamModel}")',
+            );
+          else strings(value, here, problem, () => {});
+          continue;
+        }
+        placeholders(
+          value,
+          here,
+          problem,
+          (n) => fieldKnown(n) && n !== 'input',
+          "in a match (it knows the submit's names but {input})",
+        );
+        if (memberPath) match[memberPath] = value;
+      }
+    if (!path || !items || !createdAt || Object.keys(match).length === 0 || list.handle === undefined) return undefined;
+    return {
+      list: {
+        method: method(list.method, 'GET', [...at, 'method'], problem),
+        path,
+        items,
+        handle: own,
+        createdAt,
+        match,
+        ...(more ? { more } : {}),
+      },
+    };
+  }
+  if (raw.byId !== undefined) {
+    const byId = raw.byId;
+    const at = ['find', 'byId'];
+    if (!isMap(byId) || isUnquotedPlaceholder(byId)) {
+      problem(at, 'byId must be a map (method, path, handle, absent)');
+      return undefined;
+    }
+    onlyKeys(byId, ['method', 'path', 'handle', 'absent'], at, problem);
+    const path = requestPath(byId.path, [...at, 'path'], problem);
+    placeholders(
+      byId.path,
+      [...at, 'path'],
+      problem,
+      (n) => n === 'taskId' || n === 'upstreamModel',
+      'in a byId (it knows {taskId}, {upstreamModel})',
+    );
+    if (typeof byId.path === 'string' && !placeholdersIn(byId.path).includes('taskId'))
+      problem([...at, 'path'], 'a byId path must name {taskId}: the id the submit chose is how the job is read');
+    if (!writesTaskId(submitRaw.body) && !writesTaskId(submitRaw.path))
+      problem(
+        ['submit'],
+        'find.byId reads the job by the id the submit chose, but the submit writes no {taskId} into the request',
+      );
+    const own = byId.handle === undefined ? handle : pathMap(byId.handle, [...at, 'handle'], problem);
+    sameNames(own, [...at, 'handle']);
+    const absent = byId.absent ?? [404];
+    const statuses =
+      Array.isArray(absent) &&
+      absent.length > 0 &&
+      absent.every((s) => Number.isSafeInteger(s) && s >= 200 && s <= 599);
+    if (!statuses) problem([...at, 'absent'], 'absent must list the HTTP statuses that mean no such job ([404])');
+    if (!path || !statuses) return undefined;
+    return {
+      byId: {
+        method: method(byId.method, 'GET', [...at, 'method'], problem),
+        path,
+        handle: own,
+        absent: absent as number[],
+      },
+    };
+  }
+  return undefined;
 }

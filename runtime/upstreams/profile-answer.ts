@@ -255,3 +255,86 @@ export function probeAnswer(profile: ProviderProfile, what: string, answer: Prof
     return { ok: false, outcome: 'key refused', status: answer.status, detail: error.message.split(' (')[0] };
   return found;
 }
+
+/** When a listed job counts as the submit's: created within [from, to] (Unix ms) and holding `match`. */
+export interface FindWindow {
+  from: number;
+  to: number;
+  match: Array<[string, unknown]>;
+}
+
+/** An answer to a find, checked as any answer: not 2xx or a business error is an error of its class. */
+function findBody(profile: ProviderProfile, what: string, answer: ProfileAnswer, now: number): unknown {
+  if (!is2xx(answer.status)) throw statusError(profile, what, answer, now);
+  const error = businessError(profile, answer.json, what);
+  if (error) throw error;
+  return answer.json;
+}
+
+/**
+ * A `find.list` answer: the ids of the first item created in the window whose `match` members equal
+ * what the submit sent. `absent` only when the list reaches back past the window (an older item, or
+ * `more` says it ends): a list that stops short is no proof, so it is a protocol failure and the find
+ * is asked again until the horizon (runtime/worker/find-job.ts).
+ */
+export function findListAnswer(
+  profile: ProviderProfile,
+  what: string,
+  answer: ProfileAnswer,
+  window: FindWindow,
+  now: number,
+): Record<string, string> | 'absent' {
+  const find = profile.find;
+  if (!find || !('list' in find)) throw new UpstreamError('protocol', `${profile.name}: the profile has no find.list`);
+  const list = find.list;
+  const json = findBody(profile, what, answer, now);
+  let older = false;
+  for (const item of valuesAt(json, list.items)) {
+    const at = createdAtMs(valueAtPath(item, list.createdAt));
+    if (at === undefined) continue;
+    if (at < window.from) older = true;
+    if (at < window.from || at > window.to) continue;
+    if (!window.match.every(([member, want]) => sameValue(valueAtPath(item, member), want))) continue;
+    const ids = captured(item, list.handle);
+    if (!ids) throw new UpstreamError('protocol', `${what}: a matching job without a usable handle`);
+    return ids;
+  }
+  const more = list.more === undefined ? undefined : valueAtPath(json, list.more);
+  if (older || more === false || more === 'false') return 'absent';
+  throw new UpstreamError('protocol', `${what}: the list does not reach back to the submit`);
+}
+
+/** A `find.byId` answer: the ids of the job read by the id the submit chose, `absent` on the statuses the profile names. */
+export function findByIdAnswer(
+  profile: ProviderProfile,
+  what: string,
+  answer: ProfileAnswer,
+  now: number,
+): Record<string, string> | 'absent' {
+  const find = profile.find;
+  if (!find || !('byId' in find)) throw new UpstreamError('protocol', `${profile.name}: the profile has no find.byId`);
+  const byId = find.byId;
+  if (byId.absent.includes(answer.status)) return 'absent';
+  const ids = captured(findBody(profile, what, answer, now), byId.handle);
+  if (!ids)
+    throw new UpstreamError('protocol', `${what}: the answer has no usable ${Object.values(byId.handle).join(', ')}`);
+  return ids;
+}
+
+/** A job's creation time as the provider writes it: ISO 8601 text, or Unix seconds (or milliseconds, past 10^12). */
+function createdAtMs(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value < 1e12 ? value * 1000 : value;
+  if (typeof value === 'string') {
+    if (/^\d+(\.\d+)?$/.test(value)) return createdAtMs(Number(value));
+    const at = Date.parse(value);
+    return Number.isNaN(at) ? undefined : at;
+  }
+  return undefined;
+}
+
+/** Whether an item's member holds what the submit sent there (absent sent: the member is absent or null). */
+function sameValue(have: unknown, want: unknown): boolean {
+  if (want === undefined) return have === undefined || have === null;
+  if (typeof want === 'object' || typeof have === 'object') return JSON.stringify(have) === JSON.stringify(want);
+  return String(have) === String(want);
+}

@@ -38,6 +38,7 @@ export type ProfileOperation =
   | { operation: 'poll'; job: DeploymentJob; handle: ProfileHandle }
   | { operation: 'result'; job: DeploymentJob; handle: ProfileHandle; captured: Record<string, unknown> }
   | { operation: 'cancel'; job: DeploymentJob; handle: ProfileHandle }
+  | { operation: 'find'; job: DeploymentJob }
   | { operation: 'probe' };
 
 export interface ProfileRequest {
@@ -148,12 +149,31 @@ export function profileRequest(
       // A POST carries an empty object: some providers refuse a POST without a JSON body.
       return request(cancel.method, path, cancel.method === 'POST' ? {} : undefined, `${cancel.method} ${cancel.path}`);
     }
+    case 'find': {
+      const find = profile.find;
+      if (!find) throw new UpstreamError('protocol', `${profile.name}: the profile has no find`);
+      const call = 'list' in find ? find.list : find.byId;
+      const path = fillPath(call.path, submitNames(profile, op.job, bodyOf(profile, op.job.model), context.now));
+      if (!path) throw new UpstreamError('protocol', `${profile.name}: the find path cannot be filled`);
+      return request(call.method, path, undefined, `${call.method} ${call.path}`);
+    }
     case 'probe': {
       const probe = profile.probe;
       if (!probe) throw new UpstreamError('protocol', `${profile.name}: the profile has no probe`);
       return request(probe.method, probe.path, undefined, `${probe.method} ${probe.path}`);
     }
   }
+}
+
+/**
+ * What a listed job must hold to be the one a submit made: each `match` member of the profile's
+ * `find.list` and the value the submit sent there (undefined: sent nothing, so absent or null).
+ */
+export function findMatch(profile: ProviderProfile, job: DeploymentJob, now: number): Array<[string, unknown]> {
+  const find = profile.find;
+  if (!find || !('list' in find)) return [];
+  const names = submitNames(profile, job, bodyOf(profile, job.model), now);
+  return Object.entries(find.list.match).map(([member, template]) => [member, fillTemplate(template, names)]);
 }
 
 /** The profile's headers, its auth, and a JSON body's type. */

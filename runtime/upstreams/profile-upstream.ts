@@ -10,6 +10,7 @@ import { probeOfError } from './probe-answer.js';
 import {
   decodeHandle,
   encodeHandle,
+  findMatch,
   profileRequest,
   staticAuth,
   submitPathOf,
@@ -18,6 +19,8 @@ import {
 } from './profile-request.js';
 import {
   cancelAnswer,
+  findByIdAnswer,
+  findListAnswer,
   lookupAnswer,
   pollAnswer,
   probeAnswer,
@@ -40,6 +43,8 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
   private jwt?: (nowMs: number) => string | undefined;
   /** Set only when the profile has a cancel (absent: the protocol cannot stop a job). */
   readonly cancel?: (handle: string, job: DeploymentJob) => Promise<void>;
+  /** Set only when the profile declares `find` (a list call, or a read by the id the submit chose). */
+  readonly findJob?: (job: DeploymentJob, givenUpAt: number) => Promise<{ handle: string } | 'absent'>;
 
   constructor(
     options: UpstreamOptions,
@@ -49,6 +54,7 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     this.kind = profile.name;
     this.idempotentSubmit = profile.submit.lookup !== undefined;
     if (profile.cancel) this.cancel = (handle, job) => this.cancelJob(handle, job);
+    if (profile.find) this.findJob = (job, givenUpAt) => this.find(job, givenUpAt);
   }
 
   override accepts(model: ModelInfo): boolean {
@@ -116,6 +122,34 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     return ids ? encodeHandle({ submitPath, ids }) : undefined;
   }
 
+  /**
+   * The job a submit whose answer was lost made, found without its handle: by the profile's list
+   * call (an item created between the time the submit could have started, its timeout and a minute
+   * of clock slack before it was given up, and a minute after, holding what the submit sent), or by
+   * the id the submit chose.
+   */
+  private async find(job: DeploymentJob, givenUpAt: number): Promise<{ handle: string } | 'absent'> {
+    const now = this.options.now();
+    const submitPath = this.request({ operation: 'submit', job }).path;
+    const request = this.request({ operation: 'find', job });
+    const answer = await this.send(request);
+    const ids =
+      this.profile.find && 'list' in this.profile.find
+        ? findListAnswer(
+            this.profile,
+            request.what,
+            answer,
+            {
+              from: givenUpAt - this.submitTimeoutMs - FIND_CLOCK_SLACK_MS,
+              to: givenUpAt + FIND_CLOCK_SLACK_MS,
+              match: findMatch(this.profile, job, now),
+            },
+            now,
+          )
+        : findByIdAnswer(this.profile, request.what, answer, now);
+    return ids === 'absent' ? 'absent' : { handle: encodeHandle({ submitPath, ids }) };
+  }
+
   firstPollAfterMs(): number {
     return firstPollMs(undefined, this.options.pollFallbackMs);
   }
@@ -176,3 +210,6 @@ export class ProfileDeployment extends MappedUpstream implements Deployment {
     }
   }
 }
+
+/** How far the provider's clock and ours may disagree when a job's creation time is compared with the submit's. */
+const FIND_CLOCK_SLACK_MS = 60_000;

@@ -32,7 +32,11 @@ const findJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
       .execute();
   let found: { handle: string } | 'absent';
   try {
-    found = await timeBoxed(deployment.findJob(await jobOf(ctx, task), givenUpAt), DEPLOYMENT_CALL_TIMEOUT_MS, 'find');
+    // The model's id at the upstream, as the submit sent it: what the provider's list echoes.
+    const job = await jobOf(ctx, task);
+    const upstreamModel = ctx.deployments.routeOf(job.model, deployment.name)?.upstreamModel;
+    if (upstreamModel !== undefined) job.upstreamModel = upstreamModel;
+    found = await timeBoxed(deployment.findJob(job, givenUpAt), DEPLOYMENT_CALL_TIMEOUT_MS, 'find');
   } catch (error) {
     const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', (error as Error).message);
     ctx.upstreamStats.failed(deployment.name, failure.failure);

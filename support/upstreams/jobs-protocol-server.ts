@@ -67,6 +67,8 @@ export interface JobsServerOptions {
   ) => AsyncIterable<Buffer> | Buffer;
   /** A succeeded task also lists its last frame (a PNG link, image/png) after the video. */
   lastFrameAsset?: boolean;
+  /** The last frame's bytes (default: a 64x36 PNG), given the frame's bytes and the server's download count; a stream is logged in `results`. */
+  lastFrame?: (frame: Buffer, download: number) => AsyncIterable<Buffer> | Buffer;
   /** A succeeded task lists this many more video links after those (an upstream answering more than the model returns). */
   extraAssets?: number;
 }
@@ -328,8 +330,13 @@ export class JobsProtocolServer {
     this.downloads++;
     if (extension === 'png') {
       const frame = png(64, 36, false);
-      response.writeHead(200, { 'content-type': 'image/png', 'content-length': String(frame.length) });
-      return void response.end(frame);
+      const bytes = this.options.lastFrame?.(frame, this.downloads) ?? frame;
+      response.writeHead(200, {
+        'content-type': 'image/png',
+        ...(Buffer.isBuffer(bytes) ? { 'content-length': String(bytes.length) } : {}),
+      });
+      if (Buffer.isBuffer(bytes)) return void response.end(bytes);
+      return void (await this.results.send(response, bytes));
     }
     const result =
       this.options.result?.(job, this.downloads) ?? askedClip(job.model, job.input, Math.min(60, job.seconds));

@@ -93,6 +93,85 @@ const BROKEN: [string, { edit: (text: string) => string; where: string; want: st
   ],
 ];
 
+/** The acme profile with a `find` section (issue 37, point 2) before its probe. */
+const withFind = (find: string, text = ACME_PROFILE) => text.replace(/^probe: /m, `find:\n${find}probe: `);
+const LIST = [
+  '  list:',
+  '    path: /v2/renders?limit=100',
+  '    items: renders[*]',
+  '    handle: { id: uid }',
+  '    createdAt: created',
+  '    match: { engine: "{upstreamModel}", text: "{input.prompt}" }',
+  '',
+].join('\n');
+const BY_ID = '  byId: { path: "/v2/renders?reference={taskId}", handle: { id: render.uid } }\n';
+const WRITES_ID = (t: string) =>
+  t.replace('    text: "{input.prompt}"\n', '    text: "{input.prompt}"\n    reference: "{taskId}"\n');
+
+/** One broken `find` per row: each adds its own section, so they are not combined with the rows above. */
+const BROKEN_FIND: [string, { edit: (text: string) => string; where: string; want: string }][] = [
+  [
+    'an unknown key in a list call',
+    {
+      edit: (t) => withFind(`${LIST}    order: newest\n`, t),
+      where: 'order:',
+      want: 'unknown key "order"',
+    },
+  ],
+  [
+    'a list call without the items it reads each job from ([*])',
+    {
+      edit: (t) => withFind(LIST.replace('items: renders[*]', 'items: renders'), t),
+      where: 'items: renders',
+      want: 'items must reach every item of the list, with [*]',
+    },
+  ],
+  [
+    'a list call matched on nothing of the request (the creation time alone cannot tell our job)',
+    {
+      edit: (t) =>
+        withFind(
+          LIST.replace('    match: { engine: "{upstreamModel}", text: "{input.prompt}" }\n', '    match: {}\n'),
+          t,
+        ),
+      where: 'match: {}',
+      want: 'match must map JSON paths of an item to what the submit sent there',
+    },
+  ],
+  [
+    'a match value that names no field of the request',
+    {
+      edit: (t) => withFind(LIST.replace('"{input.prompt}"', '"{input.promt}"'), t),
+      where: 'text: "{input.promt}"',
+      want: 'placeholder {input.promt} names nothing in a match',
+    },
+  ],
+  [
+    'a byId path without the id the submit chose',
+    {
+      edit: (t) => withFind(BY_ID.replace('?reference={taskId}', '/latest'), WRITES_ID(t)),
+      where: 'path: "/v2/renders/latest"',
+      want: 'a byId path must name {taskId}',
+    },
+  ],
+  [
+    'a byId find whose submit writes no {taskId} into the request',
+    {
+      edit: (t) => withFind(BY_ID, t),
+      where: 'submit:',
+      want: 'find.byId reads the job by the id the submit chose, but the submit writes no {taskId} into the request',
+    },
+  ],
+  [
+    'both forms at once',
+    {
+      edit: (t) => withFind(`${LIST}${BY_ID}`, WRITES_ID(t)),
+      where: 'find:',
+      want: 'find must be a map with one of list',
+    },
+  ],
+];
+
 describe('a broken provider profile is refused at generation, at its file:line:col', () => {
   let copy: ReturnType<typeof copySpec> | undefined;
   afterEach(() => copy?.remove());
@@ -104,6 +183,27 @@ describe('a broken provider profile is refused at generation, at its file:line:c
   });
 
   it.each(BROKEN)('%s', (_name, { edit, where, want }) => {
+    copy = copySpec();
+    const text = edit(ACME_PROFILE);
+    writeFileSync(join(copy.root, FILE), text);
+    const messages = loadError(copy.root).message.split('\n');
+    expect(messages).toContainEqual(expect.stringContaining(`${FILE}:${at(text, where)}: ${want}`));
+  });
+
+  it.each([
+    ['a list call', (t: string) => withFind(LIST, t)],
+    ['a client-chosen id', (t: string) => withFind(BY_ID, WRITES_ID(t))],
+  ])(
+    'the acme profile with a find by %s loads (issue 37)',
+    (_name, edit) => {
+      copy = copySpec();
+      writeFileSync(join(copy.root, FILE), edit(ACME_PROFILE));
+      expect(runGeneratorCheck(copy.root).stderr).not.toContain('acme.yaml');
+    },
+    120_000,
+  );
+
+  it.each(BROKEN_FIND)('find: %s', (_name, { edit, where, want }) => {
     copy = copySpec();
     const text = edit(ACME_PROFILE);
     writeFileSync(join(copy.root, FILE), text);

@@ -15,7 +15,12 @@ import { clipAskedBy } from '../../support/media/fixtures.js';
  * What a render does is chosen by its prompt, so one server plays every case:
  * "busy-at-<name>" / "refuse": the submit's 200 answer carries code 42 / 7; "broken": the render fails with
  * a problem; "stopped": Acme stops it on its own; "paused": a phase no profile maps; "slow": it
- * works until stopped; "throttle": the first status request is a 429 with Retry-After: 1.
+ * works until stopped; "throttle": the first status request is a 429 with Retry-After: 1;
+ * "lost-answer": the render is made, then the connection is cut before the answer; "lost-submit":
+ * the connection is cut and nothing is made.
+ *
+ * A submit may carry `reference`, an id the client chooses (issue 37's client-chosen id):
+ * GET /v2/renders?reference=<it> answers that render as the status request does (404 when none).
  */
 export interface AcmeRender {
   uid: string;
@@ -84,9 +89,17 @@ export class AcmeServer {
         return this.send(response, 200, { status: { code: 42, message: 'engine busy' } });
       if (text.includes('refuse'))
         return this.send(response, 200, { status: { code: 7, message: 'The prompt is not allowed.' } });
+      if (text.includes('lost-submit')) return void request.socket.destroy();
       const uid = `r-${randomUUID()}`;
       this.renders.set(uid, { uid, body, polls: 0, stopped: false });
+      if (text.includes('lost-answer')) return void request.socket.destroy();
       return this.send(response, 200, { status: { code: 0 }, render: { uid } });
+    }
+    if (request.method === 'GET' && url.pathname === '/v2/renders' && url.searchParams.has('reference')) {
+      const reference = url.searchParams.get('reference');
+      const found = [...this.renders.values()].find((r) => r.body.reference === reference);
+      if (!found) return this.send(response, 404, { status: { code: 404, message: 'no such render' } });
+      return this.send(response, 200, { status: { code: 0 }, render: { uid: found.uid, phase: 'waiting' } });
     }
     const match = /^\/v2\/renders\/([^/]+)(\/stop)?$/.exec(url.pathname);
     const render = match ? this.renders.get(match[1]) : undefined;

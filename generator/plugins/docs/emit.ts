@@ -14,7 +14,8 @@ import type {
 import { allModelInputs, type GeneratedFile, type Plugin, type PluginContext } from '../../plugin.js';
 import { modelInfo } from '../catalogue/model-info.js';
 import { SOURCE_VIDEO_FORMAT } from '../../load/modes.js';
-import { notServedText } from '../../load/providers.js';
+import { notServedText, type ProviderProtocol } from '../../load/providers.js';
+import type { ProviderProfile } from '../../load/profile.js';
 import { billingConfig } from '../prices/emit.js';
 import { outputView } from './output-view.js';
 import { chargeCredits, creditsToUsd } from '../../../catalogue-core/money.js';
@@ -369,11 +370,44 @@ function errorsView(catalogue: Catalogue) {
   };
 }
 
+/**
+ * How the coded protocols find a job after a submit whose outcome is unknown (their adapters in
+ * runtime/upstreams/ are code, not YAML): typed by the list of coded protocols, so a new one must say.
+ */
+const CODED_FINDING: Record<ProviderProtocol, string> = {
+  'openai-videos':
+    "a list call: `GET /videos` (newest first, paged), a video of the same model and prompt created in the submit's window",
+  jobs: 'not needed: the submit carries an idempotency key, so a submit whose outcome is unknown is sent again and meets its own job',
+  'fal-queue':
+    'none: the queue API has no list of requests and takes no id of ours; the possible job stays counted as possibly abandoned',
+  replicate:
+    'none yet: Replicate lists predictions (`GET /v1/predictions`) but this adapter does not read it; the possible job stays counted as possibly abandoned',
+};
+
+/** What a profile declares for finding a job (its `find`, or a `submit.lookup` that makes the submit idempotent). */
+function profileFinding(profile: ProviderProfile): string {
+  if (profile.submit.lookup)
+    return `not needed: the submit carries the task's id and \`${profile.submit.lookup.method} ${profile.submit.lookup.path}\` looks the job up by it, so the submit is sent again (idempotent)`;
+  const find = profile.find;
+  if (!find)
+    return "none declared (the profile's comments say why); the possible job stays counted as possibly abandoned";
+  if ('list' in find) {
+    const matched = Object.keys(find.list.match)
+      .map((m) => `\`${m}\``)
+      .join(', ');
+    return `a list call: \`${find.list.method} ${find.list.path}\`, an item created in the submit's window whose ${matched} equal what the submit sent`;
+  }
+  return `a client-chosen id: the submit writes the task's id into the request, \`${find.byId.method} ${find.byId.path}\` reads the job by it`;
+}
+
 /** Per protocol: the models it cannot run and why, and the values it does not take of the models it serves in part. */
 function providersView(catalogue: Catalogue) {
   return {
     protocols: catalogue.providers.map((p) => ({
       protocol: p.protocol,
+      finding: p.profile
+        ? profileFinding(p.profile)
+        : ((CODED_FINDING as Record<string, string>)[p.protocol] ?? 'none'),
       summary: p.summary,
       file: p.file,
       notServed: Object.entries(p.notServed)

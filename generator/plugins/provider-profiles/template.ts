@@ -13,6 +13,21 @@ export type ProfileStateRule =
   | ProfileState
   | { when: string; equals?: string | number | boolean; is: ProfileState; otherwise: ProfileState };
 
+/** A call listing the key's jobs (each matched by creation time and the request's fingerprint), or one reading a job by the id the submit chose. */
+export type ProfileFind =
+  | {
+      list: {
+        method: ProfileMethod;
+        path: string;
+        items: string;
+        handle: Record<string, string>;
+        createdAt: string;
+        match: Record<string, string>;
+        more?: string;
+      };
+    }
+  | { byId: { method: ProfileMethod; path: string; handle: Record<string, string>; absent: number[] } };
+
 export interface ProviderProfile {
   name: string;
   auth: { scheme: 'bearer' | 'key' | 'header' | 'jwt-hs256' | 'none'; header?: string };
@@ -42,6 +57,8 @@ export interface ProviderProfile {
   result: { urls: string; follow?: { method: ProfileMethod; path: string } };
   cancel?: { method: ProfileMethod; path: string };
   probe?: { method: ProfileMethod; path: string; ok: number[] };
+  /** How a job is found without its handle after a submit whose outcome is unknown (spec/providers/README.md). */
+  find?: ProfileFind;
   errors?: {
     code: string;
     ok: (string | number | boolean)[];

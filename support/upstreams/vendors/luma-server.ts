@@ -8,7 +8,9 @@ import { type GenerationClock, type SubmitOverride, type VendorJob, VendorServer
  * (POST /generations/video with { model: ray-2 | ray-flash-2, prompt, aspect_ratio, duration "5s" |
  * "9s", resolution, loop, keyframes { frame0, frame1: { type: image, url } }, callback_url }
  * answering the Generation; GET /generations/{id}: `state` queued | dreaming | completed | failed,
- * `failure_reason`, `assets.video`; DELETE /generations/{id} removes a generation: Luma has no cancel
+ * `failure_reason`, `assets.video`; GET /generations { limit, offset } lists the key's generations
+ * ({ generations, has_more, count, limit, offset }; each Generation echoes its `request`, `model`
+ * and `created_at`; the SDK does not say the order: this server lists the newest first); DELETE /generations/{id} removes a generation: Luma has no cancel
  * of a running one, and a removed generation is gone: 404 after; `callback_url`: "a POST request
  * with Generation object will be sent to the callback URL when the generation is dreaming,
  * completed, or failed"). Errors carry { detail } (this server's reading of Luma's answers: the
@@ -79,6 +81,7 @@ export class LumaServer extends VendorServer {
     if (key !== undefined && request.headers.authorization !== `Bearer ${key}`)
       return this.detail(response, 401, 'Invalid API key');
     if (isSubmit) return this.submitGeneration(request, url, body, response);
+    if (request.method === 'GET' && url.pathname === '/dream-machine/v1/generations') return this.list(url, response);
     const one = /^\/dream-machine\/v1\/generations\/([^/]+)$/.exec(url.pathname);
     const job = one ? this.jobs.get(one[1]) : undefined;
     if (!one || !job || job.deleted) return this.detail(response, 404, 'Generation not found');
@@ -117,6 +120,22 @@ export class LumaServer extends VendorServer {
     const job = create();
     if (typeof body.callback_url === 'string') this.callBack(job, body.callback_url);
     this.json(response, 201, this.generation(job));
+  }
+
+  /** GET /generations: a page of the key's generations (deleted ones gone), newest first. */
+  private list(url: URL, response: ServerResponse): void {
+    this.lists++;
+    const limit = Math.max(1, Math.min(100, Number(url.searchParams.get('limit') ?? 10) || 10));
+    const offset = Math.max(0, Number(url.searchParams.get('offset') ?? 0) || 0);
+    const all = [...this.jobs.values()].filter((job) => !job.deleted).sort((a, b) => b.createdAt - a.createdAt);
+    const page = all.slice(offset, offset + limit).map((job) => this.generation(job));
+    this.json(response, 200, {
+      generations: page,
+      has_more: offset + limit < all.length,
+      count: page.length,
+      limit,
+      offset,
+    });
   }
 
   private generation(job: VendorJob) {
