@@ -39,7 +39,7 @@ export interface ArkServerOptions extends TimelineOptions {
   /** The key a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to the index-th create instead of creating. */
-  submit?: (index: number) => Special;
+  submit?: (index: number, body: Record<string, unknown>) => Special;
   /** A task whose text content contains this fails after running: its output moderated (OutputVideoSensitiveContentDetected). */
   failWhenPromptContains?: string;
 }
@@ -222,7 +222,7 @@ export class ArkServer {
     const body = JSON.parse(raw.toString('utf8') || '{}') as ArkReceived['body'];
     this.submits.push({ authorization: request.headers.authorization, body });
     if (this.unauthorized(request, response)) return;
-    if (sendSpecial(request, response, this.options.submit?.(index))) return;
+    if (sendSpecial(request, response, this.options.submit?.(index, body))) return;
     const invalid = (param: string) =>
       sendSpecial(
         request,

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
   LoopbackListener,
+  clockOf,
   linkAlive,
   phaseOf,
   sendClip,
@@ -40,7 +41,7 @@ export interface DashscopeServerOptions extends TimelineOptions {
   /** The key a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to the index-th create instead of creating. */
-  submit?: (index: number) => Special;
+  submit?: (index: number, body: Record<string, unknown>) => Special;
   /** A task whose prompt contains this ends FAILED with DataInspectionFailed (the output judged inappropriate). */
   failWhenPromptContains?: string;
   /** While queued the task reports SUSPENDED (held back by the platform) instead of PENDING. */
@@ -144,7 +145,7 @@ export class DashscopeServer {
 
   private object(task: DashscopeTask) {
     const status = this.taskStatus(task);
-    const latency = this.options.latencyMs ?? 200;
+    const latency = clockOf(task, this.options).latencyMs ?? 200;
     const output: Record<string, unknown> = {
       task_id: task.id,
       task_status: status,
@@ -192,7 +193,7 @@ export class DashscopeServer {
         response,
         dashscopeError(403, 'AccessDenied', 'current user api does not support synchronous calls'),
       );
-    if (sendSpecial(request, response, this.options.submit?.(index))) return;
+    if (sendSpecial(request, response, this.options.submit?.(index, body))) return;
     if (typeof body.model !== 'string')
       return sendSpecial(request, response, dashscopeError(400, 'InvalidParameter', 'Model not exist.'));
     if (typeof body.input?.prompt !== 'string' && typeof body.input?.img_url !== 'string')

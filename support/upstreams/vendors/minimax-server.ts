@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
   LoopbackListener,
+  clockOf,
   linkAlive,
   phaseOf,
   sendClip,
@@ -40,7 +41,7 @@ export interface MinimaxServerOptions extends TimelineOptions {
   /** The key a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to the index-th create instead of creating (a 200 with base_resp, a 429, a reset). */
-  submit?: (index: number) => Special;
+  submit?: (index: number, body: Record<string, unknown>) => Special;
   /** A task whose prompt contains this ends `Fail` with 1027 (the output judged sensitive). */
   failWhenPromptContains?: string;
   /** The status value a poll reports while the task runs, instead of Processing (a value no profile maps). */
@@ -94,7 +95,10 @@ export class MinimaxServer {
   private status(task: MinimaxTask): { status: string; failed?: boolean } {
     const phase = phaseOf(task, this.options);
     if (phase === 'queued')
-      return { status: Date.now() - task.createdAt < (this.options.latencyMs ?? 200) * 0.1 ? 'Preparing' : 'Queueing' };
+      return {
+        status:
+          Date.now() - task.createdAt < (clockOf(task, this.options).latencyMs ?? 200) * 0.1 ? 'Preparing' : 'Queueing',
+      };
     if (phase === 'running') return { status: this.options.runningStatus ?? 'Processing' };
     const trigger = this.options.failWhenPromptContains;
     const failed = trigger !== undefined && String(task.body.prompt ?? '').includes(trigger);
@@ -162,7 +166,7 @@ export class MinimaxServer {
     const body = JSON.parse(raw.toString('utf8') || '{}') as Record<string, unknown>;
     this.submits.push({ authorization: request.headers.authorization, body });
     if (!this.authorized(request)) return this.loginFail(response);
-    if (sendSpecial(request, response, this.options.submit?.(index))) return;
+    if (sendSpecial(request, response, this.options.submit?.(index, body))) return;
     if (
       typeof body.model !== 'string' ||
       (typeof body.prompt !== 'string' && typeof body.first_frame_image !== 'string')
