@@ -106,6 +106,31 @@ export class LoopbackListener {
   }
 }
 
+/**
+ * A loopback server class: the listener, its URL, start and close; a subclass keeps only its
+ * protocol (`handle`, and whatever else it records).
+ */
+export abstract class LoopbackServer {
+  protected readonly listener = new LoopbackListener((request, response, url, body) =>
+    this.handle(request, response, url, body),
+  );
+
+  get url(): string {
+    return this.listener.url;
+  }
+
+  async start(): Promise<this> {
+    await this.listener.start();
+    return this;
+  }
+
+  close(): Promise<void> {
+    return this.listener.close();
+  }
+
+  protected abstract handle(request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): unknown;
+}
+
 export function sendJson(
   response: ServerResponse,
   status: number,

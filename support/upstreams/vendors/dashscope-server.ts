@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
-  LoopbackListener,
+  LoopbackServer,
   clockOf,
   linkAlive,
   phaseOf,
@@ -65,7 +65,7 @@ export function dashscopeError(status: number, code: string, message: string, re
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
-export class DashscopeServer {
+export class DashscopeServer extends LoopbackServer {
   readonly submits: DashscopeReceived[] = [];
   readonly tasks = new Map<string, DashscopeTask>();
   /** Task ids a cancel reached while they were PENDING (honoured). */
@@ -74,21 +74,9 @@ export class DashscopeServer {
   readonly refusedCancels: string[] = [];
   polls = 0;
   downloads = 0;
-  private readonly listener = new LoopbackListener((req, res, url, body) => this.handle(req, res, url, body));
 
-  constructor(private readonly options: DashscopeServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.listener.close();
+  constructor(private readonly options: DashscopeServerOptions = {}) {
+    super();
   }
 
   private failed(task: DashscopeTask): boolean {
@@ -104,7 +92,7 @@ export class DashscopeServer {
     return this.failed(task) ? 'FAILED' : 'SUCCEEDED';
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
+  protected handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
     const download = /^\/oss\/([^/]+)\.mp4$/.exec(url.pathname);
     if (download) return this.download(response, this.tasks.get(download[1]));
     if (request.method === 'POST' && url.pathname === '/api/v1/services/aigc/video-generation/video-synthesis')

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
-  LoopbackListener,
+  LoopbackServer,
   clockOf,
   linkAlive,
   phaseOf,
@@ -65,7 +65,7 @@ export function minimaxRefusal(status_code: number, status_msg: string): Special
   return { status: 200, body: { task_id: '', base_resp: { status_code, status_msg } } };
 }
 
-export class MinimaxServer {
+export class MinimaxServer extends LoopbackServer {
   readonly submits: MinimaxReceived[] = [];
   readonly tasks = new Map<string, MinimaxTask>();
   /** GET /v1/query/video_generation answers given. */
@@ -75,21 +75,9 @@ export class MinimaxServer {
   downloads = 0;
   /** Requests to paths MiniMax does not have (a cancel, say): method and path. */
   readonly strays: string[] = [];
-  private readonly listener = new LoopbackListener((req, res, url, body) => this.handle(req, res, url, body));
 
-  constructor(private readonly options: MinimaxServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.listener.close();
+  constructor(private readonly options: MinimaxServerOptions = {}) {
+    super();
   }
 
   private status(task: MinimaxTask): { status: string; failed?: boolean } {
@@ -105,7 +93,7 @@ export class MinimaxServer {
     return failed ? { status: 'Fail', failed } : { status: 'Success' };
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
+  protected handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
     const download = /^\/download\/(\d+)\.mp4$/.exec(url.pathname);
     if (download) return this.download(response, Number(download[1]));
     if (request.method === 'POST' && url.pathname === '/v1/video_generation')
