@@ -85,3 +85,16 @@ export interface BehaviourAdapter {
 
 /** Whether a request body carries a scenario's marker (its prompt, wherever the protocol puts it). */
 export const carries = (body: unknown, marker: string) => JSON.stringify(body ?? null).includes(marker);
+
+/** The options every server takes from the suite's faults: its key, the submit hook, the failure marker, the jobs' clocks. */
+export function serverFaults<A>(faults: Faults, answer: (fault: SubmitFault) => A) {
+  return {
+    apiKey: faults.key,
+    submit: (_index: number, body: Record<string, unknown>) => {
+      const fault = faults.submitFault(body);
+      return fault && answer(fault);
+    },
+    failWhenPromptContains: faults.failMarker,
+    clockFor: (job: { body?: unknown }) => faults.clockFor(job.body),
+  };
+}

@@ -1,6 +1,6 @@
 import { ArkServer, arkError } from '../../../support/upstreams/vendors/ark-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
-import type { BehaviourAdapter, SubmitFault } from './adapter.js';
+import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
 
 /** ark (spec/providers/ark.yaml): Ark's answers from its error codes page; DELETE cancels a queued task only. */
 const ANSWERS: Record<SubmitFault, Special> = {
@@ -32,15 +32,7 @@ export const adapter: BehaviourAdapter = {
   upstreamModel: 'dreamina-seedance-2-0-260128',
   secret: (key) => key,
   async start(faults) {
-    const server = await new ArkServer({
-      apiKey: faults.key,
-      submit: (_index, body) => {
-        const fault = faults.submitFault(body);
-        return fault && ANSWERS[fault];
-      },
-      failWhenPromptContains: faults.failMarker,
-      clockFor: (job) => faults.clockFor(job.body),
-    }).start();
+    const server = await new ArkServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
     return {
       baseUrl: server.url,
       submits: () => server.submits.map((s) => s.body),

@@ -1,6 +1,6 @@
 import { DashscopeServer, dashscopeError } from '../../../support/upstreams/vendors/dashscope-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
-import type { BehaviourAdapter, SubmitFault } from './adapter.js';
+import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
 
 /** dashscope (spec/providers/dashscope.yaml): DashScope's error codes; POST .../cancel stops a PENDING task only. */
 const ANSWERS: Record<SubmitFault, Special> = {
@@ -21,15 +21,7 @@ export const adapter: BehaviourAdapter = {
   upstreamModel: 'wan2.6-t2v',
   secret: (key) => key,
   async start(faults) {
-    const server = await new DashscopeServer({
-      apiKey: faults.key,
-      submit: (_index, body) => {
-        const fault = faults.submitFault(body);
-        return fault && ANSWERS[fault];
-      },
-      failWhenPromptContains: faults.failMarker,
-      clockFor: (job) => faults.clockFor(job.body),
-    }).start();
+    const server = await new DashscopeServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
     return {
       baseUrl: server.url,
       submits: () => server.submits.map((s) => s.body),

@@ -1,6 +1,6 @@
 import { KlingServer } from '../../../support/upstreams/vendors/kling-server.js';
 import type { SubmitOverride } from '../../../support/upstreams/vendors/vendor-server.js';
-import type { BehaviourAdapter, SubmitFault } from './adapter.js';
+import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
 
 /** kling (spec/providers/kling.yaml): a JWT signed with ACCESS:SECRET; Kling's envelopes; no cancel. */
 const ACCESS = 'AK-operator';
@@ -17,15 +17,14 @@ export const adapter: BehaviourAdapter = {
       if (fault === 'unauthorized') return server.envelope('unauthorized');
       return server.envelope('contentSecurity');
     };
+    // Kling's key is the JWT's signing secret, not a Bearer key.
+    const { submit, failWhenPromptContains, clockFor } = serverFaults(faults, answers);
     const server: KlingServer = await new KlingServer({
       accessKey: ACCESS,
       secretKey: faults.key,
-      submit: (_index, body) => {
-        const fault = faults.submitFault(body);
-        return fault && answers(fault);
-      },
-      failWhenPromptContains: faults.failMarker,
-      clockFor: (job) => faults.clockFor(job.body),
+      submit,
+      failWhenPromptContains,
+      clockFor,
     }).start();
     return {
       baseUrl: server.baseUrl,

@@ -1,6 +1,6 @@
 import { LumaServer } from '../../../support/upstreams/vendors/luma-server.js';
 import type { SubmitOverride } from '../../../support/upstreams/vendors/vendor-server.js';
-import type { BehaviourAdapter, SubmitFault } from './adapter.js';
+import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
 
 /** luma (spec/providers/luma.yaml): { detail } errors; Luma has no cancel (DELETE removes a generation). */
 const ANSWERS: Record<SubmitFault, SubmitOverride> = {
@@ -17,15 +17,7 @@ export const adapter: BehaviourAdapter = {
   input: { aspect_ratio: '16:9' },
   secret: (key) => key,
   async start(faults) {
-    const server = await new LumaServer({
-      apiKey: faults.key,
-      submit: (_index, body) => {
-        const fault = faults.submitFault(body);
-        return fault && ANSWERS[fault];
-      },
-      failWhenPromptContains: faults.failMarker,
-      clockFor: (job) => faults.clockFor(job.body),
-    }).start();
+    const server = await new LumaServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
     return {
       baseUrl: server.baseUrl,
       submits: () => server.submits.map((s) => s.body),

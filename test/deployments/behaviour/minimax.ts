@@ -1,6 +1,6 @@
 import { MinimaxServer, minimaxRefusal } from '../../../support/upstreams/vendors/minimax-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
-import type { BehaviourAdapter, SubmitFault } from './adapter.js';
+import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
 
 /** minimax (spec/providers/minimax.yaml): failures are 200 answers with base_resp; MiniMax has no cancel. */
 const ANSWERS: Record<SubmitFault, Special> = {
@@ -21,15 +21,7 @@ export const adapter: BehaviourAdapter = {
   input: { duration_seconds: 6 },
   secret: (key) => key,
   async start(faults) {
-    const server = await new MinimaxServer({
-      apiKey: faults.key,
-      submit: (_index, body) => {
-        const fault = faults.submitFault(body);
-        return fault && ANSWERS[fault];
-      },
-      failWhenPromptContains: faults.failMarker,
-      clockFor: (job) => faults.clockFor(job.body),
-    }).start();
+    const server = await new MinimaxServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
     return {
       baseUrl: server.url,
       submits: () => server.submits.map((s) => s.body),

@@ -1,6 +1,6 @@
 import { RunwayServer } from '../../../support/upstreams/vendors/runway-server.js';
 import type { SubmitOverride } from '../../../support/upstreams/vendors/vendor-server.js';
-import type { BehaviourAdapter, SubmitFault } from './adapter.js';
+import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
 
 /** runway (spec/providers/runway.yaml): { error } bodies; DELETE /v1/tasks/{id} cancels a pending or running task. */
 const ANSWERS: Record<SubmitFault, SubmitOverride> = {
@@ -22,15 +22,7 @@ export const adapter: BehaviourAdapter = {
   upstreamModel: 'gen4_turbo',
   secret: (key) => key,
   async start(faults) {
-    const server = await new RunwayServer({
-      apiKey: faults.key,
-      submit: (_index, body) => {
-        const fault = faults.submitFault(body);
-        return fault && ANSWERS[fault];
-      },
-      failWhenPromptContains: faults.failMarker,
-      clockFor: (job) => faults.clockFor(job.body),
-    }).start();
+    const server = await new RunwayServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
     return {
       baseUrl: server.baseUrl,
       submits: () => server.submits.map((s) => s.body),
