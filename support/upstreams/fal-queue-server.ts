@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clipAskedBy } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
-import { LoopbackListener, sendJson } from './loopback-upstream.js';
+import { LoopbackServer, sendJson } from './loopback-upstream.js';
 
 /**
  * A loopback server speaking fal's queue as fal publishes it (docs.fal.ai, Queue; fal-js
@@ -49,7 +49,7 @@ interface FalRequest {
   canceled: boolean;
 }
 
-export class FalQueueServer {
+export class FalQueueServer extends LoopbackServer {
   readonly submits: FalReceived[] = [];
   readonly requests = new Map<string, FalRequest>();
   /** Request ids a PUT cancel reached while they still ran. */
@@ -58,28 +58,14 @@ export class FalQueueServer {
   readonly webhooks: { url: string; status: number }[] = [];
   statusPolls = 0;
   downloads = 0;
-  private readonly listener = new LoopbackListener((request, response, url, body) =>
-    this.handle(request, response, url, body),
-  );
 
-  constructor(private readonly options: FalServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
+  constructor(private readonly options: FalServerOptions = {}) {
+    super();
   }
 
   /** fal's queue lives at the root of its host (queue.fal.run). */
   get baseUrl(): string {
     return this.url;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  async close(): Promise<void> {
-    await this.listener.close();
   }
 
   private json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -103,7 +89,7 @@ export class FalQueueServer {
     return trigger !== undefined && String(request.input.prompt ?? '').includes(trigger);
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
+  protected async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
     if (url.pathname.startsWith('/files/'))
       return this.download(response, this.requests.get(url.pathname.slice('/files/'.length, -'.mp4'.length)));
     const unauthorized =

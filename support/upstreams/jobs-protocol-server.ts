@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { loopbackTls } from '../loopback-tls.js';
 import { askedClip, png } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
-import { LoopbackListener, sendJson } from './loopback-upstream.js';
+import { LoopbackServer, sendJson } from './loopback-upstream.js';
 import { DownloadLog } from './slow-results.js';
 
 /**
@@ -93,7 +93,7 @@ interface Job {
   unreadableReference?: boolean;
 }
 
-export class JobsProtocolServer {
+export class JobsProtocolServer extends LoopbackServer {
   readonly submits: ReceivedSubmit[] = [];
   readonly jobs = new Map<string, Job>();
   private readonly byKey = new Map<string, string>();
@@ -111,14 +111,9 @@ export class JobsProtocolServer {
   readonly completed = new Set<string>();
   /** Downloads of a streamed result: open, completed, or cut by the client. */
   readonly results = new DownloadLog();
-  private readonly listener = new LoopbackListener((request, response, url, body) =>
-    this.handle(request, response, url, body),
-  );
 
-  constructor(private readonly options: JobsServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
+  constructor(private readonly options: JobsServerOptions = {}) {
+    super();
   }
 
   get baseUrl(): string {
@@ -131,15 +126,6 @@ export class JobsProtocolServer {
 
   get inFlight(): number {
     return [...this.jobs.values()].filter((j) => !j.reportedEnd).length;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  async close(): Promise<void> {
-    await this.listener.close();
   }
 
   private envelope(
@@ -157,7 +143,7 @@ export class JobsProtocolServer {
     );
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
+  protected async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
     const file = /^\/files\/([^/.]+?)(?:-\d+)?\.(mp4|png)$/.exec(url.pathname);
     if (file) return this.download(response, this.jobs.get(file[1]), file[2]);
     if (this.options.apiKey && request.headers.authorization !== `Bearer ${this.options.apiKey}`)

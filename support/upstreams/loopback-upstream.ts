@@ -22,6 +22,12 @@ export interface TimelineOptions {
   queuedMs?: number;
   /** How long a result link answers after the job ended (default a day, as these vendors' links). */
   resultLifetimeMs?: number;
+  /**
+   * One job's own clock over these, from what it was created with (its body): lets one server run
+   * a quick job and a slow one side by side, as a vendor does, so that one service's scenarios can
+   * share it (test/deployments/behaviour/).
+   */
+  clockFor?: (job: TimelineJob & { body?: unknown }) => TimelineOptions | undefined;
 }
 
 export interface TimelineJob {
@@ -30,7 +36,14 @@ export interface TimelineJob {
   canceledAt?: number;
 }
 
-export function phaseOf(job: TimelineJob, options: TimelineOptions, now = Date.now()): Phase {
+/** The options as they hold for this job (its own clock over the server's). */
+export function clockOf(job: TimelineJob, options: TimelineOptions): TimelineOptions {
+  const own = options.clockFor?.(job);
+  return own ? { ...options, ...own } : options;
+}
+
+export function phaseOf(job: TimelineJob, server: TimelineOptions, now = Date.now()): Phase {
+  const options = clockOf(job, server);
   const latency = options.latencyMs ?? 200;
   if (job.canceledAt !== undefined && job.canceledAt <= now) return 'canceled';
   if (now < job.createdAt + (options.queuedMs ?? latency * (options.queuedShare ?? 0.3))) return 'queued';
@@ -39,12 +52,14 @@ export function phaseOf(job: TimelineJob, options: TimelineOptions, now = Date.n
 }
 
 /** Whole percent of the way from start to end (0 while queued, 100 once ended). */
-export function percentOf(job: TimelineJob, options: TimelineOptions, now = Date.now()): number {
+export function percentOf(job: TimelineJob, server: TimelineOptions, now = Date.now()): number {
+  const options = clockOf(job, server);
   return Math.max(0, Math.min(100, Math.floor(((now - job.createdAt) * 100) / (options.latencyMs ?? 200))));
 }
 
 /** Whether a result link of a job that ended still answers. */
-export function linkAlive(job: TimelineJob, options: TimelineOptions, now = Date.now()): boolean {
+export function linkAlive(job: TimelineJob, server: TimelineOptions, now = Date.now()): boolean {
+  const options = clockOf(job, server);
   return now < job.createdAt + (options.latencyMs ?? 200) + (options.resultLifetimeMs ?? 86_400_000);
 }
 
@@ -89,6 +104,31 @@ export class LoopbackListener {
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
   }
+}
+
+/**
+ * A loopback server class: the listener, its URL, start and close; a subclass keeps only its
+ * protocol (`handle`, and whatever else it records).
+ */
+export abstract class LoopbackServer {
+  protected readonly listener = new LoopbackListener((request, response, url, body) =>
+    this.handle(request, response, url, body),
+  );
+
+  get url(): string {
+    return this.listener.url;
+  }
+
+  async start(): Promise<this> {
+    await this.listener.start();
+    return this;
+  }
+
+  close(): Promise<void> {
+    return this.listener.close();
+  }
+
+  protected abstract handle(request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): unknown;
 }
 
 export function sendJson(

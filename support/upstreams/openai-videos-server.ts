@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clipAskedBy } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
-import { LoopbackListener, sendJson } from './loopback-upstream.js';
+import { LoopbackServer, sendJson } from './loopback-upstream.js';
 
 /**
  * A loopback server speaking OpenAI's Videos API as openai-node publishes it (resources/videos.ts):
@@ -30,30 +30,16 @@ interface Video {
   deleted: boolean;
 }
 
-export class OpenAiVideosServer {
+export class OpenAiVideosServer extends LoopbackServer {
   readonly videos = new Map<string, Video>();
   readonly deletes: string[] = [];
-  private readonly listener = new LoopbackListener((request, response, url, body) =>
-    this.handle(request, response, url, body),
-  );
 
-  constructor(private readonly options: OpenAiServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
+  constructor(private readonly options: OpenAiServerOptions = {}) {
+    super();
   }
 
   get baseUrl(): string {
     return `${this.url}/v1`;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  async close(): Promise<void> {
-    await this.listener.close();
   }
 
   private json(response: ServerResponse, status: number, body: unknown): void {
@@ -87,7 +73,7 @@ export class OpenAiVideosServer {
     };
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): Promise<void> {
+  protected async handle(request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): Promise<void> {
     const match = /^\/v1\/videos(?:\/([^/]+)(\/content)?)?$/.exec(url.pathname);
     if (!match) return this.notFound(response);
     const [, id, content] = match;

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { echoAsked, echoText } from './key-echo.js';
-import { LoopbackListener, sendClip, sendJson } from './loopback-upstream.js';
+import { LoopbackServer, sendClip, sendJson } from './loopback-upstream.js';
 
 /**
  * A loopback server speaking Replicate's HTTP API as Replicate publishes it (replicate.com/docs,
@@ -80,7 +80,7 @@ function durationMs(text: string): number | undefined {
   return total;
 }
 
-export class ReplicateServer {
+export class ReplicateServer extends LoopbackServer {
   readonly submits: ReplicateReceived[] = [];
   readonly predictions = new Map<string, Prediction>();
   /** Prediction ids a cancel reached while they still ran. */
@@ -93,27 +93,13 @@ export class ReplicateServer {
   readonly signingSecret = `whsec_${randomBytes(24).toString('base64')}`;
   secretFetches = 0;
   downloads = 0;
-  private readonly listener = new LoopbackListener((request, response, url, body) =>
-    this.handle(request, response, url, body),
-  );
 
-  constructor(private readonly options: ReplicateServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
+  constructor(private readonly options: ReplicateServerOptions = {}) {
+    super();
   }
 
   get baseUrl(): string {
     return `${this.url}/v1`;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  async close(): Promise<void> {
-    await this.listener.close();
   }
 
   /** Standard Webhooks headers for a body, signed with this account's secret (or another, to forge). */
@@ -198,7 +184,7 @@ export class ReplicateServer {
     return Array.from({ length: links }, (_, i) => `${this.url}/delivery/${p.id}/output-${i}.mp4`);
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
+  protected async handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer): Promise<void> {
     const delivery = /^\/delivery\/([^/]+)\/output(?:-\d+)?\.mp4$/.exec(url.pathname);
     if (delivery) return this.download(response, this.predictions.get(delivery[1]));
     const unauthorized =

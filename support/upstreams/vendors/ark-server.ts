@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
-  LoopbackListener,
+  LoopbackServer,
   linkAlive,
   phaseOf,
   sendClip,
@@ -39,7 +39,7 @@ export interface ArkServerOptions extends TimelineOptions {
   /** The key a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to the index-th create instead of creating. */
-  submit?: (index: number) => Special;
+  submit?: (index: number, body: Record<string, unknown>) => Special;
   /** A task whose text content contains this fails after running: its output moderated (OutputVideoSensitiveContentDetected). */
   failWhenPromptContains?: string;
 }
@@ -66,7 +66,7 @@ export function arkError(status: number, code: string, message: string, type: st
 
 const requestId = () => `0217${Date.now()}${randomBytes(8).toString('hex')}`;
 
-export class ArkServer {
+export class ArkServer extends LoopbackServer {
   readonly submits: ArkReceived[] = [];
   readonly tasks = new Map<string, ArkTask>();
   /** Tasks a DELETE cancelled while queued. */
@@ -77,26 +77,14 @@ export class ArkServer {
   /** Task list requests (a probe asks one). */
   lists = 0;
   downloads = 0;
-  private readonly listener = new LoopbackListener((req, res, url, body) => this.handle(req, res, url, body));
 
-  constructor(private readonly options: ArkServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
+  constructor(private readonly options: ArkServerOptions = {}) {
+    super();
   }
 
   /** The base URL an operator configures (Ark's `/api/v3`). */
   get baseUrl(): string {
     return `${this.url}/api/v3`;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.listener.close();
   }
 
   private prompt(task: ArkTask): string {
@@ -133,7 +121,7 @@ export class ArkServer {
     return true;
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
+  protected handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
     const download = /^\/tos\/([^/]+)\.mp4$/.exec(url.pathname);
     if (download) return this.download(response, this.tasks.get(download[1]));
     if (request.method === 'POST' && url.pathname === '/api/v3/contents/generations/tasks')
@@ -222,7 +210,7 @@ export class ArkServer {
     const body = JSON.parse(raw.toString('utf8') || '{}') as ArkReceived['body'];
     this.submits.push({ authorization: request.headers.authorization, body });
     if (this.unauthorized(request, response)) return;
-    if (sendSpecial(request, response, this.options.submit?.(index))) return;
+    if (sendSpecial(request, response, this.options.submit?.(index, body))) return;
     const invalid = (param: string) =>
       sendSpecial(
         request,

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
-  LoopbackListener,
+  LoopbackServer,
+  clockOf,
   linkAlive,
   phaseOf,
   sendClip,
@@ -40,7 +41,7 @@ export interface DashscopeServerOptions extends TimelineOptions {
   /** The key a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to the index-th create instead of creating. */
-  submit?: (index: number) => Special;
+  submit?: (index: number, body: Record<string, unknown>) => Special;
   /** A task whose prompt contains this ends FAILED with DataInspectionFailed (the output judged inappropriate). */
   failWhenPromptContains?: string;
   /** While queued the task reports SUSPENDED (held back by the platform) instead of PENDING. */
@@ -64,7 +65,7 @@ export function dashscopeError(status: number, code: string, message: string, re
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
-export class DashscopeServer {
+export class DashscopeServer extends LoopbackServer {
   readonly submits: DashscopeReceived[] = [];
   readonly tasks = new Map<string, DashscopeTask>();
   /** Task ids a cancel reached while they were PENDING (honoured). */
@@ -73,21 +74,9 @@ export class DashscopeServer {
   readonly refusedCancels: string[] = [];
   polls = 0;
   downloads = 0;
-  private readonly listener = new LoopbackListener((req, res, url, body) => this.handle(req, res, url, body));
 
-  constructor(private readonly options: DashscopeServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.listener.close();
+  constructor(private readonly options: DashscopeServerOptions = {}) {
+    super();
   }
 
   private failed(task: DashscopeTask): boolean {
@@ -103,7 +92,7 @@ export class DashscopeServer {
     return this.failed(task) ? 'FAILED' : 'SUCCEEDED';
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
+  protected handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
     const download = /^\/oss\/([^/]+)\.mp4$/.exec(url.pathname);
     if (download) return this.download(response, this.tasks.get(download[1]));
     if (request.method === 'POST' && url.pathname === '/api/v1/services/aigc/video-generation/video-synthesis')
@@ -144,7 +133,7 @@ export class DashscopeServer {
 
   private object(task: DashscopeTask) {
     const status = this.taskStatus(task);
-    const latency = this.options.latencyMs ?? 200;
+    const latency = clockOf(task, this.options).latencyMs ?? 200;
     const output: Record<string, unknown> = {
       task_id: task.id,
       task_status: status,
@@ -192,7 +181,7 @@ export class DashscopeServer {
         response,
         dashscopeError(403, 'AccessDenied', 'current user api does not support synchronous calls'),
       );
-    if (sendSpecial(request, response, this.options.submit?.(index))) return;
+    if (sendSpecial(request, response, this.options.submit?.(index, body))) return;
     if (typeof body.model !== 'string')
       return sendSpecial(request, response, dashscopeError(400, 'InvalidParameter', 'Model not exist.'));
     if (typeof body.input?.prompt !== 'string' && typeof body.input?.img_url !== 'string')

@@ -33,7 +33,7 @@ export interface KlingServerOptions extends GenerationClock {
   /** A task whose prompt contains this fails (task_status failed, task_status_msg). */
   failWhenPromptContains?: string;
   /** The answer to the n-th submit instead of creating a task (see `envelope` for Kling's bodies). */
-  submit?: (index: number) => SubmitOverride;
+  submit?: (index: number, body: Record<string, unknown>) => SubmitOverride;
   /** The answer to the n-th status query of a known task instead of the task (Kling's envelopes: `envelope`). */
   poll?: (index: number) => SubmitOverride;
   /** Error envelopes answer HTTP 200 (the code in the body is the failure). */
@@ -166,7 +166,7 @@ export class KlingServer extends VendorServer {
   ) {
     if (!body) return this.refuse(response, 'invalidParameter', 'Invalid request parameters: body is not JSON');
     const create = () => this.create(String(800_000_000_000_000_000n + BigInt(this.jobs.size)), url.pathname, body);
-    if (this.override(this.options.submit?.(this.submits.length - 1), request, response, create)) return;
+    if (this.override(this.options.submit?.(this.submits.length - 1, body), request, response, create)) return;
     if (this.options.echoAuthorization)
       return this.refuse(
         response,

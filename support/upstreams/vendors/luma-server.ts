@@ -23,7 +23,7 @@ export interface LumaServerOptions extends GenerationClock {
   /** A generation whose prompt contains this fails (state failed, failure_reason). */
   failWhenPromptContains?: string;
   /** The answer to the n-th submit instead of creating a generation. */
-  submit?: (index: number) => SubmitOverride;
+  submit?: (index: number, body: Record<string, unknown>) => SubmitOverride;
   /** How long assets.video answers after the generation completed (default 24 h). */
   outputLifetimeMs?: number;
 }
@@ -47,8 +47,9 @@ export class LumaServer extends VendorServer {
 
   /** As Luma does with callback_url: the Generation POSTed when it starts dreaming and when it ends. */
   private callBack(job: VendorJob, url: string): void {
-    const latency = this.options.latencyMs ?? 300;
-    const queued = this.options.queuedMs ?? latency / 5;
+    const clock = this.clockOf(job);
+    const latency = clock.latencyMs ?? 300;
+    const queued = clock.queuedMs ?? latency / 5;
     for (const at of [queued + 5, latency + 5]) {
       const timer = setTimeout(() => {
         this.timers.delete(timer);
@@ -105,7 +106,7 @@ export class LumaServer extends VendorServer {
   ) {
     if (!body) return this.detail(response, 400, 'Invalid JSON');
     const create = () => this.create(this.newId(), url.pathname, body);
-    if (this.override(this.options.submit?.(this.submits.length - 1), request, response, create)) return;
+    if (this.override(this.options.submit?.(this.submits.length - 1, body), request, response, create)) return;
     if (!MODELS.includes(String(body.model))) return this.detail(response, 400, `Invalid model: ${String(body.model)}`);
     if (body.aspect_ratio !== undefined && !RATIOS.includes(String(body.aspect_ratio)))
       return this.detail(response, 400, `Invalid aspect ratio: ${String(body.aspect_ratio)}`);

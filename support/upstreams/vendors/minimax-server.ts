@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
-  LoopbackListener,
+  LoopbackServer,
+  clockOf,
   linkAlive,
   phaseOf,
   sendClip,
@@ -40,7 +41,7 @@ export interface MinimaxServerOptions extends TimelineOptions {
   /** The key a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to the index-th create instead of creating (a 200 with base_resp, a 429, a reset). */
-  submit?: (index: number) => Special;
+  submit?: (index: number, body: Record<string, unknown>) => Special;
   /** A task whose prompt contains this ends `Fail` with 1027 (the output judged sensitive). */
   failWhenPromptContains?: string;
   /** The status value a poll reports while the task runs, instead of Processing (a value no profile maps). */
@@ -64,7 +65,7 @@ export function minimaxRefusal(status_code: number, status_msg: string): Special
   return { status: 200, body: { task_id: '', base_resp: { status_code, status_msg } } };
 }
 
-export class MinimaxServer {
+export class MinimaxServer extends LoopbackServer {
   readonly submits: MinimaxReceived[] = [];
   readonly tasks = new Map<string, MinimaxTask>();
   /** GET /v1/query/video_generation answers given. */
@@ -74,34 +75,25 @@ export class MinimaxServer {
   downloads = 0;
   /** Requests to paths MiniMax does not have (a cancel, say): method and path. */
   readonly strays: string[] = [];
-  private readonly listener = new LoopbackListener((req, res, url, body) => this.handle(req, res, url, body));
 
-  constructor(private readonly options: MinimaxServerOptions = {}) {}
-
-  get url(): string {
-    return this.listener.url;
-  }
-
-  async start(): Promise<this> {
-    await this.listener.start();
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.listener.close();
+  constructor(private readonly options: MinimaxServerOptions = {}) {
+    super();
   }
 
   private status(task: MinimaxTask): { status: string; failed?: boolean } {
     const phase = phaseOf(task, this.options);
     if (phase === 'queued')
-      return { status: Date.now() - task.createdAt < (this.options.latencyMs ?? 200) * 0.1 ? 'Preparing' : 'Queueing' };
+      return {
+        status:
+          Date.now() - task.createdAt < (clockOf(task, this.options).latencyMs ?? 200) * 0.1 ? 'Preparing' : 'Queueing',
+      };
     if (phase === 'running') return { status: this.options.runningStatus ?? 'Processing' };
     const trigger = this.options.failWhenPromptContains;
     const failed = trigger !== undefined && String(task.body.prompt ?? '').includes(trigger);
     return failed ? { status: 'Fail', failed } : { status: 'Success' };
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
+  protected handle(request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) {
     const download = /^\/download\/(\d+)\.mp4$/.exec(url.pathname);
     if (download) return this.download(response, Number(download[1]));
     if (request.method === 'POST' && url.pathname === '/v1/video_generation')
@@ -162,7 +154,7 @@ export class MinimaxServer {
     const body = JSON.parse(raw.toString('utf8') || '{}') as Record<string, unknown>;
     this.submits.push({ authorization: request.headers.authorization, body });
     if (!this.authorized(request)) return this.loginFail(response);
-    if (sendSpecial(request, response, this.options.submit?.(index))) return;
+    if (sendSpecial(request, response, this.options.submit?.(index, body))) return;
     if (
       typeof body.model !== 'string' ||
       (typeof body.prompt !== 'string' && typeof body.first_frame_image !== 'string')

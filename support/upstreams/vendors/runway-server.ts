@@ -28,7 +28,7 @@ export interface RunwayServerOptions extends GenerationClock {
   /** Runway cancels every task itself once it runs (an operator cancelled it in the dashboard). */
   cancelledByRunway?: boolean;
   /** The answer to the n-th submit instead of creating a task. */
-  submit?: (index: number) => SubmitOverride;
+  submit?: (index: number, body: Record<string, unknown>) => SubmitOverride;
   /** How long an output link answers after the task succeeded (default 24 h). */
   outputLifetimeMs?: number;
 }
@@ -100,7 +100,7 @@ export class RunwayServer extends VendorServer {
     const index = this.submits.length - 1;
     if (!body) return this.error(response, 400, 'Invalid JSON body');
     const create = () => this.create(this.newId(), url.pathname, body);
-    if (this.override(this.options.submit?.(index), request, response, create)) return;
+    if (this.override(this.options.submit?.(index, body), request, response, create)) return;
     const issues: { path: string[]; message: string }[] = [];
     if (typeof body.model !== 'string') issues.push({ path: ['model'], message: 'Required' });
     if (!RATIOS.includes(String(body.ratio)))

@@ -14,6 +14,10 @@ export interface GenerationClock {
   latencyMs?: number;
   /** Of that, how long the job waits in the vendor's queue before it runs (default a fifth). */
   queuedMs?: number;
+  /** How long a media link answers after the job ended. */
+  outputLifetimeMs?: number;
+  /** One job's own clock over these (see TimelineOptions.clockFor in ../loopback-upstream.ts). */
+  clockFor?: (job: VendorJob) => GenerationClock | undefined;
 }
 
 /** What a submit answers instead of creating a job: a status with a body (and Retry-After), or a reset connection; `reset-after-create` creates the job, then drops the connection before answering (an ambiguous submit). */
@@ -59,7 +63,13 @@ export abstract class VendorServer {
     this.receive(request, response, url, body),
   );
 
-  constructor(protected readonly clock: GenerationClock & { outputLifetimeMs?: number; clipSeconds?: number }) {}
+  constructor(protected readonly clock: GenerationClock & { clipSeconds?: number }) {}
+
+  /** The clock as it holds for this job. */
+  protected clockOf(job: VendorJob): GenerationClock {
+    const own = this.clock.clockFor?.(job);
+    return own ? { ...this.clock, ...own } : this.clock;
+  }
 
   get url(): string {
     return this.listener.url;
@@ -118,21 +128,23 @@ export abstract class VendorServer {
 
   /** Where a job is on its clock now. */
   protected phase(job: VendorJob): Phase {
-    const latency = this.clock.latencyMs ?? 300;
+    const clock = this.clockOf(job);
+    const latency = clock.latencyMs ?? 300;
     // A cancel is recorded only while the job runs (canceledAt before its end), as the vendors stop it.
-    return phaseOf(job, { latencyMs: latency, queuedMs: this.clock.queuedMs ?? latency / 5 });
+    return phaseOf(job, { latencyMs: latency, queuedMs: clock.queuedMs ?? latency / 5 });
   }
 
   /** How far a running job is, 0..1. */
   protected progress(job: VendorJob): number {
-    const latency = this.clock.latencyMs ?? 300;
+    const latency = this.clockOf(job).latencyMs ?? 300;
     return Math.max(0, Math.min(1, (Date.now() - job.createdAt) / latency));
   }
 
   /** A job's media link, signed with the time it stops answering (vendors' CDN links expire). */
   protected mediaUrl(job: VendorJob): string {
-    const endsAt = job.createdAt + (this.clock.latencyMs ?? 300);
-    const expires = endsAt + (this.clock.outputLifetimeMs ?? 24 * 3_600_000);
+    const clock = this.clockOf(job);
+    const endsAt = job.createdAt + (clock.latencyMs ?? 300);
+    const expires = endsAt + (clock.outputLifetimeMs ?? 24 * 3_600_000);
     return `${this.url}/media/${job.id}.mp4?expires=${expires}`;
   }
 

@@ -1,22 +1,15 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { parseDeployments } from '../../../runtime/routing/deployments-file.js';
-import type { Db } from '../../../runtime/storage/dialect.js';
-import { ROOT } from '../../support/catalogue.js';
-import { eventually } from '../../support/eventually.js';
-import { startTestService, type TestService, workItemOf } from '../../support/service.js';
+import { startTestService, type TestService } from '../../support/service.js';
 
 /**
  * What the vendor profiles' suites share (one harness for the six vendors): a service whose models
  * route to deployments of one profile (`first` above `second`, each its own loopback vendor
  * server, support/upstreams/vendors/), the deployments file that says so, the task bodies of the
  * catalogue models they route (vendor_b/family_c-2.6: 16:9, 2..10 s, 720p by default, the modes
- * text-to-video and image-to-video, which every one of these vendors serves), and what a suite
- * reads back from a service's database and CLI.
+ * text-to-video and image-to-video, which every one of these vendors serves), and a task's row.
+ * What every adapter shares (failover, deadlines, cancels, SIGKILL, reconciliation) is the
+ * behaviour suite's (../adapter-behaviour.test.ts); these suites keep each vendor's own wire.
  */
-const run = promisify(execFile);
-
 export const TEXT_MODEL = 'vendor_b/family_c-2.6/text-to-video';
 export const IMAGE_MODEL = 'vendor_b/family_c-2.6/image-to-video';
 export const FRAME = 'https://example.com/first-frame.png';
@@ -80,63 +73,4 @@ export async function serveDeployments(
 /** The task's row as the database holds it: where it went and its upstream handle. */
 export async function taskRow(t: TestService, taskId: string) {
   return t.service.ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
-}
-
-/** `mediaforge report margin --json` against a serve process's database, as an operator runs it. */
-export async function marginReport(proc: { env: NodeJS.ProcessEnv }): Promise<any> {
-  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'], {
-    env: { ...process.env, ...proc.env },
-  });
-  return JSON.parse(stdout);
-}
-
-/** A task created on a serve process; its id. */
-export async function createOn(url: string, apiKey: string, body: unknown): Promise<string> {
-  const created = await fetch(`${url}/api/v1/jobs/createTask`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  }).then((r) => r.json());
-  return created.data.taskId as string;
-}
-
-/** The task's reconciliation once recorded (its upstream job's end and cost); throws when the time is up. */
-export async function reconciled(db: Db, taskId: string, timeoutMs = 20_000) {
-  const row = () =>
-    db.kysely
-      .selectFrom('tasks')
-      .select(['state', 'upstream_final_state', 'upstream_cost_micros'])
-      .where('id', '=', taskId)
-      .executeTakeFirstOrThrow();
-  await eventually(
-    async () => (await row()).upstream_final_state !== null,
-    `the reconciliation of ${taskId}`,
-    timeoutMs,
-  );
-  return row();
-}
-
-/**
- * A task's run item once its one refused submit is recorded on it (the item no longer leased, its
- * next round scheduled, `submits()` at exactly 1); throws when 5 s pass first.
- */
-export async function refusedSubmitRecorded(t: TestService, taskId: string, submits: () => number) {
-  await eventually(
-    async () => {
-      const item = await workItemOf(t, taskId, 'run');
-      return submits() === 1 && item !== undefined && item.attempts > 0 && item.lease_owner === null;
-    },
-    'the refused submit recorded on its work item',
-    5_000,
-  );
-  return (await workItemOf(t, taskId, 'run'))!;
-}
-
-/** The account's wallet as the process's database holds it. */
-export function walletOf(proc: { db: Db }, accountId: string) {
-  return proc.db.kysely
-    .selectFrom('wallets')
-    .select(['held', 'spent'])
-    .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow();
 }
