@@ -1,3 +1,4 @@
+// @store-suite: every adapter's result is streamed into the store (it stands for the six vendor suites there; vitest.config.ts runs it on the local and the S3 store).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import type { Db } from '../../runtime/storage/dialect.js';
 import { createTask } from '../http/helpers.js';
-import { ROOT } from '../support/catalogue.js';
+import { ROOT } from '../support/root.js';
 import { eventually } from '../support/eventually.js';
 import { startTestService, type TestService, workItemOf } from '../support/service.js';
 import {

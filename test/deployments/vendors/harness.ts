@@ -1,4 +1,10 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { parseDeployments } from '../../../runtime/routing/deployments-file.js';
+import type { Db } from '../../../runtime/storage/dialect.js';
+import { eventually } from '../../support/eventually.js';
+import { ROOT } from '../../support/root.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
 /**
@@ -73,4 +79,40 @@ export async function serveDeployments(
 /** The task's row as the database holds it: where it went and its upstream handle. */
 export async function taskRow(t: TestService, taskId: string) {
   return t.service.ctx.db.kysely.selectFrom('tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
+}
+
+const run = promisify(execFile);
+
+/** `mediaforge report margin --json` against a serve process's database, as an operator runs it. */
+export async function marginReport(proc: { env: NodeJS.ProcessEnv }): Promise<any> {
+  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin', '--json'], {
+    env: { ...process.env, ...proc.env },
+  });
+  return JSON.parse(stdout);
+}
+
+/** A task created on a serve process; its id. */
+export async function createOn(url: string, apiKey: string, body: unknown): Promise<string> {
+  const created = await fetch(`${url}/api/v1/jobs/createTask`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then((r) => r.json());
+  return created.data.taskId as string;
+}
+
+/** The task's reconciliation once recorded (its upstream job's end and cost); throws when the time is up. */
+export async function reconciled(db: Db, taskId: string, timeoutMs = 20_000) {
+  const row = () =>
+    db.kysely
+      .selectFrom('tasks')
+      .select(['state', 'upstream_final_state', 'upstream_cost_micros'])
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+  await eventually(
+    async () => (await row()).upstream_final_state !== null,
+    `the reconciliation of ${taskId}`,
+    timeoutMs,
+  );
+  return row();
 }
