@@ -78,6 +78,7 @@ const DATABASE_SUITES = [
   'test/files/**/*.test.ts',
   'test/ops/**/*.test.ts',
   'test/scale/**/*.test.ts',
+  'test/payments/**/*.test.ts',
   'test/composition/two-services.test.ts',
   // The operator console's queries (searches, joins, the audit log) on both engines (issue 28).
   'test/console/operator*.test.ts',
