@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Trx } from '../storage/executor.js';
-import { lockWallet } from './wallets.js';
 
 /**
  * Credits taken back (a refund, a dispute), given back (a dispute won) and debts forgiven: the
@@ -32,7 +31,7 @@ export async function reverseCredits(
   reference: string,
 ): Promise<Reversed> {
   if (!Number.isSafeInteger(credits) || credits < 0) throw new Error('credits must be a whole number >= 0');
-  await lockWallet(trx, accountId);
+  await lockRow(trx, accountId);
   const wallet = await trx
     .selectFrom('wallets')
     .select('available')
@@ -70,7 +69,7 @@ export async function restoreDispute(
   now: number,
   disputeReference: string,
 ): Promise<{ returned: number; cancelled: number; replayed: boolean }> {
-  await lockWallet(trx, accountId);
+  await lockRow(trx, accountId);
   const rows = await trx
     .selectFrom('ledger_entries')
     .select(['kind', 'amount', 'reference'])
@@ -117,7 +116,7 @@ export async function forgiveDebt(
   now: number,
   origin: { reference: string; byUserId: string | null; note: string | null },
 ): Promise<{ forgiven: number; replayed: boolean }> {
-  await lockWallet(trx, accountId);
+  await lockRow(trx, accountId);
   const wallet = await trx
     .selectFrom('wallets')
     .select('owed')
@@ -160,4 +159,9 @@ function row(
     by_user_id: null,
     reference,
   };
+}
+
+/** Locks the wallet row until the transaction ends (an UPDATE that changes nothing: valid on both engines, where FOR UPDATE is not). */
+async function lockRow(trx: Trx, accountId: string): Promise<void> {
+  await trx.updateTable('wallets').set({ owed: sql`owed` }).where('account_id', '=', accountId).execute();
 }
