@@ -445,6 +445,60 @@ export const CODES = {
       pl: 'Żadne wdrożenie tego modelu nie przyjmuje tych wartości wejściowych: zmień pole wskazane w data.errors. Nic nie zostało zablokowane.'
     }
   },
+  console_unknown_pack: {
+    code: 40040,
+    http: 400,
+    messages: {
+      en: 'No credit pack has this name.',
+      'zh-CN': '没有此名称的积分包。',
+      'zh-TW': '沒有此名稱的點數方案。',
+      ja: 'この名前のクレジットパックはありません。',
+      ko: '이 이름의 크레딧 팩이 없습니다.',
+      de: 'Es gibt kein Credit-Paket mit diesem Namen.',
+      fr: 'Aucun pack de crédits ne porte ce nom.',
+      es: 'No hay ningún paquete de créditos con este nombre.',
+      'pt-BR': 'Nenhum pacote de créditos tem este nome.',
+      ru: 'Пакета кредитов с таким именем нет.',
+      it: 'Nessun pacchetto di crediti ha questo nome.',
+      pl: 'Nie ma pakietu kredytów o tej nazwie.'
+    }
+  },
+  console_custom_amount: {
+    code: 40041,
+    http: 400,
+    messages: {
+      en: 'This amount of credits cannot be bought: see the minimum, the maximum and the step of a custom amount.',
+      'zh-CN': '无法购买此数量的积分：请查看自定义数量的最小值、最大值和步长。',
+      'zh-TW': '無法購買此數量的點數：請查看自訂數量的最小值、最大值與級距。',
+      ja: 'この量のクレジットは購入できません。任意額の最小値・最大値・刻みを確認してください。',
+      ko: '이 크레딧 수량은 구매할 수 없습니다. 사용자 지정 수량의 최소값, 최대값, 단위를 확인하세요.',
+      de: 'Diese Menge Credits kann nicht gekauft werden: Beachten Sie Minimum, Maximum und Schrittweite eines freien Betrags.',
+      fr: 'Cette quantité de crédits ne peut pas être achetée : voyez le minimum, le maximum et le pas d\'un montant libre.',
+      es: 'No se puede comprar esta cantidad de créditos: consulta el mínimo, el máximo y el paso de una cantidad personalizada.',
+      'pt-BR': 'Esta quantidade de créditos não pode ser comprada: veja o mínimo, o máximo e o passo de um valor personalizado.',
+      ru: 'Такое количество кредитов купить нельзя: см. минимум, максимум и шаг произвольной суммы.',
+      it: 'Questa quantità di crediti non può essere acquistata: vedi minimo, massimo e passo di un importo libero.',
+      pl: 'Tej liczby kredytów nie można kupić: sprawdź minimum, maksimum i krok kwoty własnej.'
+    }
+  },
+  payment_signature_invalid: {
+    code: 40042,
+    http: 400,
+    messages: {
+      en: 'The payment event\'s signature is missing, wrong or too old.',
+      'zh-CN': '支付事件的签名缺失、错误或已过期。',
+      'zh-TW': '付款事件的簽章遺失、錯誤或已過期。',
+      ja: '支払いイベントの署名がないか、誤っているか、古すぎます。',
+      ko: '결제 이벤트의 서명이 없거나 잘못되었거나 너무 오래되었습니다.',
+      de: 'Die Signatur des Zahlungsereignisses fehlt, ist falsch oder zu alt.',
+      fr: 'La signature de l\'événement de paiement est absente, incorrecte ou trop ancienne.',
+      es: 'La firma del evento de pago falta, es incorrecta o es demasiado antigua.',
+      'pt-BR': 'A assinatura do evento de pagamento está ausente, incorreta ou é antiga demais.',
+      ru: 'Подпись платёжного события отсутствует, неверна или устарела.',
+      it: 'La firma dell\'evento di pagamento manca, è errata o è troppo vecchia.',
+      pl: 'Podpis zdarzenia płatności jest brakujący, błędny lub zbyt stary.'
+    }
+  },
   unauthorized: {
     code: 40101,
     http: 401,
@@ -533,6 +587,24 @@ export const CODES = {
       ru: 'Недостаточно кредитов: для этого запроса требуется {required}, доступно {available}.',
       it: 'Crediti insufficienti: questa richiesta richiede {required} crediti e ne sono disponibili {available}.',
       pl: 'Niewystarczająca liczba kredytów: to żądanie wymaga {required}, dostępne: {available}.'
+    }
+  },
+  account_in_debt: {
+    code: 40202,
+    http: 402,
+    messages: {
+      en: 'This account owes {owed} credits (a refunded or disputed payment): new tasks are refused until a purchase pays it or an operator forgives it.',
+      'zh-CN': '此账户欠 {owed} 积分（付款已退款或有争议）：在购买偿还或运营者免除之前，新任务将被拒绝。',
+      'zh-TW': '此帳戶積欠 {owed} 點（付款已退款或有爭議）：在購買償還或營運者免除之前，新任務將被拒絕。',
+      ja: 'このアカウントには {owed} クレジットの未払いがあります（返金または異議申し立てされた支払い）。購入で支払われるか運営者が免除するまで、新しいタスクは拒否されます。',
+      ko: '이 계정은 {owed} 크레딧을 빚지고 있습니다(환불 또는 분쟁된 결제). 구매로 갚거나 운영자가 면제할 때까지 새 작업은 거부됩니다.',
+      de: 'Dieses Konto schuldet {owed} Credits (eine erstattete oder angefochtene Zahlung): Neue Aufgaben werden abgelehnt, bis ein Kauf sie begleicht oder ein Betreiber sie erlässt.',
+      fr: 'Ce compte doit {owed} crédits (un paiement remboursé ou contesté) : les nouvelles tâches sont refusées jusqu\'à ce qu\'un achat la règle ou qu\'un opérateur l\'annule.',
+      es: 'Esta cuenta debe {owed} créditos (un pago reembolsado o disputado): las tareas nuevas se rechazan hasta que una compra la pague o un operador la condone.',
+      'pt-BR': 'Esta conta deve {owed} créditos (um pagamento reembolsado ou contestado): novas tarefas são recusadas até que uma compra a pague ou um operador a perdoe.',
+      ru: 'Этот аккаунт должен {owed} кредитов (возвращённый или оспоренный платёж): новые задачи отклоняются, пока покупка не погасит долг или оператор его не спишет.',
+      it: 'Questo account deve {owed} crediti (un pagamento rimborsato o contestato): le nuove attività sono rifiutate finché un acquisto non lo salda o un operatore non lo condona.',
+      pl: 'To konto jest winne {owed} kredytów (zwrócona lub sporna płatność): nowe zadania są odrzucane, dopóki zakup jej nie spłaci lub operator jej nie umorzy.'
     }
   },
   forbidden: {
@@ -785,6 +857,24 @@ export const CODES = {
       ru: 'Не найдено: объект удалён или принадлежит другому аккаунту.',
       it: 'Non trovato: potrebbe essere stato rimosso o appartenere a un altro account.',
       pl: 'Nie znaleziono: element usunięto lub należy do innego konta.'
+    }
+  },
+  console_payments_off: {
+    code: 40420,
+    http: 404,
+    messages: {
+      en: 'Buying credits is not available on this service.',
+      'zh-CN': '此服务不提供积分购买。',
+      'zh-TW': '此服務不提供點數購買。',
+      ja: 'このサービスではクレジットを購入できません。',
+      ko: '이 서비스에서는 크레딧을 구매할 수 없습니다.',
+      de: 'Auf diesem Dienst können keine Credits gekauft werden.',
+      fr: 'L\'achat de crédits n\'est pas disponible sur ce service.',
+      es: 'La compra de créditos no está disponible en este servicio.',
+      'pt-BR': 'A compra de créditos não está disponível neste serviço.',
+      ru: 'Покупка кредитов в этом сервисе недоступна.',
+      it: 'L\'acquisto di crediti non è disponibile su questo servizio.',
+      pl: 'Kupowanie kredytów nie jest dostępne w tej usłudze.'
     }
   },
   method_not_allowed: {
@@ -1055,6 +1145,24 @@ export const CODES = {
       ru: 'Сервис временно недоступен.',
       it: 'Il servizio è temporaneamente non disponibile.',
       pl: 'Usługa jest tymczasowo niedostępna.'
+    }
+  },
+  console_payments_unavailable: {
+    code: 50320,
+    http: 503,
+    messages: {
+      en: 'The payment processor could not be reached. Nothing was charged; try again in a moment.',
+      'zh-CN': '无法连接支付处理方。未产生任何扣款；请稍后重试。',
+      'zh-TW': '無法連線至付款處理方。未產生任何扣款；請稍後再試。',
+      ja: '決済処理業者に接続できませんでした。請求は発生していません。しばらくしてからもう一度お試しください。',
+      ko: '결제 처리업체에 연결할 수 없습니다. 청구된 금액은 없습니다. 잠시 후 다시 시도하세요.',
+      de: 'Der Zahlungsdienst war nicht erreichbar. Es wurde nichts belastet; versuchen Sie es gleich noch einmal.',
+      fr: 'Le prestataire de paiement est injoignable. Rien n\'a été débité ; réessayez dans un instant.',
+      es: 'No se pudo contactar con el procesador de pagos. No se cobró nada; inténtalo de nuevo en un momento.',
+      'pt-BR': 'Não foi possível contatar o processador de pagamentos. Nada foi cobrado; tente novamente em instantes.',
+      ru: 'Платёжный сервис недоступен. Ничего не списано; попробуйте ещё раз чуть позже.',
+      it: 'Impossibile raggiungere il gestore dei pagamenti. Nulla è stato addebitato; riprova tra poco.',
+      pl: 'Nie udało się połączyć z operatorem płatności. Nic nie pobrano; spróbuj ponownie za chwilę.'
     }
   }
 } as const satisfies Record<string, { code: number; http: number; messages: Messages }>;

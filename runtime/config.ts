@@ -125,6 +125,14 @@ export interface Config {
    * that kills the process. Absent or empty: every point is a no-op.
    */
   faultPoints?: Readonly<Record<string, number>>;
+  /** Payments (docs/payments.md): the Stripe secret key; without it and a webhook secret, payments are off. */
+  stripeSecretKey?: string;
+  /** Webhook signing secrets accepted (MEDIAFORGE_STRIPE_WEBHOOK_SECRET, comma-separated: a rotation keeps the old one a while). */
+  stripeWebhookSecrets: string[];
+  /** Another Stripe API origin (a test server; http only on loopback); unset: Stripe's own. */
+  stripeApiUrl?: string;
+  /** How often the worker lists recent Checkout Sessions to credit the paid ones whose event never came (10 minutes). */
+  paymentsReconcileMs: number;
   /**
    * The environment this configuration was read from. Only the deployments file reads it: its
    * `secretEnv` names the variable an upstream's key is in.
@@ -224,6 +232,13 @@ export function configFromEnv(env: Environment = process.env, overrides: Partial
     upstreamReconcilePollMs: int(env.MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS, 5 * 60_000),
     upstreamSubmitWindowMs: Math.round(positive(env.MEDIAFORGE_UPSTREAM_SUBMIT_WINDOW_SECONDS, 120) * 1000),
     faultPoints: parseFaultPoints(env.MEDIAFORGE_FAULT_POINTS),
+    stripeSecretKey: env.MEDIAFORGE_STRIPE_SECRET_KEY || undefined,
+    stripeWebhookSecrets: (env.MEDIAFORGE_STRIPE_WEBHOOK_SECRET ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    stripeApiUrl: env.MEDIAFORGE_STRIPE_API_URL || undefined,
+    paymentsReconcileMs: Math.round(positive(env.MEDIAFORGE_PAYMENTS_RECONCILE_SECONDS, 600) * 1000),
     environment: env,
     ...overrides,
   };

@@ -11,6 +11,7 @@ import type { Db } from './storage/dialect.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
 import type { TaskEvents } from './tasks/task-events.js';
 import type { OutboundAgents } from './net/kept-agents.js';
+import type { Payments } from './payments/payments.js';
 
 /**
  * What every part of the runtime is handed: one database, one clock, one secret. Built whole by
@@ -41,4 +42,6 @@ export interface Context {
   wakeWorkers(): void;
   /** Keep-alive connections of webhook deliveries, each checked at connect time; closed with the service. */
   outbound: OutboundAgents;
+  /** Customers buying credits (runtime/payments/); undefined when payments are off. */
+  payments: Payments | undefined;
 }

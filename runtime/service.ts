@@ -28,6 +28,9 @@ import { upstreamCancelHook } from './worker/upstream-cancel.js';
 import { reconcileHook } from './worker/reconcile.js';
 import { webhookResolutionHook, webhookWorkHandlers } from './webhooks/index.js';
 import { OutboundAgents } from './net/kept-agents.js';
+import { paymentSettings } from './payments/payment-settings.js';
+import { Payments } from './payments/payments.js';
+import { StripeProcessor } from './payments/stripe-processor.js';
 import type { AllWorkHandlers, WorkHandlers } from './queue/work-handler.js';
 import { Worker } from './worker/worker.js';
 
@@ -97,6 +100,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const deployments = options.deployments
     ? new Deployments(options.deployments)
     : buildDeployments(config, () => clock.now(), plan);
+  let payments: Payments | undefined;
+  try {
+    const settings = paymentSettings(config);
+    payments = settings.on ? new Payments(settings, new StripeProcessor(settings), db) : undefined;
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const ctx: Context = {
     config,
     db,
@@ -119,6 +130,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       tell.workDue().catch((error) => log.error({ err: error }, 'notify failed'));
     },
     outbound: new OutboundAgents(outboundPolicy(config)),
+    payments,
   };
   const worker =
     config.role !== 'api'

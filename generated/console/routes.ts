@@ -9,7 +9,7 @@
 import type { operations } from './types.js';
 
 /** Every operationId of the document (filled in by the generator). */
-export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
+export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
 
 /** The layers of the document's operations (filled in by the generator). */
 type Layer = 'console';
@@ -227,6 +227,24 @@ export const routes: readonly RouteDef[] = [
     role: 'operator'
   },
   {
+    operationId: 'consoleCheckout',
+    method: 'POST',
+    path: '/console/api/payments/checkout',
+    fastifyPath: '/console/api/payments/checkout',
+    layer: 'console',
+    body: 'json',
+    auth: true
+  },
+  {
+    operationId: 'consolePaymentPacks',
+    method: 'GET',
+    path: '/console/api/payments/packs',
+    fastifyPath: '/console/api/payments/packs',
+    layer: 'console',
+    body: 'json',
+    auth: true
+  },
+  {
     operationId: 'consoleSession',
     method: 'GET',
     path: '/console/api/session',
@@ -424,6 +442,10 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   operatorMargin(request: Requests['operatorMargin']): Promise<RouteReply<'operatorMargin'>>;
   /** GET /console/api/operator/users: Console users, newest first (50 at most) - all, or those whose email contains `q`, or whose user or account id is `q`. */
   operatorUsers(request: Requests['operatorUsers']): Promise<RouteReply<'operatorUsers'>>;
+  /** POST /console/api/payments/checkout: A Checkout Session for a pack or a custom amount of the API account; the page goes to its url. */
+  consoleCheckout(request: Requests['consoleCheckout']): Promise<RouteReply<'consoleCheckout'>>;
+  /** GET /console/api/payments/packs: The credit packs on sale (spec/credit-packs.yaml) and whether payments are on. */
+  consolePaymentPacks(request: Requests['consolePaymentPacks']): Promise<RouteReply<'consolePaymentPacks'>>;
   /** GET /console/api/session: The signed-in user, the CSRF token and the choices of the settings form. */
   consoleSession(request: Requests['consoleSession']): Promise<RouteReply<'consoleSession'>>;
   /** POST /console/api/settings: The API account's language and webhook payload version. */

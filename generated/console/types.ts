@@ -309,6 +309,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/payments/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A Checkout Session for a pack or a custom amount of the API account; the page goes to its url.
+         * @description The credits arrive when the payment is confirmed (the processor's event, or reconciliation), once. 404 40420 when payments are off; 400 40040 for an unknown pack, 40041 for a custom amount outside its range or step; 503 50320 when the processor cannot be reached.
+         */
+        post: operations["consoleCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/payments/packs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The credit packs on sale (spec/credit-packs.yaml) and whether payments are on. */
+        get: operations["consolePaymentPacks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/session": {
         parameters: {
             query?: never;
@@ -1573,6 +1610,81 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ConsoleEnvelope"] & {
                         data: components["schemas"]["OperatorUser"][];
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    consoleCheckout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A custom amount of credits, instead of a pack. */
+                    credits?: number;
+                    /** @description A pack's name (spec/credit-packs.yaml). */
+                    pack?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Where to send the customer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: {
+                            url: string;
+                        };
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    consolePaymentPacks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The packs; `enabled` false (and no packs) when payments are off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: {
+                            custom: {
+                                creditsPerMinorUnit: number;
+                                currency: string;
+                                maxCredits: number;
+                                minCredits: number;
+                            } | null;
+                            enabled: boolean;
+                            /** @description Credits the API account owes (a refunded or disputed payment). */
+                            owed: number;
+                            packs: {
+                                bonus: number;
+                                credits: number;
+                                currency: string;
+                                name: string;
+                                /** @description In the currency's minor units. */
+                                price: number;
+                            }[];
+                        };
                     };
                 };
             };

@@ -1,5 +1,6 @@
 import type { Plugin } from '../plugin.js';
 import { cataloguePlugin } from './catalogue/emit.js';
+import { creditPacksPlugin } from './credit-packs/emit.js';
 import { consoleTypesPlugin } from './console-types/emit.js';
 import { docsPlugin } from './docs/emit.js';
 import { errorsPlugin } from './errors/emit.js';
@@ -35,6 +36,7 @@ export const plugins: Plugin[] = [
   docsPlugin,
   vectorsPlugin,
   storagePlansPlugin,
+  creditPacksPlugin,
   uiTextPlugin,
   statesPlugin,
   providerMappingsPlugin,

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
-import { addPurchase, openWallet, type PurchaseOrigin } from '../ledger/ledger.js';
+import { addGrant, openWallet, type Credited, type PurchaseOrigin } from '../ledger/ledger.js';
 import { KEY_REVISION_SETTING, type KeyRevision, recordKeyRevocation } from './key-revision.js';
 import type { Executor, Trx } from '../storage/executor.js';
 import { hasWallet } from '../ledger/wallets.js';
@@ -57,7 +57,7 @@ export async function insertAccount(
     })
     .execute();
   await openWallet(trx, accountId);
-  if (options.credits > 0) await addPurchase(trx, accountId, options.credits, options.now);
+  if (options.credits > 0) await addGrant(trx, accountId, options.credits, options.now);
   if (!options.firstKey) return { accountId, webhookSecret };
   const apiKey = newApiKey();
   await trx
@@ -194,17 +194,17 @@ export async function addCredits(db: Db, accountId: string, credits: number, now
   });
 }
 
-/** The one top-up path (the CLI's `credits add`, an operator's grant with its note): a purchase row in `trx`. */
+/** The one top-up path of an operator (the CLI's `credits add`, a grant with its note): a `grant` row in `trx`. */
 export async function addCreditsIn(
   trx: Trx,
   accountId: string,
   credits: number,
   now: number,
   origin?: PurchaseOrigin,
-): Promise<{ added: number; replayed: boolean }> {
+): Promise<Credited> {
   if (!Number.isSafeInteger(credits) || credits <= 0) throw new Error('credits must be a positive whole number');
   if (!(await hasWallet(trx, accountId))) throw new Error(`no account ${accountId}`);
-  return addPurchase(trx, accountId, credits, now, origin);
+  return addGrant(trx, accountId, credits, now, origin);
 }
 
 export interface Caller {

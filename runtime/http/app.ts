@@ -21,6 +21,7 @@ import { ApiRequest } from './api-request.js';
 import { readRequestInput } from './request-input.js';
 import { registerOps } from './routes/ops.js';
 import { registerUpstreamCallbacks } from './routes/upstream-callback.js';
+import { registerPaymentsWebhook } from './routes/payments-webhook.js';
 import { registerDocs } from '../../docs-site/serve.js';
 import { registerConsolePages } from './routes/console-pages.js';
 import { sendConsoleError } from '../console/session-http.js';
@@ -175,6 +176,7 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
   registerOps(app, ctx);
   registerLanding(app); // / (runtime/http/routes/landing.ts)
   await registerUpstreamCallbacks(app, ctx); // POST /upstream-callbacks/...: an upstream's "the job ended" wakes the task's poll
+  await registerPaymentsWebhook(app, ctx); // POST /payments/stripe/webhook: the payment processor's events (runtime/payments/)
   await registerDocs(app); // /docs, /openapi.json, /openapi.yaml (docs-site/serve.ts)
   await registerConsolePages(app, ctx); // /playground, /console and their scripts (runtime/http/routes/console-pages.ts)
   if (options.extend) await options.extend(app);

@@ -8,7 +8,8 @@ import { settledCharge } from './settled-charge.js';
 /**
  * The credit wallet. Every change is a ledger row written in the same transaction as the
  * balance update, so balances can be recomputed from rows. Credits are whole numbers.
- * Invariants: available >= 0, held >= 0, purchased = available + held + spent.
+ * Invariants (docs/architecture.md "The ledger's kinds and invariants"): available, held, owed >= 0;
+ * purchased - reversed = available + held + spent.
  */
 export async function openWallet(trx: Trx, accountId: string): Promise<void> {
   await trx
@@ -17,37 +18,71 @@ export async function openWallet(trx: Trx, accountId: string): Promise<void> {
     .execute();
 }
 
-/** Who added credits and why, kept on the purchase's ledger row (an operator's grant in the console). */
+/** Who added credits and why, kept on the credit's ledger row (an operator's grant, a paid session). */
 export interface PurchaseOrigin {
   note: string | null;
-  /** The operator's user id; null from the CLI. */
+  /** The operator's user id; null from the CLI and for payments. */
   byUserId: string | null;
   /**
-   * The purchase's idempotency key (`grant:<key>` for an operator's grant), unique per account
-   * (migration 0018): the same purchase applied twice (a double submit) is one row.
+   * The credit's idempotency key (`grant:<key>` for an operator's grant, `stripe:<session id>` for a
+   * payment), unique per account (migration 0018): the same credit applied twice is one row.
    */
   reference?: string | null;
 }
 
+/** What a credit did: the credits it added, whether it was there already, and the debt it paid first. */
+export interface Credited {
+  added: number;
+  replayed: boolean;
+  debtPaid: number;
+}
+
 /**
- * A purchase: the ledger row, then the wallet. With a reference the row goes in only if the account
- * has none with it (ON CONFLICT on the unique index, so two concurrent requests cannot both pass);
- * a purchase already there changes nothing and answers the credits it added then.
+ * A paid purchase (a payment confirmed by the processor): kind `purchase`. An operator's top-up is
+ * a grant (addGrant): the two stay apart so statements and reports can tell paid from given.
  */
-export async function addPurchase(
+export function addPurchase(
   trx: Trx,
   accountId: string,
   credits: number,
   now: number,
   origin?: PurchaseOrigin,
-): Promise<{ added: number; replayed: boolean }> {
+): Promise<Credited> {
+  return credit(trx, 'purchase', accountId, credits, now, origin);
+}
+
+/** An operator's grant (`credits add`, the console's "add credits", a new account's credits): kind `grant`. */
+export function addGrant(
+  trx: Trx,
+  accountId: string,
+  credits: number,
+  now: number,
+  origin?: PurchaseOrigin,
+): Promise<Credited> {
+  return credit(trx, 'grant', accountId, credits, now, origin);
+}
+
+/**
+ * The ledger row, then the wallet. With a reference the row goes in only if the account has none
+ * with it (ON CONFLICT on the unique index, so two concurrent requests cannot both pass); a credit
+ * already there changes nothing and answers the credits it added then. While something is owed,
+ * the credit pays the debt first (a `debt_paid` row in the same transaction).
+ */
+async function credit(
+  trx: Trx,
+  kind: 'purchase' | 'grant',
+  accountId: string,
+  credits: number,
+  now: number,
+  origin?: PurchaseOrigin,
+): Promise<Credited> {
   const reference = origin?.reference ?? null;
   const inserted = await trx
     .insertInto('ledger_entries')
     .values({
       account_id: accountId,
       task_id: null,
-      kind: 'purchase',
+      kind,
       amount: credits,
       created_at: now,
       note: origin?.note ?? null,
@@ -63,14 +98,52 @@ export async function addPurchase(
       .where('account_id', '=', accountId)
       .where('reference', '=', reference)
       .executeTakeFirstOrThrow();
-    return { added: Number(first.amount), replayed: true };
+    return { added: Number(first.amount), replayed: true, debtPaid: 0 };
   }
+  // The update locks the wallet row (PostgreSQL) until the transaction ends: owed read below is this transaction's.
   await trx
     .updateTable('wallets')
     .set({ available: sql`available + ${credits}`, purchased: sql`purchased + ${credits}` })
     .where('account_id', '=', accountId)
     .execute();
-  return { added: credits, replayed: false };
+  const debtPaid = await payDebt(trx, accountId, credits, now, reference);
+  return { added: credits, replayed: false, debtPaid };
+}
+
+/** Pays what is owed from credits just added (at most `credits`): available and owed go down, reversed up. */
+async function payDebt(
+  trx: Trx,
+  accountId: string,
+  credits: number,
+  now: number,
+  reference: string | null,
+): Promise<number> {
+  const wallet = await trx
+    .selectFrom('wallets')
+    .select(['owed'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  const pay = Math.min(credits, Number(wallet.owed));
+  if (pay <= 0) return 0;
+  await trx
+    .updateTable('wallets')
+    .set({ available: sql`available - ${pay}`, owed: sql`owed - ${pay}`, reversed: sql`reversed + ${pay}` })
+    .where('account_id', '=', accountId)
+    .execute();
+  await trx
+    .insertInto('ledger_entries')
+    .values({
+      account_id: accountId,
+      task_id: null,
+      kind: 'debt_paid',
+      amount: pay,
+      created_at: now,
+      note: null,
+      by_user_id: null,
+      reference: reference === null ? null : `${reference}:debt`,
+    })
+    .execute();
+  return pay;
 }
 
 /**
@@ -178,4 +251,6 @@ export interface Balance {
   held: number;
   spent: number;
   purchased: number;
+  owed: number;
+  reversed: number;
 }

@@ -11,7 +11,7 @@ import type { Balance } from './ledger.js';
 /** Every quote's read (and the balance's): prepared, no query built per request. */
 const balanceOf = preparedRead<[accountId: string], Balance>(
   'wallet-balance',
-  'select "available", "held", "spent", "purchased" from "wallets" where "account_id" = ?',
+  'select "available", "held", "spent", "purchased", "owed", "reversed" from "wallets" where "account_id" = ?',
 );
 
 /**
@@ -71,4 +71,10 @@ export async function totalHeldCredits(db: Executor): Promise<number> {
     .select((eb) => eb.fn.sum<number>('held').as('held'))
     .executeTakeFirst();
   return Number(row?.held ?? 0);
+}
+
+/** What the account owes (0 for an account without a wallet): new work is refused while it is above 0. */
+export async function owedCredits(db: Executor, accountId: string): Promise<number> {
+  const row = await db.selectFrom('wallets').select('owed').where('account_id', '=', accountId).executeTakeFirst();
+  return Number(row?.owed ?? 0);
 }

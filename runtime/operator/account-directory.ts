@@ -78,7 +78,7 @@ async function summaries(db: Db, accounts: { id: string; created_at: number }[])
   return accounts.map((a) => ({
     accountId: a.id,
     createdAt: iso(a.created_at)!,
-    balance: wallets.get(a.id) ?? { available: 0, held: 0, spent: 0, purchased: 0 },
+    balance: wallets.get(a.id) ?? { available: 0, held: 0, spent: 0, purchased: 0, owed: 0, reversed: 0 },
     users: users.filter((u) => u.account_id === a.id || u.playground_account_id === a.id).map((u) => userOf(u, a.id)),
   }));
 }

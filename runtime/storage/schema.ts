@@ -1,6 +1,20 @@
 import type { Generated } from 'kysely';
 
 /** Tables of the service. Times are Unix milliseconds; booleans are 0/1 integers on both databases. */
+/** The kinds of ledger rows: docs/architecture.md "The ledger's kinds and invariants". */
+export type LedgerKind =
+  | 'purchase'
+  | 'grant'
+  | 'hold'
+  | 'settle'
+  | 'release'
+  | 'refund'
+  | 'dispute'
+  | 'dispute_won'
+  | 'debt'
+  | 'debt_paid'
+  | 'debt_forgiven';
+
 export interface Database {
   settings: { key: string; value: string };
   accounts: {
@@ -26,12 +40,16 @@ export interface Database {
     held: number;
     spent: number;
     purchased: number;
+    /** What a refund or dispute could not take back: a debt, refused on new work while > 0 (migration 0022). */
+    owed: Generated<number>;
+    /** What refunds, disputes and debt payments took back: purchased - reversed = available + held + spent. */
+    reversed: Generated<number>;
   };
   ledger_entries: {
     id: Generated<number>;
     account_id: string;
     task_id: string | null;
-    kind: 'purchase' | 'hold' | 'settle' | 'release';
+    kind: LedgerKind;
     /** Credits moved: purchase adds to available; hold moves available to held; settle moves held to spent (charge) and back to available (rest); release moves held back to available. */
     amount: number;
     created_at: number;
@@ -42,6 +60,21 @@ export interface Database {
     /** A purchase's idempotency key, unique per account (migration 0018); null otherwise. */
     reference: string | null;
   };
+  /** Checkout Sessions the service created, with the pack sold as it was then (migration 0022). */
+  payment_sessions: {
+    id: string;
+    account_id: string;
+    pack: string;
+    credits: number;
+    bonus: number;
+    price: number;
+    currency: string;
+    created_at: number;
+    credited_at: number | null;
+    payment_intent: string | null;
+  };
+  /** Payment events received but not applied (an unknown account or session), for the operator. */
+  payment_events: { id: string; type: string; object_id: string; problem: string; received_at: number };
   holds: {
     task_id: string;
     account_id: string;

@@ -178,7 +178,7 @@ describe('the operator console API', () => {
       .select(['kind', 'amount', 'note', 'by_user_id'])
       .where('account_id', '=', graceAccount)
       .executeTakeFirstOrThrow();
-    expect(purchase).toEqual({ kind: 'purchase', amount: 1200, note: 'refund for ticket 42', by_user_id: operatorId });
+    expect(purchase).toEqual({ kind: 'grant', amount: 1200, note: 'refund for ticket 42', by_user_id: operatorId });
 
     const audit = (await operator.call('GET', `${OP}/audit`)).body.data;
     expect(audit[0]).toMatchObject({

@@ -127,7 +127,7 @@ describe('sign-in and sign-up limits', () => {
           await db
             .selectFrom('ledger_entries')
             .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('kind', '=', 'purchase')
+            .where('kind', '=', 'grant')
             .executeTakeFirstOrThrow()
         ).n,
       );

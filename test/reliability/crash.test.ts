@@ -298,7 +298,7 @@ function createCrashProblems(fault: FaultCase, atCrash: Snapshot, answers: Map<s
     tasks: atCrash.tasks.length,
     holds: atCrash.holds.length,
     keys: atCrash.keys.length,
-    ledger: atCrash.ledger.filter((e) => e.kind !== 'purchase').length,
+    ledger: atCrash.ledger.filter((e) => e.kind !== 'grant').length,
     work: atCrash.work.length,
   };
   const untouched = atCrash.wallet.available === CREDITS && atCrash.wallet.held === 0;

@@ -191,8 +191,9 @@ export async function startTestService(
 }
 
 /**
- * The ledger invariants: purchased = available + held + spent; available, held >= 0; the wallet
- * equals what its rows say (purchases, open holds, settled charges); no hold resolved twice.
+ * The ledger invariants (docs/architecture.md "The ledger's kinds and invariants"): available, held,
+ * owed >= 0; purchased - reversed = available + held + spent; every wallet column equals what its
+ * rows say (purchases and grants, reversals, debts, open holds, settled charges); no hold resolved twice.
  */
 export async function checkLedger(service: Service, accountId: string): Promise<void> {
   const { w, entries, holds } = await readConsistently(service.ctx.db, async (db) => ({
@@ -200,12 +201,20 @@ export async function checkLedger(service: Service, accountId: string): Promise<
     entries: await db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).execute(),
     holds: await db.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute(),
   }));
-  const sum = (kind: string) => entries.filter((e) => e.kind === kind).reduce((a, e) => a + e.amount, 0);
+  const sum = (...kinds: string[]) =>
+    entries.filter((e) => kinds.includes(e.kind)).reduce((a, e) => a + Number(e.amount), 0);
   const problems: string[] = [];
-  if (w.available < 0 || w.held < 0) problems.push(`negative balance ${JSON.stringify(w)}`);
-  if (w.purchased !== w.available + w.held + w.spent)
-    problems.push(`purchased ${w.purchased} != available ${w.available} + held ${w.held} + spent ${w.spent}`);
-  if (sum('purchase') !== w.purchased) problems.push(`purchase rows ${sum('purchase')} != purchased ${w.purchased}`);
+  if (w.available < 0 || w.held < 0 || w.owed < 0) problems.push(`negative balance ${JSON.stringify(w)}`);
+  if (w.purchased - w.reversed !== w.available + w.held + w.spent)
+    problems.push(
+      `purchased ${w.purchased} - reversed ${w.reversed} != available ${w.available} + held ${w.held} + spent ${w.spent}`,
+    );
+  if (sum('purchase', 'grant') !== w.purchased)
+    problems.push(`purchase and grant rows ${sum('purchase', 'grant')} != purchased ${w.purchased}`);
+  const reversed = sum('refund', 'dispute', 'debt_paid') - sum('dispute_won');
+  if (reversed !== w.reversed) problems.push(`reversal rows ${reversed} != reversed ${w.reversed}`);
+  const owed = sum('debt') - sum('debt_paid', 'debt_forgiven');
+  if (owed !== w.owed) problems.push(`debt rows ${owed} != owed ${w.owed}`);
   const openHeld = holds.filter((h) => h.state === 'held').reduce((a, h) => a + h.amount, 0);
   if (openHeld !== w.held) problems.push(`open holds ${openHeld} != held ${w.held}`);
   if (sum('settle') !== w.spent) problems.push(`settle rows ${sum('settle')} != spent ${w.spent}`);

@@ -152,6 +152,13 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
     ],
     query: validators.operatorUsersQuery
   },
+  consoleCheckout: {
+    parameters: [],
+    body: { validate: validators.consoleCheckoutBody, required: true, error: 'invalid_input' }
+  },
+  consolePaymentPacks: {
+    parameters: []
+  },
   consoleSession: {
     parameters: []
   },

@@ -35,6 +35,7 @@ export declare const operatorAddCreditsBody: RequestValidator;
 export declare const operatorRevokeKeyPath: RequestValidator;
 export declare const operatorMarginQuery: RequestValidator;
 export declare const operatorUsersQuery: RequestValidator;
+export declare const consoleCheckoutBody: RequestValidator;
 export declare const consoleSaveSettingsBody: RequestValidator;
 export declare const consoleSignInHeaders: RequestValidator;
 export declare const consoleSignInBody: RequestValidator;

@@ -5,6 +5,7 @@
  * running after MEDIAFORGE_SHUTDOWN_GRACE_SECONDS are aborted and left to run again), close the
  * database and exit 0 (`npm start` runs this process as npm's direct child: scripts/start.mjs).
  */
+import { paymentSettings } from '../../payments/payment-settings.js';
 import { parseBlobStoreSetting } from '../../blobs/blob-store-setting.js';
 import { configFromEnv, type Environment, processEnvironment } from '../../config.js';
 import { createService } from '../../service.js';
@@ -57,6 +58,10 @@ export async function serve({ values }: CommandInput): Promise<number> {
     service.ctx.log.info(
       'MEDIAFORGE_METRICS_TOKEN is not set: /metrics and the detail of /readyz answer loopback callers only (set it to scrape from elsewhere, with Authorization: Bearer <token>)',
     );
+  const payments = paymentSettings(config);
+  // One line either way; the secrets themselves are never written.
+  if (!payments.on) service.ctx.log.info(payments.reason);
+  else service.ctx.log.info(`payments on: Stripe Checkout, customers return to ${payments.returnOrigin}`);
   const armed = service.ctx.faults.armed();
   if (armed.length)
     service.ctx.log.warn(

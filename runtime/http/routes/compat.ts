@@ -19,6 +19,7 @@ import type { ApiRequest, ApiRequests } from '../api-request.js';
 import { checkBody } from '../request-input.js';
 import { tasksOfKeyAfter } from '../../tasks/task-rows.js';
 import { coolingRefusal } from '../cooling-refusal.js';
+import { debtRefusal } from '../debt-refusal.js';
 
 type CompatHandlers = Pick<
   Handlers<ApiRequests>,
@@ -124,8 +125,10 @@ export const compatHandlers: CompatHandlers = {
       if (upload) await ctx.blobs.put(upload.key, upload.bytes);
       // A retired model, or one whose every deployment is cooling down, is refused just before the hold, as on createTask (a replay keeps its task).
       const cooling = await coolingRefusal(ctx, request, caller.accountId);
+      const debt = await debtRefusal(ctx, caller.accountId);
       const beforeHold = () => {
         applyModelSunset(request, ctx.clock.now());
+        if (debt) throw debt;
         if (cooling) throw cooling;
       };
       created = await acceptTask(ctx, caller, request, {

@@ -16,7 +16,8 @@ import {
   type SessionUser,
 } from '../../console/users.js';
 import type { Context } from '../../context.js';
-import { walletsOf } from '../../ledger/wallets.js';
+import { owedCredits, walletsOf } from '../../ledger/wallets.js';
+import { CREDIT_PACKS, CUSTOM_AMOUNT } from '../../../generated/credit-packs.js';
 import type { TaskState } from '../../tasks/states.js';
 import { recentTasksOfAccounts, usageRows } from '../../tasks/task-rows.js';
 import {
@@ -238,6 +239,39 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
         };
       };
       return ok({ api: shape(user.accountId), playground: shape(user.playgroundAccountId) });
+    },
+
+    /** The packs on sale, or none when payments are off (the page then shows no buy button). */
+    async consolePaymentPacks(req) {
+      const on = req.ctx.payments !== undefined;
+      return ok({
+        enabled: on,
+        packs: on ? CREDIT_PACKS.map((pack) => ({ ...pack })) : [],
+        custom: on && CUSTOM_AMOUNT ? { ...CUSTOM_AMOUNT } : null,
+        owed: await owedCredits(req.ctx.db.kysely, req.user.accountId),
+      });
+    },
+
+    /** A Checkout Session for the API account; the credits arrive with the payment's confirmation. */
+    async consoleCheckout(req) {
+      const { payments } = req.ctx;
+      if (!payments) throw consoleRefusal('payments_off', 'payments are off on this service');
+      const { pack: name, credits } = req.body;
+      if ((name === undefined) === (credits === undefined))
+        throw consoleRefusal('invalid_request', 'name a pack or a number of credits, not both');
+      const pack = payments.packOf({ pack: name, credits });
+      if (pack === 'unknown_pack') throw consoleRefusal('unknown_pack', `no credit pack is named ${name}`);
+      if (typeof pack === 'string')
+        throw consoleRefusal('custom_amount', `${credits} credits cannot be bought (${pack})`);
+      let session: { url: string };
+      try {
+        session = await payments.checkout(req.user.accountId, pack, req.ctx.clock.now());
+      } catch (error) {
+        // The processor's message can name the key's last digits: only its class is logged.
+        req.ctx.log.warn({ error: (error as Error).name }, 'checkout session not created');
+        throw consoleRefusal('payments_unavailable', 'the payment processor could not be reached');
+      }
+      return ok({ url: session.url });
     },
 
     /** Tasks of the last 30 days of both wallets, by UTC day and by model (settled charges). */

@@ -18,6 +18,7 @@ import { listTasksOfCaller, purgeTaskContent, taskOfCaller } from '../../tasks/t
 import { existingTask } from '../../tasks/task-rows.js';
 import type { ApiRequest, ApiRequests } from '../api-request.js';
 import { coolingRefusal } from '../cooling-refusal.js';
+import { debtRefusal } from '../debt-refusal.js';
 
 type JobHandlers = Pick<
   Handlers<ApiRequests>,
@@ -38,7 +39,9 @@ async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Pr
   const notServed = inputNotServed(req.ctx, request);
   if (notServed) throw notServed;
   if (!req.ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
-  // Funds before availability (docs/contracts.md, the refusal order).
+  // Debt, then funds, then availability (docs/contracts.md, the refusal order).
+  const debt = await debtRefusal(req.ctx, req.caller.accountId);
+  if (debt) throw debt;
   const wallet = await walletOf(req.ctx.db, req.caller.accountId);
   if (wallet.available < request.price.maxCredits)
     throw new ApiError('insufficient_credits', {
@@ -131,9 +134,11 @@ export const jobHandlers: JobHandlers = {
     const request = await prepareRequest(req.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
     // The sunset and the quote are checked for a new task only: a replay of an accepted Idempotency-Key returns the original task.
     const cooling = await coolingRefusal(ctx, request, caller.accountId);
+    const debt = await debtRefusal(ctx, caller.accountId);
     const beforeHold = () => {
       applyModelSunset(request, ctx.clock.now());
       checkQuote(ctx.secret, caller, request, ctx.clock.now());
+      if (debt) throw debt;
       if (cooling) throw cooling;
     };
     const created = await acceptTask(ctx, caller, request, {
@@ -169,8 +174,10 @@ export const jobHandlers: JobHandlers = {
       sourceClipsOf(ctx, caller),
     );
     const cooling = await coolingRefusal(ctx, request, caller.accountId);
+    const debt = await debtRefusal(ctx, caller.accountId);
     const beforeHold = () => {
       applyModelSunset(request, ctx.clock.now());
+      if (debt) throw debt;
       if (cooling) throw cooling;
     };
     const created = await acceptTask(ctx, caller, request, {
