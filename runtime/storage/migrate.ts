@@ -18,6 +18,7 @@ import { upstreamHealth } from './migrations/0016-upstream-health.js';
 import { upstreamEvidence } from './migrations/0017-upstream-evidence.js';
 import { finalUploads } from './migrations/0018-final-uploads.js';
 import { unknownSubmits } from './migrations/0019-unknown-submits.js';
+import { keyPolicies } from './migrations/0023-key-policies.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -40,6 +41,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0017-upstream-evidence': upstreamEvidence(db.engine),
     '0018-final-uploads': finalUploads(),
     '0019-unknown-submits': unknownSubmits(db.engine),
+    '0023-key-policies': keyPolicies(db.engine),
   };
 }
 
