@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
+import { Mediaforge } from '@mediaforge/client';
 import { run } from '../../runtime/cli/main.js';
 import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { bodyD, createTask, PRICE_D } from './helpers.js';
@@ -147,6 +148,53 @@ describe('key policies', () => {
     // What is left: the budget less one open hold and the settled charge.
     expect(refused.body.msg).toContain(`needs ${PRICE_D} credits and ${budget - PRICE_D - charge} of ${budget}`);
     await t.checkLedger(accountId);
+  });
+
+  it('GET /api/v1/keys/current (and the client) answers the policy and what is left of the budget', async () => {
+    clock.set(Date.UTC(2026, 6, 15, 8)); // a Wednesday
+    const { accountId } = await t.account(10_000);
+    const { apiKey, keyId } = await keyWith(t, accountId, [
+      '--budget',
+      '5000/week',
+      '--models',
+      'vendor_d/*,vendor_a/family_a-2.0-mini/reference-to-video',
+      '--max-in-flight',
+      '5',
+      '--expires',
+      '2027-01-01',
+      '--networks',
+      '127.0.0.0/8,::1/128',
+    ]);
+    expect((await createTask(t, apiKey, bodyD())).status).toBe(202);
+    const want = {
+      keyId,
+      workspace: 'personal',
+      budget: {
+        credits: 5000,
+        period: 'week',
+        used: PRICE_D,
+        remaining: 5000 - PRICE_D,
+        periodStart: '2026-07-13T00:00:00.000Z',
+        periodEnd: '2026-07-20T00:00:00.000Z',
+      },
+      models: ['vendor_d/*', 'vendor_a/family_a-2.0-mini/reference-to-video'],
+      maxInFlight: 5,
+      inFlight: 1,
+      expiresAt: '2027-01-01T00:00:00.000Z',
+      networks: ['127.0.0.0/8', '::1/128'],
+    };
+    const r = await t.call('GET', '/api/v1/keys/current', { key: apiKey });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toEqual(want);
+    expect(await new Mediaforge({ apiKey, baseUrl: t.url }).keys.current()).toEqual(want);
+    const plain = await t.call('GET', '/api/v1/keys/current', { key: (await t.account(1)).apiKey });
+    expect(plain.body.data).toMatchObject({
+      budget: null,
+      models: null,
+      maxInFlight: null,
+      expiresAt: null,
+      networks: null,
+    });
   });
 
   it('maxInFlight: queued + running of the key; 429 with Retry-After, a replay still answers', async () => {
