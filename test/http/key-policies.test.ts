@@ -258,6 +258,46 @@ describe('key policies', () => {
     }
   });
 
+  it('every change of a policy is in the audit log, before and after', async () => {
+    const { accountId } = await t.account(1);
+    const { keyId } = await keyWith(t, accountId, ['--budget', '100/day']);
+    await setPolicy(t, keyId, ['--budget', 'none', '--max-in-flight', '3']);
+    const { entries } = await cli(t, ['audit', '--limit', '50']);
+    const mine = entries.filter((e: any) => e.target === keyId).map((e: any) => [e.actor, e.action, e.details]);
+    expect(mine).toEqual([
+      [
+        'cli',
+        'key.policy',
+        {
+          accountId,
+          before: {
+            budget: { credits: 100, period: 'day' },
+            models: null,
+            maxInFlight: null,
+            expiresAt: null,
+            networks: null,
+          },
+          after: { budget: null, models: null, maxInFlight: 3, expiresAt: null, networks: null },
+        },
+      ],
+      [
+        'cli',
+        'key.create',
+        {
+          accountId,
+          workspace: 'personal',
+          policy: {
+            budget: { credits: 100, period: 'day' },
+            models: null,
+            maxInFlight: null,
+            expiresAt: null,
+            networks: null,
+          },
+        },
+      ],
+    ]);
+  });
+
   it('the CLI refuses a bad policy before opening the database, naming the flag', async () => {
     const { accountId } = await t.account(1);
     for (const [flag, value] of [
