@@ -203,6 +203,7 @@ const MODEL_ENTRY = /^[a-z0-9][a-z0-9._-]*(\/([a-z0-9][a-z0-9._-]*|\*))*$|^\*$/i
 
 /** The policy `input` makes of `current`; throws KeyPolicyInputError naming the field. */
 export function applyPolicyInput(current: KeyPolicy, input: KeyPolicyInput): KeyPolicy {
+  if (Object.keys(input).length === 0) return current;
   const next: KeyPolicy = { ...current };
   if (input.budget !== undefined) next.budget = input.budget === null ? null : parseBudget(input.budget);
   if (input.models !== undefined) {

@@ -103,7 +103,18 @@ export async function keysCreate({ values }: CommandInput): Promise<number> {
   const { apiKey, keyId } = await withCommandDb(commandConfig(values), async (db) => {
     const now = Date.now();
     const key = await createKey(db, accountId, workspace, now, policy);
-    await recordCliAction(db, 'key.create', key.keyId, { accountId, workspace, policy: policyView(policy) }, now);
+    await recordCliAction(
+      db,
+      'key.create',
+      key.keyId,
+      {
+        accountId,
+        workspace,
+        // The policy the key was made with, when it has one.
+        ...(policy === NO_POLICY ? {} : { policy: policyView(policy) }),
+      },
+      now,
+    );
     return key;
   });
   print(values, { apiKey, keyId }, `api key ${apiKey} (${keyId}); shown once`);
