@@ -14,6 +14,7 @@
  * Env: PORT, DB_FILE (the service's SQLite file), SECRET (the service's), PUBLIC_URL.
  */
 import Database from 'better-sqlite3';
+import { NO_POLICY } from '../runtime/accounts/key-policy.js';
 import Fastify, { type FastifyReply } from 'fastify';
 import { prices } from '../generated/prices.js';
 import { creditsToUsd } from '../generated/support.js';
@@ -55,7 +56,13 @@ function callerOf(header: string | undefined): Caller | undefined {
   const row = keyByHash.get(hashKey(key)) as (Caller & { revokedAt: number | null }) | undefined;
   const caller =
     row && row.revokedAt === null
-      ? { keyId: row.keyId, accountId: row.accountId, workspace: row.workspace, language: row.language }
+      ? {
+          keyId: row.keyId,
+          accountId: row.accountId,
+          workspace: row.workspace,
+          language: row.language,
+          policy: NO_POLICY,
+        }
       : undefined;
   callers.set(key, { caller, until: now + CACHE_MS });
   return caller;

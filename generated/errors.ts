@@ -499,6 +499,24 @@ export const CODES = {
       pl: 'Podpis zdarzenia płatności jest brakujący, błędny lub zbyt stary.'
     }
   },
+  invalid_key_policy: {
+    code: 40050,
+    http: 400,
+    messages: {
+      en: 'Invalid key policy: {param} ({reason}).',
+      'zh-CN': '密钥策略无效：{param}（{reason}）。',
+      'zh-TW': '金鑰原則無效：{param}（{reason}）。',
+      ja: 'キーポリシーが無効です: {param}（{reason}）。',
+      ko: '키 정책이 올바르지 않습니다: {param} ({reason}).',
+      de: 'Ungültige Schlüsselrichtlinie: {param} ({reason}).',
+      fr: 'Politique de clé invalide : {param} ({reason}).',
+      es: 'Política de clave no válida: {param} ({reason}).',
+      'pt-BR': 'Política de chave inválida: {param} ({reason}).',
+      ru: 'Недопустимая политика ключа: {param} ({reason}).',
+      it: 'Criterio della chiave non valido: {param} ({reason}).',
+      pl: 'Nieprawidłowa polityka klucza: {param} ({reason}).'
+    }
+  },
   unauthorized: {
     code: 40101,
     http: 401,
@@ -571,6 +589,24 @@ export const CODES = {
       pl: 'Nieprawidłowy adres e-mail lub hasło.'
     }
   },
+  key_expired: {
+    code: 40120,
+    http: 401,
+    messages: {
+      en: 'This API key expired at {expiresAt} (key policy: expiry).',
+      'zh-CN': '此 API 密钥已于 {expiresAt} 过期（密钥策略：有效期）。',
+      'zh-TW': '此 API 金鑰已於 {expiresAt} 到期（金鑰原則：有效期限）。',
+      ja: 'この API キーは {expiresAt} に期限切れになりました（キーポリシー: 有効期限）。',
+      ko: '이 API 키는 {expiresAt}에 만료되었습니다 (키 정책: 만료).',
+      de: 'Dieser API-Schlüssel ist am {expiresAt} abgelaufen (Schlüsselrichtlinie: Ablauf).',
+      fr: 'Cette clé API a expiré le {expiresAt} (politique de clé : expiration).',
+      es: 'Esta clave de API caducó el {expiresAt} (política de clave: caducidad).',
+      'pt-BR': 'Esta chave de API expirou em {expiresAt} (política de chave: expiração).',
+      ru: 'Срок действия этого API-ключа истёк {expiresAt} (политика ключа: срок действия).',
+      it: 'Questa chiave API è scaduta il {expiresAt} (criterio della chiave: scadenza).',
+      pl: 'Ten klucz API wygasł {expiresAt} (polityka klucza: wygaśnięcie).'
+    }
+  },
   insufficient_credits: {
     code: 40201,
     http: 402,
@@ -605,6 +641,24 @@ export const CODES = {
       ru: 'Этот аккаунт должен {owed} кредитов (возвращённый или оспоренный платёж): новые задачи отклоняются, пока покупка не погасит долг или оператор его не спишет.',
       it: 'Questo account deve {owed} crediti (un pagamento rimborsato o contestato): le nuove attività sono rifiutate finché un acquisto non lo salda o un operatore non lo condona.',
       pl: 'To konto jest winne {owed} kredytów (zwrócona lub sporna płatność): nowe zadania są odrzucane, dopóki zakup jej nie spłaci lub operator jej nie umorzy.'
+    }
+  },
+  key_budget_exceeded: {
+    code: 40203,
+    http: 402,
+    messages: {
+      en: 'This API key\'s budget does not cover this request (key policy: budget): it needs {required} credits and {remaining} of {budget} per {period} are left; the period ends at {periodEnd}.',
+      'zh-CN': '此 API 密钥的预算不足以支付此请求（密钥策略：预算）：需要 {required} 积分，每 {period} {budget} 积分中剩余 {remaining}；本周期结束于 {periodEnd}。',
+      'zh-TW': '此 API 金鑰的預算不足以支付此請求（金鑰原則：預算）：需要 {required} 點，每 {period} {budget} 點中剩餘 {remaining}；本週期結束於 {periodEnd}。',
+      ja: 'この API キーの予算ではこのリクエストをまかなえません（キーポリシー: 予算）: {required} クレジットが必要で、{period} あたり {budget} のうち残りは {remaining} です。期間の終了は {periodEnd} です。',
+      ko: '이 API 키의 예산으로는 이 요청을 처리할 수 없습니다 (키 정책: 예산): {required} 크레딧이 필요하며 {period}당 {budget} 중 {remaining}이 남았습니다. 기간 종료: {periodEnd}.',
+      de: 'Das Budget dieses API-Schlüssels deckt diese Anfrage nicht (Schlüsselrichtlinie: Budget): Sie benötigt {required} Credits, von {budget} pro {period} sind {remaining} übrig; der Zeitraum endet am {periodEnd}.',
+      fr: 'Le budget de cette clé API ne couvre pas cette requête (politique de clé : budget) : elle nécessite {required} crédits et il en reste {remaining} sur {budget} par {period} ; la période se termine le {periodEnd}.',
+      es: 'El presupuesto de esta clave de API no cubre esta solicitud (política de clave: presupuesto): necesita {required} créditos y quedan {remaining} de {budget} por {period}; el período termina el {periodEnd}.',
+      'pt-BR': 'O orçamento desta chave de API não cobre esta requisição (política de chave: orçamento): ela precisa de {required} créditos e restam {remaining} de {budget} por {period}; o período termina em {periodEnd}.',
+      ru: 'Бюджета этого API-ключа не хватает на запрос (политика ключа: бюджет): нужно {required} кредитов, из {budget} за {period} осталось {remaining}; период заканчивается {periodEnd}.',
+      it: 'Il budget di questa chiave API non copre questa richiesta (criterio della chiave: budget): servono {required} crediti e ne restano {remaining} di {budget} per {period}; il periodo termina il {periodEnd}.',
+      pl: 'Budżet tego klucza API nie pokrywa tego żądania (polityka klucza: budżet): potrzeba {required} kredytów, z {budget} na {period} zostało {remaining}; okres kończy się {periodEnd}.'
     }
   },
   forbidden: {
@@ -731,6 +785,42 @@ export const CODES = {
       ru: 'Эта страница только для операторов сервиса. Попросите оператора выдать вам эту роль.',
       it: 'Questa pagina è riservata agli operatori del servizio. Chiedi a un operatore di assegnarti il ruolo.',
       pl: 'Ta strona jest tylko dla operatorów usługi. Poproś operatora o nadanie ci tej roli.'
+    }
+  },
+  model_not_allowed: {
+    code: 40330,
+    http: 403,
+    messages: {
+      en: 'This API key may not call the model {model} (key policy: allowed models).',
+      'zh-CN': '此 API 密钥不能调用模型 {model}（密钥策略：允许的模型）。',
+      'zh-TW': '此 API 金鑰不能呼叫模型 {model}（金鑰原則：允許的模型）。',
+      ja: 'この API キーはモデル {model} を呼び出せません（キーポリシー: 許可されたモデル）。',
+      ko: '이 API 키는 모델 {model}을(를) 호출할 수 없습니다 (키 정책: 허용된 모델).',
+      de: 'Dieser API-Schlüssel darf das Modell {model} nicht aufrufen (Schlüsselrichtlinie: erlaubte Modelle).',
+      fr: 'Cette clé API ne peut pas appeler le modèle {model} (politique de clé : modèles autorisés).',
+      es: 'Esta clave de API no puede llamar al modelo {model} (política de clave: modelos permitidos).',
+      'pt-BR': 'Esta chave de API não pode chamar o modelo {model} (política de chave: modelos permitidos).',
+      ru: 'Этому API-ключу нельзя вызывать модель {model} (политика ключа: разрешённые модели).',
+      it: 'Questa chiave API non può chiamare il modello {model} (criterio della chiave: modelli consentiti).',
+      pl: 'Ten klucz API nie może wywołać modelu {model} (polityka klucza: dozwolone modele).'
+    }
+  },
+  network_not_allowed: {
+    code: 40331,
+    http: 403,
+    messages: {
+      en: 'This API key may not be used from this network (key policy: allowed networks).',
+      'zh-CN': '此 API 密钥不能从此网络使用（密钥策略：允许的网络）。',
+      'zh-TW': '此 API 金鑰不能從此網路使用（金鑰原則：允許的網路）。',
+      ja: 'この API キーはこのネットワークからは使用できません（キーポリシー: 許可されたネットワーク）。',
+      ko: '이 API 키는 이 네트워크에서 사용할 수 없습니다 (키 정책: 허용된 네트워크).',
+      de: 'Dieser API-Schlüssel darf aus diesem Netz nicht verwendet werden (Schlüsselrichtlinie: erlaubte Netze).',
+      fr: 'Cette clé API ne peut pas être utilisée depuis ce réseau (politique de clé : réseaux autorisés).',
+      es: 'Esta clave de API no se puede usar desde esta red (política de clave: redes permitidas).',
+      'pt-BR': 'Esta chave de API não pode ser usada a partir desta rede (política de chave: redes permitidas).',
+      ru: 'Этот API-ключ нельзя использовать из этой сети (политика ключа: разрешённые сети).',
+      it: 'Questa chiave API non può essere usata da questa rete (criterio della chiave: reti consentite).',
+      pl: 'Tego klucza API nie można używać z tej sieci (polityka klucza: dozwolone sieci).'
     }
   },
   task_not_found: {
@@ -1055,6 +1145,24 @@ export const CODES = {
       ru: 'Слишком много запросов. Повторите попытку через {retryAfter} с.',
       it: 'Troppe richieste. Riprova tra {retryAfter} secondi.',
       pl: 'Zbyt wiele żądań. Spróbuj ponownie za {retryAfter} s.'
+    }
+  },
+  key_in_flight_cap: {
+    code: 42902,
+    http: 429,
+    messages: {
+      en: 'This API key already has {inFlight} tasks queued or running, its most (key policy: max in flight). Retry after {retryAfter} seconds.',
+      'zh-CN': '此 API 密钥已有 {inFlight} 个排队或运行中的任务，已达上限（密钥策略：最大进行中任务数）。请在 {retryAfter} 秒后重试。',
+      'zh-TW': '此 API 金鑰已有 {inFlight} 個排隊或執行中的任務，已達上限（金鑰原則：最大進行中任務數）。請於 {retryAfter} 秒後重試。',
+      ja: 'この API キーにはすでに待機中または実行中のタスクが {inFlight} 件あり、上限です（キーポリシー: 同時実行の上限）。{retryAfter} 秒後に再試行してください。',
+      ko: '이 API 키에는 이미 대기 중이거나 실행 중인 작업이 {inFlight}개 있어 한도에 도달했습니다 (키 정책: 최대 진행 작업 수). {retryAfter}초 후에 다시 시도하세요.',
+      de: 'Dieser API-Schlüssel hat bereits {inFlight} wartende oder laufende Aufgaben, sein Höchstwert (Schlüsselrichtlinie: maximal laufend). Bitte in {retryAfter} Sekunden erneut versuchen.',
+      fr: 'Cette clé API a déjà {inFlight} tâches en attente ou en cours, son maximum (politique de clé : tâches en cours max.). Réessayez dans {retryAfter} secondes.',
+      es: 'Esta clave de API ya tiene {inFlight} tareas en cola o en ejecución, su máximo (política de clave: máximo en curso). Vuelva a intentarlo dentro de {retryAfter} segundos.',
+      'pt-BR': 'Esta chave de API já tem {inFlight} tarefas na fila ou em execução, o seu máximo (política de chave: máximo em andamento). Tente novamente em {retryAfter} segundos.',
+      ru: 'У этого API-ключа уже {inFlight} задач в очереди или в работе — это его максимум (политика ключа: максимум одновременных). Повторите попытку через {retryAfter} с.',
+      it: 'Questa chiave API ha già {inFlight} attività in coda o in esecuzione, il suo massimo (criterio della chiave: massimo in corso). Riprova tra {retryAfter} secondi.',
+      pl: 'Ten klucz API ma już {inFlight} zadań w kolejce lub w toku, czyli swoje maksimum (polityka klucza: maksimum w toku). Spróbuj ponownie za {retryAfter} s.'
     }
   },
   internal_error: {

@@ -9,7 +9,7 @@
 import type { operations } from './sdk/types.js';
 
 /** Every operationId of the document (filled in by the generator). */
-export type OperationId = 'listAssets' | 'saveAsset' | 'listEntities' | 'getAssetUsage' | 'getAsset' | 'renameAsset' | 'deleteAsset' | 'getCredit' | 'createDownloadUrl' | 'createUploadTicket' | 'importFile' | 'commitFile' | 'listTasks' | 'createTask' | 'purgeTask' | 'quoteTask' | 'getTaskRecord' | 'retryTask' | 'getMedia' | 'listModels' | 'getModel' | 'uploadFile' | 'getUsage' | 'listCompatModels' | 'listVideos' | 'createVideo' | 'retrieveVideo' | 'deleteVideo' | 'downloadVideoContent';
+export type OperationId = 'listAssets' | 'saveAsset' | 'listEntities' | 'getAssetUsage' | 'getAsset' | 'renameAsset' | 'deleteAsset' | 'getCredit' | 'createDownloadUrl' | 'createUploadTicket' | 'importFile' | 'commitFile' | 'listTasks' | 'createTask' | 'purgeTask' | 'quoteTask' | 'getTaskRecord' | 'retryTask' | 'getCurrentKey' | 'getMedia' | 'listModels' | 'getModel' | 'uploadFile' | 'getUsage' | 'listCompatModels' | 'listVideos' | 'createVideo' | 'retrieveVideo' | 'deleteVideo' | 'downloadVideoContent';
 
 /** The layers of the document's operations (filled in by the generator). */
 type Layer = 'envelope' | 'compatible';
@@ -201,6 +201,15 @@ export const routes: readonly RouteDef[] = [
     auth: true
   },
   {
+    operationId: 'getCurrentKey',
+    method: 'GET',
+    path: '/api/v1/keys/current',
+    fastifyPath: '/api/v1/keys/current',
+    layer: 'envelope',
+    body: 'json',
+    auth: true
+  },
+  {
     operationId: 'getMedia',
     method: 'GET',
     path: '/api/v1/media/{objectKey}',
@@ -368,6 +377,8 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   getTaskRecord(request: Requests['getTaskRecord']): Promise<RouteReply<'getTaskRecord'>>;
   /** POST /api/v1/jobs/retry: Retry a failed or expired task as a new task */
   retryTask(request: Requests['retryTask']): Promise<RouteReply<'retryTask'>>;
+  /** GET /api/v1/keys/current: The calling key's policy */
+  getCurrentKey(request: Requests['getCurrentKey']): Promise<RouteReply<'getCurrentKey'>>;
   /** GET /api/v1/media/{objectKey}: Download the bytes behind a signed link */
   getMedia(request: Requests['getMedia']): Promise<RouteReply<'getMedia'>>;
   /** GET /api/v1/models: List every callable model with prices */

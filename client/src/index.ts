@@ -9,7 +9,7 @@
  * node:crypto and the standardwebhooks package, are on their own entry, `@mediaforge/client/webhooks`.
  */
 import { Core, type ClientOptions } from './core/request.js';
-import { Credit, Usage } from './resources/account.js';
+import { Credit, Keys, Usage } from './resources/account.js';
 import { Assets } from './resources/assets.js';
 import { Files } from './resources/files.js';
 import { Models } from './resources/models.js';
@@ -19,6 +19,8 @@ export class Mediaforge {
   readonly tasks: Tasks;
   readonly models: Models;
   readonly credit: Credit;
+  /** The calling key's policy (issue 40). */
+  readonly keys: Keys;
   readonly usage: Usage;
   readonly files: Files;
   readonly assets: Assets;
@@ -30,6 +32,7 @@ export class Mediaforge {
     this.tasks = new Tasks(this.core);
     this.models = new Models(this.core);
     this.credit = new Credit(this.core);
+    this.keys = new Keys(this.core);
     this.usage = new Usage(this.core);
     this.files = new Files(this.core);
     this.assets = new Assets(this.core);

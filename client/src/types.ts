@@ -14,6 +14,7 @@ export type Quote = Schemas['Quote'];
 export type PurgeResult = Schemas['PurgeResult'];
 export type ModelSummary = Schemas['ModelSummary'];
 export type CreditBalance = Schemas['CreditBalance'];
+export type CurrentKey = Schemas['CurrentKey'];
 export type UsageReport = Schemas['UsageReport'];
 export type Asset = Schemas['Asset'];
 export type AssetKind = Schemas['AssetKind'];

@@ -196,6 +196,9 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
     headers: validators.retryTaskHeaders,
     body: { validate: validators.retryTaskBody, required: true, error: 'invalid_parameter' }
   },
+  getCurrentKey: {
+    parameters: []
+  },
   getMedia: {
     parameters: [
       { name: 'objectKey', in: 'path', integer: false, error: 'link_invalid' },

@@ -425,6 +425,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling key's policy
+         * @description The policy of the API key the request is made with (issue 40): its budget and what is left
+         *     of it in the current UTC period (and when that period ends), its model allow-list, its most
+         *     tasks in flight and how many it has, its expiry and its client networks. A part the key does
+         *     not have is null.
+         */
+        get: operations["getCurrentKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/media/{objectKey}": {
         parameters: {
             query?: never;
@@ -1850,6 +1873,32 @@ export interface components {
             total: number;
             /** @description `total` in USD. */
             totalCost: string;
+        };
+        /** @description An API key's policy (issue 40); a part it does not have is null. */
+        CurrentKey: {
+            /** @description Most credits held and spent per UTC period (`week` from Monday), and what is left now. */
+            budget: null | {
+                credits: number;
+                /** @enum {string} */
+                period: "day" | "week" | "month" | "lifetime";
+                /** @description When the period ends (null for a lifetime budget). */
+                periodEnd: null | string;
+                /** Format: date-time */
+                periodStart: string;
+                remaining: number;
+                /** @description Credits held by open tasks and spent by settled ones accepted in this period. */
+                used: number;
+            };
+            expiresAt: null | string;
+            /** @description The key's tasks queued or running now. */
+            inFlight: number;
+            keyId: string;
+            maxInFlight: null | number;
+            /** @description Model ids and family patterns of whole segments the key may call. */
+            models: null | string[];
+            /** @description CIDR blocks the client must be in. */
+            networks: null | string[];
+            workspace: string;
         };
         DownloadUrls: {
             assets: components["schemas"]["OutputAsset"][];
@@ -5741,6 +5790,33 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getCurrentKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key and its policy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        data: components["schemas"]["CurrentKey"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
         };
     };
     getMedia: {

@@ -5,6 +5,14 @@ import { addGrant, openWallet, type Credited, type PurchaseOrigin } from '../led
 import { KEY_REVISION_SETTING, type KeyRevision, recordKeyRevocation } from './key-revision.js';
 import type { Executor, Trx } from '../storage/executor.js';
 import { hasWallet } from '../ledger/wallets.js';
+import {
+  KEY_POLICY_COLUMNS,
+  type KeyPolicy,
+  type KeyPolicyColumns,
+  NO_POLICY,
+  policyOfRow,
+  rowOfPolicy,
+} from './key-policy.js';
 
 export const KEY_PREFIX = 'sk-service-';
 
@@ -86,6 +94,7 @@ export async function createKey(
   accountId: string,
   workspace: string,
   now: number,
+  policy: KeyPolicy = NO_POLICY,
 ): Promise<{ apiKey: string; keyId: string }> {
   const account = await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
   if (!account) throw new Error(`no account ${accountId}`);
@@ -103,9 +112,35 @@ export async function createKey(
       workspace,
       created_at: now,
       revoked_at: null,
+      ...rowOfPolicy(policy),
     })
     .execute();
   return { apiKey, keyId };
+}
+
+/** A key's policy (undefined: no such key). */
+export async function keyPolicyOf(
+  db: Executor,
+  keyId: string,
+): Promise<{ accountId: string; policy: KeyPolicy } | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['account_id', ...KEY_POLICY_COLUMNS])
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  return row && { accountId: row.account_id, policy: policyOfRow(row) };
+}
+
+/**
+ * Replaces a key's policy in `trx`, a transaction of `db` (the caller writes its audit row in the same
+ * one); false for an unknown key. The key revision moves as for a revocation, so every process
+ * drops its cached callers and applies the new policy from its next request on.
+ */
+export async function setKeyPolicyIn(db: Db, trx: Trx, keyId: string, policy: KeyPolicy): Promise<boolean> {
+  const result = await trx.updateTable('api_keys').set(rowOfPolicy(policy)).where('id', '=', keyId).executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) return false;
+  await recordKeyRevocation(db, trx);
+  return true;
 }
 
 /** Revokes a key; every process refuses it from its next request on (runtime/accounts/key-revision.ts). */
@@ -212,6 +247,8 @@ export interface Caller {
   accountId: string;
   workspace: string;
   language: string | null;
+  /** The key's policy (key-policy.ts), read with the key: checked at authentication and acceptance. */
+  policy: KeyPolicy;
 }
 
 export async function findCaller(db: Db, apiKey: string): Promise<Caller | undefined> {
@@ -224,11 +261,18 @@ export async function findCaller(db: Db, apiKey: string): Promise<Caller | undef
       'api_keys.workspace',
       'accounts.language',
       'api_keys.revoked_at',
+      ...KEY_POLICY_COLUMNS.map((c) => `api_keys.${c}` as const),
     ])
     .where('api_keys.key_hash', '=', hashKey(apiKey))
     .executeTakeFirst();
   if (!row || row.revoked_at !== null) return undefined;
-  return { keyId: row.keyId, accountId: row.accountId, workspace: row.workspace, language: row.language };
+  return {
+    keyId: row.keyId,
+    accountId: row.accountId,
+    workspace: row.workspace,
+    language: row.language,
+    policy: policyOfRow(row),
+  };
 }
 
 /** A key's caller (undefined: unknown or revoked) and the key revision it was read at. */
@@ -251,17 +295,20 @@ export async function findCallerAtRevision(
     const revision = await keyRevision.current();
     return { caller: await findCaller(db, apiKey), revision };
   }
-  const { rows } = await db.pg.query<{
-    revision: string | null;
-    keyId: string | null;
-    accountId: string | null;
-    workspace: string | null;
-    language: string | null;
-    revoked_at: number | null;
-  }>({
+  const { rows } = await db.pg.query<
+    {
+      revision: string | null;
+      keyId: string | null;
+      accountId: string | null;
+      workspace: string | null;
+      language: string | null;
+      revoked_at: number | null;
+    } & KeyPolicyColumns
+  >({
     name: 'caller-at-key-revision',
     text: `SELECT (SELECT value FROM settings WHERE key = $1) AS revision,
-        k.id AS "keyId", k.account_id AS "accountId", k.workspace, a.language, k.revoked_at
+        k.id AS "keyId", k.account_id AS "accountId", k.workspace, a.language, k.revoked_at,
+        ${KEY_POLICY_COLUMNS.map((c) => `k.${c}`).join(', ')}
       FROM (VALUES (1)) AS one
       LEFT JOIN api_keys k ON k.key_hash = $2
       LEFT JOIN accounts a ON a.id = k.account_id`,
@@ -270,7 +317,13 @@ export async function findCallerAtRevision(
   const row = rows[0];
   const caller =
     row?.keyId && row.accountId && row.workspace !== null && row.revoked_at === null
-      ? { keyId: row.keyId, accountId: row.accountId, workspace: row.workspace, language: row.language }
+      ? {
+          keyId: row.keyId,
+          accountId: row.accountId,
+          workspace: row.workspace,
+          language: row.language,
+          policy: policyOfRow(row),
+        }
       : undefined;
   return { caller, revision: row?.revision ?? '' };
 }

@@ -14,6 +14,8 @@ export type AuditAction =
   | 'account.create'
   | 'account.set'
   | 'key.create'
+  // A key's policy set or changed (issue 40): the console's owner or operator, or the CLI.
+  | 'key.policy'
   | 'webhook.add'
   | 'webhook.disable'
   | 'webhook.enable'

@@ -38,6 +38,20 @@ const DB: Flag = {
 const JSON_OUT: Flag = { description: 'print one JSON object' };
 const ACCOUNT: Flag = { value: 'ID', description: 'the account id (acct_...)' };
 const WORKSPACE: Flag = { value: 'W', description: 'personal (default) or team:NAME' };
+/** A key's policy (issue 40, runtime/accounts/key-policy.ts). */
+const KEY_POLICY_FLAGS: Record<string, Flag> = {
+  budget: {
+    value: 'N/PERIOD',
+    description: 'most credits per day, week (from Monday), month (UTC) or lifetime: 5000/month',
+  },
+  models: {
+    value: 'LIST',
+    description: "model ids and family patterns of whole segments, comma-separated: 'vendor_a/*'",
+  },
+  'max-in-flight': { value: 'N', description: 'most tasks queued or running at once' },
+  expires: { value: 'DATE', description: 'the key is refused from then on (ISO 8601 date or date-time, UTC)' },
+  networks: { value: 'CIDRS', description: 'client networks the key may be used from, comma-separated' },
+};
 const ENDPOINT: Flag = { value: 'ID', description: 'the endpoint id' };
 const DEPLOYMENTS: Flag = {
   value: 'FILE',
@@ -198,10 +212,22 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['keys', 'create'],
-    summary: 'create another API key for an account (shown once)',
+    summary: 'create another API key for an account (shown once), with a policy if given',
     required: ['account'],
-    flags: { account: ACCOUNT, workspace: WORKSPACE, db: DB, json: JSON_OUT },
+    flags: { account: ACCOUNT, workspace: WORKSPACE, ...KEY_POLICY_FLAGS, db: DB, json: JSON_OUT },
     load: admin('keysCreate'),
+  },
+  {
+    words: ['keys', 'set'],
+    summary: "change a key's policy (the flags given; `none` clears one); recorded in the audit log",
+    required: ['key'],
+    flags: {
+      key: { value: 'KEY_ID', description: 'the key id (key_...)' },
+      ...KEY_POLICY_FLAGS,
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: admin('keysSet'),
   },
   {
     words: ['keys', 'revoke'],

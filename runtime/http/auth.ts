@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { findCallerAtRevision, KEY_PREFIX, type Caller } from '../accounts/accounts.js';
+import { NO_POLICY, refuseAtAuthentication } from '../accounts/key-policy.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 
@@ -53,7 +54,7 @@ export class Authenticator {
       // SQLite answers the revision without a promise (key-revision.ts): no turn of the microtask queue.
       const current = this.ctx.keyRevision.current();
       const revision = typeof current === 'string' ? current : await current;
-      if (revision === this.revision) return admitted(cached.caller);
+      if (revision === this.revision) return this.admitted(request, cached.caller);
       this.drop(revision);
     }
     const generation = this.generation;
@@ -64,7 +65,14 @@ export class Authenticator {
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(key, { caller, until: now + CACHE_MS });
     }
-    return admitted(caller);
+    return this.admitted(request, caller);
+  }
+
+  /** A known key, within its policy's expiry and networks (checked on every request: the cache keeps the policy, not the verdict). */
+  private admitted(request: FastifyRequest, caller: Caller | undefined): Caller {
+    if (!caller) throw new ApiError('unauthorized');
+    if (caller.policy !== NO_POLICY) refuseAtAuthentication(caller.policy, this.ctx.clock.now(), request.ip);
+    return caller;
   }
 
   private drop(revision: string): void {
@@ -72,9 +80,4 @@ export class Authenticator {
     this.revision = revision;
     this.generation++;
   }
-}
-
-function admitted(caller: Caller | undefined): Caller {
-  if (!caller) throw new ApiError('unauthorized');
-  return caller;
 }

@@ -3,6 +3,7 @@ import type { BetterSqliteDatabase, Engine } from '../storage/dialect.js';
 import type { Trx } from '../storage/executor.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
 import { pgReleaseHold, pgSettleHold } from './hold-postgres.js';
+import { type KeySpendCharge, takeKeySpendSqlite } from './key-spend.js';
 import { settledCharge } from './settled-charge.js';
 
 /**
@@ -146,11 +147,15 @@ async function payDebt(
   return pay;
 }
 
+/** What a hold came to: taken, refused by the key's budget, or refused by the wallet. */
+export type HoldOutcome = 'held' | 'budget' | 'funds';
+
 /**
- * Moves `amount` from available to held; false (nothing changed) when available is short. It runs
- * on the createTask path, which is one synchronous SQLite transaction (storage/sqlite-group-commit.ts):
- * prepared statements, no query building. PostgreSQL makes the same three changes in createTask's
- * one statement (tasks/accept-postgres.ts).
+ * Moves `amount` from available to held, counting it first against the key's budget when it has one
+ * (`spend`). It runs on the createTask path, which is one synchronous SQLite transaction
+ * (storage/sqlite-group-commit.ts): prepared statements, no query building. On 'budget' or 'funds'
+ * the caller throws, which rolls back its savepoint (a budget counted before a short wallet too).
+ * PostgreSQL makes the same changes in createTask's one statement (tasks/accept-postgres.ts).
  */
 export function holdCreditsSqlite(
   sqlite: BetterSqliteDatabase,
@@ -158,22 +163,35 @@ export function holdCreditsSqlite(
   taskId: string,
   amount: number,
   now: number,
-): boolean {
+  spend: KeySpendCharge | null = null,
+): HoldOutcome {
+  // The key's policy comes before the funds (docs/contracts.md, the refusal order).
+  if (spend && !takeKeySpendSqlite(sqlite, spend, amount)) return 'budget';
   const taken = sqlite
     .prepare(
       'update "wallets" set "available" = "available" - ?, "held" = "held" + ? where "account_id" = ? and "available" >= ?',
     )
     .run(amount, amount, accountId, amount);
-  if (taken.changes !== 1) return false;
+  if (taken.changes !== 1) return 'funds';
   sqlite
     .prepare(
-      sqliteInsertText('holds', ['task_id', 'account_id', 'amount', 'state', 'charged', 'created_at', 'resolved_at']),
+      sqliteInsertText('holds', [
+        'task_id',
+        'account_id',
+        'amount',
+        'state',
+        'charged',
+        'created_at',
+        'resolved_at',
+        'spend_key_id',
+        'spend_period',
+      ]),
     )
-    .run(taskId, accountId, amount, 'held', null, now, null);
+    .run(taskId, accountId, amount, 'held', null, now, null, spend?.keyId ?? null, spend?.periodStart ?? null);
   sqlite
     .prepare(sqliteInsertText('ledger_entries', ['account_id', 'task_id', 'kind', 'amount', 'created_at']))
     .run(accountId, taskId, 'hold', amount, now);
-  return true;
+  return 'held';
 }
 
 /**
@@ -216,6 +234,14 @@ export async function settleHold(
     .insertInto('ledger_entries')
     .values({ account_id: hold.account_id, task_id: taskId, kind: 'settle', amount: charged, created_at: now })
     .execute();
+  // The key's budget: the hold leaves its period's held, the charge joins its spent.
+  if (hold.spend_key_id !== null && hold.spend_period !== null)
+    await trx
+      .updateTable('key_spend')
+      .set({ held: sql`held - ${hold.amount}`, spent: sql`spent + ${charged}` })
+      .where('api_key_id', '=', hold.spend_key_id)
+      .where('period_start', '=', hold.spend_period)
+      .execute();
   return charged;
 }
 
@@ -243,6 +269,13 @@ export async function releaseHold(trx: Trx, engine: Engine, taskId: string, now:
     .insertInto('ledger_entries')
     .values({ account_id: hold.account_id, task_id: taskId, kind: 'release', amount: hold.amount, created_at: now })
     .execute();
+  if (hold.spend_key_id !== null && hold.spend_period !== null)
+    await trx
+      .updateTable('key_spend')
+      .set({ held: sql`held - ${hold.amount}` })
+      .where('api_key_id', '=', hold.spend_key_id)
+      .where('period_start', '=', hold.spend_period)
+      .execute();
   return true;
 }
 

@@ -1,4 +1,5 @@
-import { accountOfKey, addCreditsIn, revokeKeyIn } from '../accounts/accounts.js';
+import { accountOfKey, addCreditsIn, keyPolicyOf, revokeKeyIn, setKeyPolicyIn } from '../accounts/accounts.js';
+import { applyPolicyInput, type KeyPolicy, type KeyPolicyInput, policyView } from '../accounts/key-policy.js';
 import { setUserRole, type UserRole } from '../accounts/users.js';
 import { type AuditAction, type AuditActor, recordAudit } from '../audit/audit-log.js';
 import { hasWallet } from '../ledger/wallets.js';
@@ -119,5 +120,39 @@ export async function setRole(
         now,
       );
     return { userId: before.id, changed };
+  });
+}
+
+/**
+ * Changes a key's policy (`mediaforge keys set`, the console's keys page) and records it, the policy
+ * before and after in the audit row, in one transaction. Undefined for an unknown key (or one of
+ * another account than `ofAccount`, when given: an owner edits only the keys of their account).
+ * Throws KeyPolicyInputError for a bad policy, nothing changed.
+ */
+export async function setKeyPolicyAsActor(
+  db: Db,
+  by: ActingOperator,
+  keyId: string,
+  input: KeyPolicyInput,
+  now: number,
+  ofAccount?: string,
+): Promise<KeyPolicy | undefined> {
+  return db.kysely.transaction().execute(async (trx) => {
+    const current = await keyPolicyOf(trx, keyId);
+    if (!current || (ofAccount !== undefined && current.accountId !== ofAccount)) return undefined;
+    const next = applyPolicyInput(current.policy, input);
+    await setKeyPolicyIn(db, trx, keyId, next);
+    await recordAudit(
+      trx,
+      {
+        actor: by.actor,
+        action: 'key.policy',
+        target: keyId,
+        clientAddress: by.clientAddress,
+        details: { accountId: current.accountId, before: policyView(current.policy), after: policyView(next) },
+      },
+      now,
+    );
+    return next;
   });
 }

@@ -19,6 +19,7 @@ import { upstreamEvidence } from './migrations/0017-upstream-evidence.js';
 import { finalUploads } from './migrations/0018-final-uploads.js';
 import { unknownSubmits } from './migrations/0019-unknown-submits.js';
 import { payments } from './migrations/0022-payments.js';
+import { keyPolicies } from './migrations/0023-key-policies.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -42,6 +43,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0018-final-uploads': finalUploads(),
     '0019-unknown-submits': unknownSubmits(db.engine),
     '0022-payments': payments(db.engine),
+    '0023-key-policies': keyPolicies(db.engine),
   };
 }
 

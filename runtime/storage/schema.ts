@@ -32,7 +32,18 @@ export interface Database {
     workspace: string;
     created_at: number;
     revoked_at: number | null;
+    /** The key's policy (migration 0023, runtime/accounts/key-policy.ts); null: none of that kind. */
+    budget_credits: number | null;
+    budget_period: string | null;
+    /** JSON array of model ids and family patterns. */
+    allowed_models: string | null;
+    max_in_flight: number | null;
+    expires_at: number | null;
+    /** JSON array of CIDR blocks. */
+    networks: string | null;
   };
+  /** A key budget's counter per period (migration 0023): credits held and spent by tasks accepted in it. */
+  key_spend: { api_key_id: string; period_start: number; held: number; spent: number };
   /** One row per account: the current balance. Every change is also a ledger row. */
   wallets: {
     account_id: string;
@@ -83,6 +94,9 @@ export interface Database {
     charged: number | null;
     created_at: number;
     resolved_at: number | null;
+    /** The key_spend row this hold counts against (migration 0023); null: the key had no budget. */
+    spend_key_id: string | null;
+    spend_period: number | null;
   };
   tasks: {
     id: string;

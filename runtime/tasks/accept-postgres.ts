@@ -1,5 +1,6 @@
 import type { PoolClient } from 'pg';
-import { HOLD_TAKEN, PG_AVAILABLE, pgHoldCtes } from '../ledger/hold-postgres.js';
+import { HOLD_TAKEN, PG_AVAILABLE, type PgSpendParams, pgHoldCtes, SPEND_TAKEN } from '../ledger/hold-postgres.js';
+import { keySpendUsedPg } from '../ledger/key-spend.js';
 import { pgTransaction } from '../storage/pg-direct.js';
 import { pgScheduleWork, pgWorkRows } from '../queue/schedule-work-direct.js';
 import {
@@ -12,6 +13,7 @@ import {
   type Created,
   type IdempotencyRow,
 } from './acceptance.js';
+import { budgetRefusal, keySpendOf, refuseByKeyPolicy, refuseInFlightPostgres } from './key-policy-admission.js';
 import type { TaskRow } from './task-record.js';
 
 /**
@@ -24,26 +26,23 @@ import type { TaskRow } from './task-record.js';
  * so the columns and their types are the table's own. A concurrent request with the same key waits
  * on the key's row, then sees it committed (no insert: a replay) or rolled back (it inserts).
  */
-/** `guard`: a further condition of the hold; `keyCount`: the `keyed` column (1 without a key). */
-const HOLD_AND_TASK = (guard: string, keyCount: string) => `
-${pgHoldCtes(guard)},
+/**
+ * `guard`: a further condition of the hold; `keyCount`: the `keyed` column (1 without a key);
+ * `spend`: the key budget's parameters when the key has one (then `budgeted` says whether it covered the hold).
+ */
+const HOLD_AND_TASK = (guard: string, keyCount: string, spend?: PgSpendParams) => `
+${pgHoldCtes(guard, spend)},
 task AS (
   INSERT INTO tasks SELECT r.* FROM json_populate_record(NULL::tasks, $5::json) r WHERE EXISTS (SELECT 1 FROM ${HOLD_TAKEN})
 ),
 work AS (
   ${pgScheduleWork('$6', `EXISTS (SELECT 1 FROM ${HOLD_TAKEN})`)}
 )
-SELECT ${keyCount} AS keyed, (SELECT count(*) FROM ${HOLD_TAKEN})::int AS held, ${PG_AVAILABLE} AS available`;
+SELECT ${keyCount} AS keyed, (SELECT count(*) FROM ${HOLD_TAKEN})::int AS held, ${PG_AVAILABLE} AS available,
+  ${spend ? `(SELECT count(*) FROM ${SPEND_TAKEN})::int` : '1'} AS budgeted`;
 
-const ACCEPT = {
-  name: 'create-task-accept',
-  text: `WITH ${HOLD_AND_TASK('', '1')}`,
-};
-
-/** The same with the key's row first: an unexpired row of the key is left as it is and nothing else is written. */
-const ACCEPT_KEYED = {
-  name: 'create-task-accept-keyed',
-  text: `WITH key AS (
+/** The key's row first: an unexpired row of the key is left as it is and nothing else is written. */
+const KEY_CTE = `key AS (
   INSERT INTO idempotency_keys (account_id, scope, key, api_key_id, fingerprint, task_id, created_at, expires_at)
   SELECT r.account_id, r.scope, r.key, r.api_key_id, r.fingerprint, r.task_id, r.created_at, r.expires_at
   FROM json_populate_record(NULL::idempotency_keys, $7::json) r
@@ -52,8 +51,32 @@ const ACCEPT_KEYED = {
     expires_at = excluded.expires_at
   WHERE idempotency_keys.expires_at <= $3::bigint
   RETURNING 1
-),
+)`;
+
+const spendAt = (first: number): PgSpendParams => ({
+  keyId: `$${first}`,
+  periodStart: `$${first + 1}`,
+  budget: `$${first + 2}`,
+});
+
+/** The four forms of the statement: with or without an Idempotency-Key, with or without a key budget. */
+const ACCEPT = {
+  name: 'create-task-accept',
+  text: `WITH ${HOLD_AND_TASK('', '1')}`,
+};
+const ACCEPT_KEYED = {
+  name: 'create-task-accept-keyed',
+  text: `WITH ${KEY_CTE},
 ${HOLD_AND_TASK('AND EXISTS (SELECT 1 FROM key)', '(SELECT count(*) FROM key)::int')}`,
+};
+const ACCEPT_BUDGETED = {
+  name: 'create-task-accept-budgeted',
+  text: `WITH ${HOLD_AND_TASK('', '1', spendAt(7))}`,
+};
+const ACCEPT_KEYED_BUDGETED = {
+  name: 'create-task-accept-keyed-budgeted',
+  text: `WITH ${KEY_CTE},
+${HOLD_AND_TASK('AND EXISTS (SELECT 1 FROM key)', '(SELECT count(*) FROM key)::int', spendAt(8))}`,
 };
 
 const SELECT_KEY = {
@@ -67,6 +90,8 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
   // The checks for a new task only are pure; made up front so the writes can go in one statement.
   let refusal: unknown;
   try {
+    // The key's policy before the checks of a new task that follow it (docs/contracts.md, the refusal order).
+    refuseByKeyPolicy(a);
     options.beforeHold?.();
   } catch (error) {
     refusal = error;
@@ -80,6 +105,15 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
       }
       throw refusal;
     }
+    if (caller.policy.maxInFlight !== null) {
+      // The replay first: a replayed request is never refused by the cap its own task fills.
+      if (key) {
+        const replay = await replayOf(client, a, key);
+        if (replay) return replay;
+      }
+      await refuseInFlightPostgres(client, a);
+    }
+    const spend = keySpendOf(a);
     const task = newTaskRow(a);
     const values: unknown[] = [
       caller.accountId,
@@ -90,11 +124,13 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
       pgWorkRows(now, firstWork(task)),
     ];
     if (key) values.push(JSON.stringify(key));
-    const result = await client.query<{ keyed: number; held: number; available: number | null }>({
-      ...(key ? ACCEPT_KEYED : ACCEPT),
+    if (spend) values.push(spend.keyId, spend.periodStart, spend.budget);
+    const statement = key ? (spend ? ACCEPT_KEYED_BUDGETED : ACCEPT_KEYED) : spend ? ACCEPT_BUDGETED : ACCEPT;
+    const result = await client.query<{ keyed: number; held: number; available: number | null; budgeted: number }>({
+      ...statement,
       values,
     });
-    const { keyed, held, available } = result.rows[0];
+    const { keyed, held, available, budgeted } = result.rows[0];
     if (key) {
       if (keyed === 0) {
         const replay = await replayOf(client, a, key);
@@ -103,6 +139,7 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
       }
       ctx.faults.reach('create.idempotency-row');
     }
+    if (spend && budgeted !== 1) throw budgetRefusal(a, await keySpendUsedPg(client, spend.keyId, spend.periodStart));
     if (held !== 1) {
       if (available === null) throw new Error(`account ${caller.accountId} has no wallet`);
       throw insufficientCredits(a, available);

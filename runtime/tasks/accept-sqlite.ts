@@ -1,3 +1,4 @@
+import { keySpendUsedSqlite } from '../ledger/key-spend.js';
 import { holdCreditsSqlite } from '../ledger/ledger.js';
 import { availableCreditsSqlite } from '../ledger/wallets.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
@@ -13,6 +14,7 @@ import {
   type Created,
   type IdempotencyRow,
 } from './acceptance.js';
+import { budgetRefusal, keySpendOf, refuseByKeyPolicy, refuseInFlightSqlite } from './key-policy-admission.js';
 import type { TaskRow } from './task-record.js';
 
 const KEY_COLUMNS = [
@@ -52,8 +54,14 @@ export function acceptOnSqlite(a: Acceptance): Promise<Created> {
       sqlite.prepare(INSERT_KEY).run(KEY_COLUMNS.map((c) => key[c]));
       ctx.faults.reach('create.idempotency-row');
     }
+    // The key's policy before the checks of a new task that follow it (docs/contracts.md, the refusal order).
+    refuseByKeyPolicy(a);
+    refuseInFlightSqlite(sqlite, a);
     options.beforeHold?.();
-    if (!holdCreditsSqlite(sqlite, caller.accountId, taskId, request.price.maxCredits, now)) {
+    const spend = keySpendOf(a);
+    const outcome = holdCreditsSqlite(sqlite, caller.accountId, taskId, request.price.maxCredits, now, spend);
+    if (outcome === 'budget') throw budgetRefusal(a, keySpendUsedSqlite(sqlite, spend!.keyId, spend!.periodStart));
+    if (outcome === 'funds') {
       const available = availableCreditsSqlite(sqlite, caller.accountId);
       if (available === undefined) throw new Error(`account ${caller.accountId} has no wallet`);
       throw insufficientCredits(a, available);

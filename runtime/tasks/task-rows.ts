@@ -138,3 +138,14 @@ export async function outputJsonOfKeyTask(db: Executor, keyId: string, taskId: s
     .executeTakeFirst();
   return row?.output_json ?? null;
 }
+
+/** Tasks of the key queued or running: what a key's `maxInFlight` caps. */
+export async function tasksInFlightOfKey(db: Executor, keyId: string): Promise<number> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('api_key_id', '=', keyId)
+    .where('state', 'in', ['queued', 'running'])
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

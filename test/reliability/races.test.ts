@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../runtime/accounts/accounts.js';
+import { createAccount, createKey } from '../../runtime/accounts/accounts.js';
+import { NO_POLICY } from '../../runtime/accounts/key-policy.js';
 import { ManualClock } from '../../runtime/clock.js';
 import { expireTask, failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { openDb } from '../../runtime/storage/dialect.js';
@@ -110,6 +111,41 @@ describe('races', () => {
       for (const [i, r] of results.entries()) if (r.status === 402) expect(bodies[i].hold).toBeGreaterThan(w.available);
       await checkLedger(t.service, accountId);
     }
+  });
+
+  it('fifty concurrent createTask on a key whose budget covers ten: exactly ten held, forty 402 40203', async () => {
+    const { accountId } = await t.account(PRICE_D * 100);
+    const { keyId, apiKey } = await createKey(t.service.ctx.db, accountId, 'personal', clock.now(), {
+      ...NO_POLICY,
+      budget: { credits: PRICE_D * 10, period: 'day' },
+    });
+    counts.holdRequests += 50;
+    const results = await Promise.all(Array.from({ length: 50 }, () => createTask(t, apiKey, bodyD())));
+    const statuses = results.map((r) => (r.status === 202 ? 202 : `${r.status} ${r.body.code}`));
+    expect(statuses.filter((s) => s === 202)).toHaveLength(10);
+    expect(statuses.filter((s) => s !== 202)).toEqual(Array(40).fill('402 40203'));
+    expect(await t.wallet(accountId)).toMatchObject({ held: PRICE_D * 10, available: PRICE_D * 90 });
+    const spend = await t.service.ctx.db.kysely
+      .selectFrom('key_spend')
+      .selectAll()
+      .where('api_key_id', '=', keyId)
+      .execute();
+    expect(spend.map((row) => [Number(row.held), Number(row.spent)])).toEqual([[PRICE_D * 10, 0]]);
+    await checkLedger(t.service, accountId);
+  });
+  it('thirty concurrent createTask on a key capped at five in flight: exactly five accepted, the rest 429 42902', async () => {
+    const { accountId } = await t.account(PRICE_D * 100);
+    const { apiKey } = await createKey(t.service.ctx.db, accountId, 'personal', clock.now(), {
+      ...NO_POLICY,
+      maxInFlight: 5,
+    });
+    counts.holdRequests += 30;
+    const results = await Promise.all(Array.from({ length: 30 }, () => createTask(t, apiKey, bodyD())));
+    const statuses = results.map((r) => (r.status === 202 ? 202 : `${r.status} ${r.body.code}`));
+    expect(statuses.filter((s) => s === 202)).toHaveLength(5);
+    expect(statuses.filter((s) => s !== 202)).toEqual(Array(25).fill('429 42902'));
+    expect(await t.wallet(accountId)).toMatchObject({ held: PRICE_D * 5 });
+    await checkLedger(t.service, accountId);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Core, RequestOptions } from '../core/request.js';
-import type { CreditBalance, UsageQuery, UsageReport } from '../types.js';
+import type { CreditBalance, CurrentKey, UsageQuery, UsageReport } from '../types.js';
 
 export class Credit {
   constructor(private readonly core: Core) {}
@@ -24,6 +24,21 @@ export class Usage {
     return (
       await this.core.call<UsageReport>(
         (signal) => this.core.api.GET('/api/v1/usage', { params: { query }, signal }),
+        'safe',
+        options,
+      )
+    ).data;
+  }
+}
+
+export class Keys {
+  constructor(private readonly core: Core) {}
+
+  /** The calling key's policy and what is left of its budget this period (GET /keys/current). */
+  async current(options: RequestOptions = {}): Promise<CurrentKey> {
+    return (
+      await this.core.call<CurrentKey>(
+        (signal) => this.core.api.GET('/api/v1/keys/current', { signal }),
         'safe',
         options,
       )

@@ -1,7 +1,21 @@
 /** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
 import { LANGUAGES, type Language } from '../../../generated/errors.js';
 import { createAccount, createKey } from '../../accounts/accounts.js';
-import { CLI_OPERATOR, grantCredits, recordCliAction, revokeKeyAsOperator } from '../../operator/operator-actions.js';
+import {
+  applyPolicyInput,
+  type KeyPolicy,
+  type KeyPolicyInput,
+  KeyPolicyInputError,
+  NO_POLICY,
+  policyView,
+} from '../../accounts/key-policy.js';
+import {
+  CLI_OPERATOR,
+  grantCredits,
+  recordCliAction,
+  revokeKeyAsOperator,
+  setKeyPolicyAsActor,
+} from '../../operator/operator-actions.js';
 import { migrateToLatest } from '../../storage/migrate.js';
 import { setAccountWebhookSettings } from '../../webhooks/admin.js';
 import { commandConfig, withCommandDb } from '../command-db.js';
@@ -85,13 +99,74 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
 export async function keysCreate({ values }: CommandInput): Promise<number> {
   const accountId = text(values.account)!;
   const workspace = text(values.workspace) ?? 'personal';
+  const policy = policyFlags(values);
   const { apiKey, keyId } = await withCommandDb(commandConfig(values), async (db) => {
     const now = Date.now();
-    const key = await createKey(db, accountId, workspace, now);
-    await recordCliAction(db, 'key.create', key.keyId, { accountId, workspace }, now);
+    const key = await createKey(db, accountId, workspace, now, policy);
+    await recordCliAction(
+      db,
+      'key.create',
+      key.keyId,
+      {
+        accountId,
+        workspace,
+        // The policy the key was made with, when it has one.
+        ...(policy === NO_POLICY ? {} : { policy: policyView(policy) }),
+      },
+      now,
+    );
     return key;
   });
   print(values, { apiKey, keyId }, `api key ${apiKey} (${keyId}); shown once`);
+  return 0;
+}
+
+/** The policy flags of `keys create` and `keys set` as a policy input (`none` clears a part). */
+function policyInput(values: Values): KeyPolicyInput {
+  const flag = (name: string) => {
+    const value = text(values[name]);
+    return value === undefined ? undefined : value.trim() === 'none' ? null : value;
+  };
+  const list = (value: string | null | undefined) =>
+    value === undefined || value === null
+      ? value
+      : value
+          .split(',')
+          .map((part) => part.trim())
+          .filter(Boolean);
+  const maxInFlight = flag('max-in-flight');
+  return {
+    ...(flag('budget') !== undefined ? { budget: flag('budget') } : {}),
+    ...(flag('models') !== undefined ? { models: list(flag('models')) } : {}),
+    ...(maxInFlight !== undefined
+      ? { maxInFlight: maxInFlight === null ? null : wholeNumber(maxInFlight, 'max-in-flight', 1) }
+      : {}),
+    ...(flag('expires') !== undefined ? { expires: flag('expires') } : {}),
+    ...(flag('networks') !== undefined ? { networks: list(flag('networks')) } : {}),
+  };
+}
+
+function policyFlags(values: Values, current: KeyPolicy = NO_POLICY): KeyPolicy {
+  try {
+    return applyPolicyInput(current, policyInput(values));
+  } catch (error) {
+    if (error instanceof KeyPolicyInputError) throw new UsageError(`--${flagOf(error.field)}: ${error.reason}`);
+    throw error;
+  }
+}
+
+const flagOf = (field: string) => (field === 'maxInFlight' ? 'max-in-flight' : field);
+
+export async function keysSet({ values }: CommandInput): Promise<number> {
+  const keyId = text(values.key)!;
+  const input = policyInput(values);
+  policyFlags(values); // a bad flag is a usage error before the database is opened
+  const policy = await withCommandDb(commandConfig(values), (db) =>
+    setKeyPolicyAsActor(db, CLI_OPERATOR, keyId, input, Date.now()),
+  );
+  if (!policy) throw new Error(`no key ${keyId}`);
+  const view = policyView(policy);
+  print(values, { keyId, policy: view }, `policy of ${keyId}: ${JSON.stringify(view)}`);
   return 0;
 }
 

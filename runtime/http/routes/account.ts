@@ -2,7 +2,9 @@ import type { Handlers } from '../../../generated/routes.js';
 import { creditsToUsd } from '../../../generated/support.js';
 import { ApiError } from '../../errors.js';
 import { walletOf } from '../../ledger/wallets.js';
-import { usageRows } from '../../tasks/task-rows.js';
+import { tasksInFlightOfKey, usageRows } from '../../tasks/task-rows.js';
+import { budgetPeriodAt, policyView } from '../../accounts/key-policy.js';
+import { keySpendUsed } from '../../ledger/key-spend.js';
 import type { ApiRequests } from '../api-request.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -12,7 +14,7 @@ function dayStart(value: string | undefined): number | undefined {
   return value === undefined ? undefined : Date.parse(`${value}T00:00:00Z`);
 }
 
-export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsage'> = {
+export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsage' | 'getCurrentKey'> = {
   async getCredit(req) {
     const wallet = await walletOf(req.ctx.db, req.caller.accountId);
     const total = wallet.available + wallet.held;
@@ -25,6 +27,41 @@ export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsag
         availableCost: creditsToUsd(wallet.available),
         heldCost: creditsToUsd(wallet.held),
         totalCost: creditsToUsd(total),
+      },
+      headers: { 'Cache-Control': 'no-store' },
+    };
+  },
+
+  /** The calling key's policy and what is left of its budget in the current UTC period (issue 40). */
+  async getCurrentKey(req) {
+    const { ctx, caller } = req;
+    const { policy } = caller;
+    const now = ctx.clock.now();
+    let budget = null;
+    if (policy.budget) {
+      const { start, end } = budgetPeriodAt(policy.budget.period, now);
+      const used = await keySpendUsed(ctx.db.kysely, caller.keyId, start);
+      budget = {
+        credits: policy.budget.credits,
+        period: policy.budget.period,
+        used,
+        remaining: Math.max(0, policy.budget.credits - used),
+        periodStart: new Date(start).toISOString(),
+        periodEnd: end === null ? null : new Date(end).toISOString(),
+      };
+    }
+    const view = policyView(policy);
+    return {
+      status: 200,
+      data: {
+        keyId: caller.keyId,
+        workspace: caller.workspace,
+        budget,
+        models: view.models,
+        maxInFlight: view.maxInFlight,
+        inFlight: await tasksInFlightOfKey(ctx.db.kysely, caller.keyId),
+        expiresAt: view.expiresAt,
+        networks: view.networks,
       },
       headers: { 'Cache-Control': 'no-store' },
     };

@@ -12,6 +12,7 @@ import { inputNotServed } from '../../tasks/input-not-served.js';
 import { checkQuote, prepareRequest, type PreparedRequest } from '../../tasks/prepare-request.js';
 import { applyModelSunset } from '../../tasks/model-sunset.js';
 import { sourceClipsOf } from '../../tasks/source-clip.js';
+import { refuseQuoteByKeyPolicy } from '../../tasks/key-policy-admission.js';
 import { isTerminal } from '../../tasks/states.js';
 import { taskRecord } from '../../tasks/task-record.js';
 import { listTasksOfCaller, purgeTaskContent, taskOfCaller } from '../../tasks/task-queries.js';
@@ -39,7 +40,8 @@ async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Pr
   const notServed = inputNotServed(req.ctx, request);
   if (notServed) throw notServed;
   if (!req.ctx.deployments.serves(request.model.info, request.input)) throw new ApiError('no_deployment');
-  // Debt, then funds, then availability (docs/contracts.md, the refusal order).
+  // The key's policy, then debt, then funds, then availability (docs/contracts.md, the refusal order).
+  await refuseQuoteByKeyPolicy(req.ctx, req.caller, request);
   const debt = await debtRefusal(req.ctx, req.caller.accountId);
   if (debt) throw debt;
   const wallet = await walletOf(req.ctx.db, req.caller.accountId);

@@ -13,6 +13,7 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "getAsset": ("GET", "/api/v1/assets/{assetId}"),
     "getAssetUsage": ("GET", "/api/v1/assets/usage"),
     "getCredit": ("GET", "/api/v1/chat/credit"),
+    "getCurrentKey": ("GET", "/api/v1/keys/current"),
     "getMedia": ("GET", "/api/v1/media/{objectKey}"),
     "getModel": ("GET", "/api/v1/models/{model}"),
     "getTaskRecord": ("GET", "/api/v1/jobs/recordInfo"),

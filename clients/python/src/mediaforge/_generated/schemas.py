@@ -101,6 +101,44 @@ class CreditBalance(TypedDict, total=False):
     """`total` in USD. Required."""
 
 
+class CurrentKeyBudget1(TypedDict, total=False):
+    """CurrentKeyBudget1"""
+
+    credits: Required[int]
+    """At least 1. Required."""
+    period: Required[Literal["day", "week", "month", "lifetime"]]
+    """Required."""
+    used: Required[int]
+    """Credits held by open tasks and spent by settled ones accepted in this period. At least 0. Required."""
+    remaining: Required[int]
+    """At least 0. Required."""
+    periodStart: Required[str]
+    """Required."""
+    periodEnd: Required[str | None]
+    """When the period ends (null for a lifetime budget). Required."""
+
+
+class CurrentKey(TypedDict, total=False):
+    """An API key's policy (issue 40); a part it does not have is null."""
+
+    keyId: Required[str]
+    """Required."""
+    workspace: Required[str]
+    """Required."""
+    budget: Required[CurrentKeyBudget1 | None]
+    """Most credits held and spent per UTC period (`week` from Monday), and what is left now. Required."""
+    models: Required[list[str] | None]
+    """Model ids and family patterns of whole segments the key may call. Required."""
+    maxInFlight: Required[int | None]
+    """Required."""
+    inFlight: Required[int]
+    """The key's tasks queued or running now. At least 0. Required."""
+    expiresAt: Required[str | None]
+    """Required."""
+    networks: Required[list[str] | None]
+    """CIDR blocks the client must be in. Required."""
+
+
 class OutputAsset(TypedDict, total=False):
     """One result file. Store the `taskId`, not the link."""
 

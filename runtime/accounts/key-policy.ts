@@ -1,0 +1,270 @@
+import ipaddr from 'ipaddr.js';
+import { ApiError } from '../errors.js';
+
+/**
+ * What one API key may do (issue 40): a budget per UTC period, the models it may call, the most
+ * tasks it may have in flight, when it expires, the client networks it may be used from. Every
+ * part is optional; a key without any is as keys always were. Stored on the key's row (migration
+ * 0023); the budget's counter is a key_spend row written by ledger/key-spend.ts.
+ */
+export type BudgetPeriod = 'day' | 'week' | 'month' | 'lifetime';
+export const BUDGET_PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month', 'lifetime'];
+
+export interface KeyPolicy {
+  budget: { credits: number; period: BudgetPeriod } | null;
+  /** Model ids and family patterns (`vendor_a/*`); null: any model. */
+  models: string[] | null;
+  maxInFlight: number | null;
+  /** Milliseconds since the epoch; null: never. */
+  expiresAt: number | null;
+  /** CIDR blocks; null: any address. */
+  networks: string[] | null;
+}
+
+export const NO_POLICY: KeyPolicy = { budget: null, models: null, maxInFlight: null, expiresAt: null, networks: null };
+
+/** The policy columns of api_keys. */
+export interface KeyPolicyColumns {
+  budget_credits: number | null;
+  budget_period: string | null;
+  allowed_models: string | null;
+  max_in_flight: number | null;
+  expires_at: number | null;
+  networks: string | null;
+}
+
+export const KEY_POLICY_COLUMNS = [
+  'budget_credits',
+  'budget_period',
+  'allowed_models',
+  'max_in_flight',
+  'expires_at',
+  'networks',
+] as const satisfies readonly (keyof KeyPolicyColumns)[];
+
+export function policyOfRow(row: KeyPolicyColumns): KeyPolicy {
+  if (
+    row.budget_credits === null &&
+    row.allowed_models === null &&
+    row.max_in_flight === null &&
+    row.expires_at === null &&
+    row.networks === null
+  )
+    return NO_POLICY;
+  return {
+    budget:
+      row.budget_credits === null
+        ? null
+        : { credits: Number(row.budget_credits), period: (row.budget_period ?? 'lifetime') as BudgetPeriod },
+    models: row.allowed_models === null ? null : (JSON.parse(row.allowed_models) as string[]),
+    maxInFlight: row.max_in_flight === null ? null : Number(row.max_in_flight),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    networks: row.networks === null ? null : (JSON.parse(row.networks) as string[]),
+  };
+}
+
+export function rowOfPolicy(policy: KeyPolicy): KeyPolicyColumns {
+  return {
+    budget_credits: policy.budget?.credits ?? null,
+    budget_period: policy.budget?.period ?? null,
+    allowed_models: policy.models === null ? null : JSON.stringify(policy.models),
+    max_in_flight: policy.maxInFlight,
+    expires_at: policy.expiresAt,
+    networks: policy.networks === null ? null : JSON.stringify(policy.networks),
+  };
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** The UTC period `now` falls in: [start, end); `lifetime` starts at 0 and never ends (end null). */
+export function budgetPeriodAt(period: BudgetPeriod, now: number): { start: number; end: number | null } {
+  const d = new Date(now);
+  switch (period) {
+    case 'day': {
+      const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+      return { start, end: start + DAY_MS };
+    }
+    case 'week': {
+      // Weeks start on Monday (ISO 8601): getUTCDay() is 0 on Sunday.
+      const day = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+      const start = day - ((d.getUTCDay() + 6) % 7) * DAY_MS;
+      return { start, end: start + 7 * DAY_MS };
+    }
+    case 'month':
+      return {
+        start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
+        end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
+      };
+    case 'lifetime':
+      return { start: 0, end: null };
+  }
+}
+
+/**
+ * Whether a model id matches an allow-list entry: an exact id, or a pattern whose `*` segments stand
+ * for whole path segments (`vendor_a/*` matches `vendor_a/x/y`, never `vendor_ab/x`); a final `*`
+ * stands for one or more segments, any other `*` for exactly one.
+ */
+export function modelMatches(entry: string, modelId: string): boolean {
+  if (!entry.includes('*')) return entry === modelId;
+  const want = entry.split('/');
+  const have = modelId.split('/');
+  for (let i = 0; i < want.length; i++) {
+    const last = i === want.length - 1;
+    if (want[i] === '*') {
+      if (last) return have.length > i;
+      if (i >= have.length) return false;
+      continue;
+    }
+    if (want[i] !== have[i]) return false;
+  }
+  return have.length === want.length;
+}
+
+export function modelAllowed(policy: KeyPolicy, modelId: string): boolean {
+  return policy.models === null || policy.models.some((entry) => modelMatches(entry, modelId));
+}
+
+/** 403 40330 when the key's allow-list leaves the model out. */
+export function refuseModelNotAllowed(policy: KeyPolicy, modelId: string): void {
+  if (!modelAllowed(policy, modelId)) throw new ApiError('model_not_allowed', { params: { model: modelId } });
+}
+
+/** Whether the address is in one of the blocks (IPv4-mapped IPv6 addresses count as IPv4). */
+export function addressAllowed(networks: readonly string[], ip: string): boolean {
+  if (!ipaddr.isValid(ip)) return false;
+  const address = ipaddr.process(ip);
+  return networks.some((block) => {
+    const [range, bits] = ipaddr.parseCIDR(block);
+    const normalized = range.kind() === 'ipv6' ? ipaddr.process(range.toString()) : range;
+    if (address.kind() !== normalized.kind()) return false;
+    return address.match(normalized, normalized.kind() === range.kind() ? bits : bits - 96);
+  });
+}
+
+/**
+ * What is checked at authentication on every Bearer operation: an expired key is 401 40120, a
+ * client outside the key's networks (its address as MEDIAFORGE_TRUSTED_PROXIES resolves it) 403 40331.
+ */
+export function refuseAtAuthentication(policy: KeyPolicy, now: number, clientIp: string): void {
+  if (policy.expiresAt !== null && now >= policy.expiresAt)
+    throw new ApiError('key_expired', { params: { expiresAt: new Date(policy.expiresAt).toISOString() } });
+  if (policy.networks !== null && !addressAllowed(policy.networks, clientIp)) throw new ApiError('network_not_allowed');
+}
+
+/** 402 40203: the budget's words (what is left of it and when its period ends). */
+export function budgetExceeded(policy: KeyPolicy, required: number, used: number, now: number): ApiError {
+  const budget = policy.budget!;
+  const { end } = budgetPeriodAt(budget.period, now);
+  return new ApiError('key_budget_exceeded', {
+    params: {
+      required,
+      remaining: Math.max(0, budget.credits - used),
+      budget: budget.credits,
+      period: budget.period,
+      periodEnd: end === null ? '∞' : new Date(end).toISOString(),
+    },
+  });
+}
+
+/** Seconds a capped key is told to wait before another createTask (429 42902's Retry-After). */
+export const IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
+
+export function inFlightCapReached(inFlight: number): ApiError {
+  const seconds = String(IN_FLIGHT_RETRY_AFTER_SECONDS);
+  return new ApiError('key_in_flight_cap', {
+    params: { inFlight, retryAfter: seconds },
+    headers: { 'Retry-After': seconds },
+  });
+}
+
+/** Why a policy given by an owner or operator is refused: the field and the reason, in English (the CLI's and console's words). */
+export class KeyPolicyInputError extends Error {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`${field}: ${reason}`);
+  }
+}
+
+/** A policy as people write it (CLI flags, the console's form); every field optional, null clears it. */
+export interface KeyPolicyInput {
+  /** `5000/month`, `100/day`, `2000/week`, `10000/lifetime` (or `10000`: lifetime). */
+  budget?: string | null;
+  models?: readonly string[] | null;
+  maxInFlight?: number | null;
+  /** An ISO 8601 date or date-time (a date is its UTC midnight). */
+  expires?: string | null;
+  networks?: readonly string[] | null;
+}
+
+const MODEL_ENTRY = /^[a-z0-9][a-z0-9._-]*(\/([a-z0-9][a-z0-9._-]*|\*))*$|^\*$/i;
+
+/** The policy `input` makes of `current`; throws KeyPolicyInputError naming the field. */
+export function applyPolicyInput(current: KeyPolicy, input: KeyPolicyInput): KeyPolicy {
+  if (Object.keys(input).length === 0) return current;
+  const next: KeyPolicy = { ...current };
+  if (input.budget !== undefined) next.budget = input.budget === null ? null : parseBudget(input.budget);
+  if (input.models !== undefined) {
+    if (input.models === null) next.models = null;
+    else {
+      if (input.models.length === 0 || input.models.length > 100)
+        throw new KeyPolicyInputError('models', 'between 1 and 100 entries');
+      for (const entry of input.models)
+        if (!MODEL_ENTRY.test(entry) || entry.length > 200)
+          throw new KeyPolicyInputError('models', `"${entry}" is neither a model id nor a pattern of whole segments`);
+      next.models = [...input.models];
+    }
+  }
+  if (input.maxInFlight !== undefined) {
+    if (input.maxInFlight !== null && (!Number.isSafeInteger(input.maxInFlight) || input.maxInFlight < 1))
+      throw new KeyPolicyInputError('maxInFlight', 'a positive whole number');
+    next.maxInFlight = input.maxInFlight;
+  }
+  if (input.expires !== undefined) next.expiresAt = input.expires === null ? null : parseExpiry(input.expires);
+  if (input.networks !== undefined) {
+    if (input.networks === null) next.networks = null;
+    else {
+      if (input.networks.length === 0 || input.networks.length > 100)
+        throw new KeyPolicyInputError('networks', 'between 1 and 100 CIDR blocks');
+      for (const block of input.networks)
+        if (!ipaddr.isValidCIDR(block)) throw new KeyPolicyInputError('networks', `"${block}" is not a CIDR block`);
+      next.networks = [...input.networks];
+    }
+  }
+  return next;
+}
+
+function parseBudget(text: string): NonNullable<KeyPolicy['budget']> {
+  const match = /^(\d{1,15})(?:\/(day|week|month|lifetime))?$/.exec(text.trim());
+  const credits = match ? Number(match[1]) : Number.NaN;
+  if (!match || !Number.isSafeInteger(credits) || credits < 1)
+    throw new KeyPolicyInputError(
+      'budget',
+      'CREDITS/PERIOD: a positive whole number of credits per day, week, month or lifetime',
+    );
+  return { credits, period: (match[2] ?? 'lifetime') as BudgetPeriod };
+}
+
+function parseExpiry(text: string): number {
+  const t = text.trim();
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(t)
+    ? Date.parse(`${t}T00:00:00Z`)
+    : /^\d{4}-\d{2}-\d{2}T/.test(t)
+      ? Date.parse(t)
+      : NaN;
+  if (!Number.isFinite(ms)) throw new KeyPolicyInputError('expires', 'an ISO 8601 date or date-time');
+  return ms;
+}
+
+/** The policy as the API shows it (GET /api/v1/keys/current, the console). */
+export function policyView(policy: KeyPolicy) {
+  return {
+    budget: policy.budget,
+    models: policy.models,
+    maxInFlight: policy.maxInFlight,
+    expiresAt: policy.expiresAt === null ? null : new Date(policy.expiresAt).toISOString(),
+    networks: policy.networks,
+  };
+}
