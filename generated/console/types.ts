@@ -811,7 +811,11 @@ export interface components {
         OperatorBalance: {
             available: number;
             held: number;
+            /** @description Credits a refund or dispute could not take back (docs/architecture.md, the ledger's kinds). */
+            owed?: number;
             purchased: number;
+            /** @description Credits refunds, disputes and debt payments took back. */
+            reversed?: number;
             spent: number;
         };
         OperatorDeployment: {

@@ -12,7 +12,7 @@ export const BUDGET_PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month', 
 
 export interface KeyPolicy {
   budget: { credits: number; period: BudgetPeriod } | null;
-  /** Model ids and family patterns (`vendor_a/*`); null: any model. */
+  /** Model ids and family patterns (`<vendor>/*`); null: any model. */
   models: string[] | null;
   maxInFlight: number | null;
   /** Milliseconds since the epoch; null: never. */
@@ -102,7 +102,7 @@ export function budgetPeriodAt(period: BudgetPeriod, now: number): { start: numb
 
 /**
  * Whether a model id matches an allow-list entry: an exact id, or a pattern whose `*` segments stand
- * for whole path segments (`vendor_a/*` matches `vendor_a/x/y`, never `vendor_ab/x`); a final `*`
+ * for whole path segments (`acme/*` matches `acme/x/y`, never `acmeb/x`); a final `*`
  * stands for one or more segments, any other `*` for exactly one.
  */
 export function modelMatches(entry: string, modelId: string): boolean {

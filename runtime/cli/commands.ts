@@ -46,7 +46,7 @@ const KEY_POLICY_FLAGS: Record<string, Flag> = {
   },
   models: {
     value: 'LIST',
-    description: "model ids and family patterns of whole segments, comma-separated: 'vendor_a/*'",
+    description: "model ids and family patterns of whole segments, comma-separated: '<vendor>/*'",
   },
   'max-in-flight': { value: 'N', description: 'most tasks queued or running at once' },
   expires: { value: 'DATE', description: 'the key is refused from then on (ISO 8601 date or date-time, UTC)' },

@@ -219,11 +219,16 @@ describe('the playground and the console in a browser', () => {
       .toMatch(/^service:\/\/a\/a_[\w-]+$/);
     expect(await page.locator('#upload-error-reference_image_urls').innerText()).toBe('');
     expect(await page.locator('#upload-status-reference_image_urls').innerText()).toContain('fox.png');
-    expect(
-      await page
-        .locator('#upload-status-reference_image_urls img')
-        .evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth),
-    ).toBe(400);
+    // The preview loads after the upload's answer: waited for, not read at once (a loaded machine).
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('#upload-status-reference_image_urls img')
+            .evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth),
+        { timeout: 10_000 },
+      )
+      .toBe(400);
     await expect.poll(() => page.locator('#quote').getAttribute('data-credits'), { timeout: 5000 }).toBe('28');
     await page.screenshot({ path: join(ARTIFACTS, 'playground-upload.png'), fullPage: true });
 
@@ -354,7 +359,7 @@ describe('the playground and the console in a browser', () => {
     await page.reload();
     await page.locator('body[data-ready="true"]').waitFor();
     expect(await page.locator('#usage-chart canvas').count()).toBeGreaterThan(0);
-    expect(await page.locator('#tasks-table tbody tr').count()).toBe(3);
+    await expect.poll(() => page.locator('#tasks-table tbody tr').count(), { timeout: 10_000 }).toBe(3);
     await page.screenshot({ path: join(ARTIFACTS, 'console-overview.png'), fullPage: true });
     await page.locator('#language').selectOption('de');
     await page.locator('#save-settings').click();

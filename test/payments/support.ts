@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { signUp, type ConsoleUser } from '../console/support.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { signedEvent, startStripeApiServer, type StripeApiServer } from '../../support/stripe/stripe-api-server.js';
@@ -45,10 +46,9 @@ export function event(type: string, object: unknown, options: { secret?: string;
   return signedEvent(type, object, options.secret ?? WEBHOOK_SECRET, options);
 }
 
-let users = 0;
-/** A signed-up console user and the id of its API account. */
+/** A signed-up console user and the id of its API account (a random address: no counter kept between files). */
 export async function customer(t: TestService): Promise<{ user: ConsoleUser; accountId: string }> {
-  const user = await signUp(t, `buyer-${process.pid}-${++users}-${Date.now()}@example.test`);
+  const user = await signUp(t, `buyer-${randomUUID()}@example.test`);
   const session = await user.call('GET', '/console/api/session');
   return { user, accountId: session.body.data.accountId };
 }

@@ -30,9 +30,16 @@ function children(): number[] {
 /** The processes the fork had before the file: not the file's. */
 const childrenAtStart = new Set(children());
 
-/** The file's processes still running; esbuild's service (started by a transform, it serves every file) is not one. */
+/**
+ * Helper processes a library keeps for the whole process on purpose, started by whichever file
+ * first needs them and reused by the next: esbuild's service (a transform) and recheck's agent
+ * (the generator's pattern check, issue 20). They hold no state of a file.
+ */
+const SHARED_HELPERS = [/\/esbuild --service=/, /\/recheck(-[a-z0-9-]+)?\/recheck agent$/];
+
+/** The file's processes still running, but for the shared helpers. */
 function liveChildren(): number[] {
-  return children().filter((pid) => !childrenAtStart.has(pid) && !/\/esbuild --service=/.test(commandOf(pid)));
+  return children().filter((pid) => !childrenAtStart.has(pid) && !SHARED_HELPERS.some((re) => re.test(commandOf(pid))));
 }
 
 function commandOf(pid: number): string {

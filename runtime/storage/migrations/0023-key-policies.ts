@@ -5,7 +5,7 @@ import { bigint, type Engine } from '../dialect.js';
  * Key policies (issue 40): what a key may spend and call.
  * - api_keys.budget_credits, budget_period (`day`, `week`, `month`, `lifetime`): the most credits the
  *   key may hold and spend in one UTC period; null: no budget.
- * - api_keys.allowed_models: a JSON array of model ids and family patterns (`vendor_a/*`); null: any.
+ * - api_keys.allowed_models: a JSON array of model ids and family patterns (`<vendor>/*`); null: any.
  * - api_keys.max_in_flight: the most queued + running tasks of the key; null: no cap.
  * - api_keys.expires_at: from when the key is refused (401); null: never.
  * - api_keys.networks: a JSON array of CIDR blocks the client must be in (403); null: any.
