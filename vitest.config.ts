@@ -28,7 +28,7 @@ const kinds = suiteKinds(fileURLToPath(new URL('.', import.meta.url)));
 /**
  * A recorded run (MEDIAFORGE_STATEMENT_RECORD=<dir>): every fork and every process it spawns (they
  * inherit this environment) loads the recorder first (test/support/statement-recorder.mjs); after
- * the projects, `npm test` checks the record (test/support/check-statement-record.ts).
+ * the projects, `.ci/run` checks the record (`npm run test:statements`).
  */
 const recorder = `--import=${fileURLToPath(new URL('./test/support/statement-recorder.mjs', import.meta.url))}`;
 if (process.env.MEDIAFORGE_STATEMENT_RECORD && !process.env.NODE_OPTIONS?.includes(recorder))

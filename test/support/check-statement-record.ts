@@ -1,7 +1,7 @@
 /**
- * The step of `npm test` after vitest: when MEDIAFORGE_STATEMENT_RECORD names the directory a run
- * recorded into (.ci/run sets it), read every process's record and fail on what
- * test/support/statement-check.ts finds; without it, nothing to do.
+ * `npm run test:statements`, after the tests: when MEDIAFORGE_STATEMENT_RECORD names the directory
+ * a run recorded into (.ci/run sets it), read every process's record and exit 1 on what
+ * test/support/statement-check.ts finds (.ci/run reports it, not yet failing: issue 38).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
