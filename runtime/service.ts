@@ -15,6 +15,7 @@ import { CallWindow } from './routing/call-window.js';
 import { UpstreamStats } from './routing/upstream-stats.js';
 import { FaultPoints } from './faults.js';
 import { buildApp, createHttpServer } from './http/app.js';
+import { trackConnections } from './http/connections.js';
 import { settingsSecret } from './settings.js';
 import { openServiceDb } from './storage/open-service-db.js';
 import { checkpointOffThread } from './storage/sqlite-checkpoints.js';
@@ -95,6 +96,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   if (config.blobStore === 'local') mkdirSync(resolve(config.dataDir), { recursive: true, mode: 0o700 });
   // The HTTP server comes first: its logger is the service's (a worker-only process logs to the console).
   const app = config.role !== 'worker' ? createHttpServer(config, { logger: options.logger }) : undefined;
+  const connections = app ? trackConnections(app.server) : undefined;
   const log: Context['log'] = app?.log ?? console;
   const tell = notifier(db);
   const deployments = options.deployments
@@ -162,7 +164,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       if (app) {
         // Node closes the idle keep-alive connections once, when close begins; one still busy then
         // stays open after its answer until its keep-alive timeout (72 s), and close waits for it.
-        const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+        const sweep = setInterval(() => connections?.closeIdle(), 100);
         await app.close().finally(() => clearInterval(sweep));
       }
       await worker?.stop();
