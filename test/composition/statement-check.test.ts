@@ -41,7 +41,9 @@ describe('the statement check', () => {
       'FAILS: a statement of the service only on SQLite',
       {
         given: [sql('sqlite', 'delete from "holds" where "id" = ?', 'runtime/ledger/ledger.ts')],
-        want: ['ran only on SQLite: delete from "holds" where "id" = ? (from runtime/ledger/ledger.ts)'],
+        want: [
+          'ran only on SQLite: delete from "holds" where "id" = ? (issued at runtime/ledger/ledger.ts; ran on sqlite, not on postgres, s3-postgres)',
+        ],
       },
     ],
     [
@@ -72,7 +74,9 @@ describe('the statement check', () => {
           sql('sqlite', 'select 3', 'runtime/accounts/key-revision.ts'),
           sql('postgres', 'select 3', 'runtime/accounts/key-revision.ts'),
         ],
-        want: ['ran only on SQLite: select 2 (from runtime/storage/dialect.ts < runtime/accounts/key-revision.ts)'],
+        want: [
+          'ran only on SQLite: select 2 (issued at runtime/accounts/key-revision.ts; ran on sqlite, not on postgres, s3-postgres)',
+        ],
       },
     ],
     [
@@ -104,6 +108,43 @@ describe('the statement check', () => {
       { given: [sql('sqlite', 'update "tasks" set "state" = ?')], want: [] },
     ],
     [
+      "a test's own SQL through the runtime's dialect is the test's business, not the dialect's",
+      {
+        given: [sql('sqlite', 'update "tasks" set "state" = ?', 'runtime/storage/dialect.ts', 'test/ops/ops.test.ts')],
+        want: [],
+      },
+    ],
+    [
+      'FAILS: the runtime file that called the dialect for a test issued it, and it ran only on SQLite',
+      {
+        given: [
+          {
+            ...sql(
+              'sqlite',
+              'delete from "entities" where "id" = ?',
+              'runtime/assets/entities.ts',
+              'test/files/x.test.ts',
+            ),
+            lines: [41, 9],
+            project: 's3',
+          },
+        ],
+        want: [
+          'ran only on SQLite: delete from "entities" where "id" = ? (issued at runtime/assets/entities.ts:41; ran on s3, not on postgres, s3-postgres)',
+        ],
+      },
+    ],
+    [
+      'an IN list of another length on PostgreSQL is the same statement',
+      {
+        given: [
+          sql('sqlite', 'select * from "work" where "kind" in (?, ?, ?)', 'runtime/queue/start-probe.ts'),
+          sql('postgres', 'select * from "work" where "kind" in (?, ?)', 'runtime/queue/start-probe.ts'),
+        ],
+        want: [],
+      },
+    ],
+    [
       'a SQLite-named file whose PostgreSQL counterpart ran on PostgreSQL',
       {
         given: [
@@ -117,7 +158,9 @@ describe('the statement check', () => {
       'FAILS: a SQLite-named file whose counterpart never ran on PostgreSQL',
       {
         given: [sql('sqlite', 'insert into "tasks" default values', 'runtime/tasks/accept-sqlite.ts')],
-        want: ['ran only on SQLite: insert into "tasks" default values (from runtime/tasks/accept-sqlite.ts)'],
+        want: [
+          'ran only on SQLite: insert into "tasks" default values (issued at runtime/tasks/accept-sqlite.ts; ran on sqlite, not on postgres, s3-postgres)',
+        ],
       },
     ],
     [
