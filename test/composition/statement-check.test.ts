@@ -192,7 +192,7 @@ describe('the statement check', () => {
       'FAILS: a store operation only on the local store, where the S3 store has its own',
       {
         given: [store('local', 'read')],
-        want: ['store operation ran only on the local store: read (the S3 store has its own)'],
+        want: ['store operation ran only on the local store: read (the S3 store has its own; not on the s3, s3-postgres projects)'],
       },
     ],
     ['an operation the S3 store has no path of its own for', { given: [store('local', 'putShared')], want: [] }],

@@ -148,6 +148,8 @@ export function statementProblems({ records, sourceFiles, s3Operations }: CheckI
   else
     for (const operation of onLocal)
       if (s3Operations.has(operation) && !onS3.has(operation))
-        problems.push(`store operation ran only on the local store: ${operation} (the S3 store has its own)`);
+        problems.push(
+          `store operation ran only on the local store: ${operation} (the S3 store has its own; not on the s3, s3-postgres projects)`,
+        );
   return problems;
 }
