@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { type CheckInput, type Recorded, statementProblems } from '../support/statement-check.js';
 
-const sql = (engine: 'sqlite' | 'postgres', statement: string, ...files: string[]): Recorded => ({
+const sql = (
+  engine: 'sqlite' | 'postgres',
+  statement: string,
+  ...files: string[]
+): Extract<Recorded, { kind: 'sql' }> => ({
   kind: 'sql',
   engine,
   statement,
@@ -192,7 +196,9 @@ describe('the statement check', () => {
       'FAILS: a store operation only on the local store, where the S3 store has its own',
       {
         given: [store('local', 'read')],
-        want: ['store operation ran only on the local store: read (the S3 store has its own; not on the s3, s3-postgres projects)'],
+        want: [
+          'store operation ran only on the local store: read (the S3 store has its own; not on the s3, s3-postgres projects)',
+        ],
       },
     ],
     ['an operation the S3 store has no path of its own for', { given: [store('local', 'putShared')], want: [] }],

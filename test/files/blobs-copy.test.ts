@@ -71,7 +71,7 @@ describe('blobs copy', () => {
     expect(again).toMatchObject({ copied: 2, skipped: 1 });
     expect((await text(s3Store, 'library/a_2.wav')).equals(OBJECTS['library/a_2.wav'])).toBe(true);
 
-    const fromS3 = JSON.parse((await cli(['--to', 'database'], env.MEDIAFORGE_BLOB_STORE)).stdout);
+    const fromS3 = JSON.parse((await cli(['--to', 'database'], s3.environment('copy/').MEDIAFORGE_BLOB_STORE)).stdout);
     expect(fromS3).toMatchObject({ copied: 3, skipped: 0 });
     const db = await openDb(`sqlite:${join(dir, 'db.sqlite')}`);
     await migrateToLatest(db);
