@@ -38,10 +38,10 @@ const ALLOWED_IN_TESTS: Record<string, string> = {
   // The services a fork spawned, killed if the fork itself exits first (each leaves the set when it exits).
   // The leak check is a vitest setup file: registering its afterAll on import is what it is for.
   'test/support/leak-check.ts:62: runs on import: afterAll(async () => {': 'setup file',
-  'test/support/leak-check.ts:14: runs on import: if (process.env.MEDIAFORGE_STATEMENT_RECORD) process.env.MEDIAFORGE_STATEMENT_SU':
-    'setup file: names the suite for the statement record',
+  'test/support/leak-check.ts:14: runs on import: if (process.env.MEDIAFORGE_STATEMENT_RECORD) nameRecordedSuite();':
+    'setup file: names the suite and project for the statement record',
   // Scripts that are run, not imported: running is what they are for.
-  'test/support/check-statement-record.ts:48: runs on import: if (dir) await check(dir);': 'the test:statements script',
+  'test/support/check-statement-record.ts:51: runs on import: if (dir) await check(dir);': 'the test:statements script',
   'test/support/statement-recorder.mjs:18: runs on import: if (directory) install(directory);': 'node --import preload',
   'support/service-process.ts:26: module-level children is changed at run time (a registry)': 'exit safety net',
   "support/service-process.ts:30: runs on import: process.once('exit', killAll);": 'exit safety net',

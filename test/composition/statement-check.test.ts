@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { type CheckInput, type Recorded, statementProblems } from '../support/statement-check.js';
 
-const sql = (engine: 'sqlite' | 'postgres', statement: string, ...files: string[]): Recorded => ({
+const sql = (
+  engine: 'sqlite' | 'postgres',
+  statement: string,
+  ...files: string[]
+): Extract<Recorded, { kind: 'sql' }> => ({
   kind: 'sql',
   engine,
   statement,
@@ -41,7 +45,9 @@ describe('the statement check', () => {
       'FAILS: a statement of the service only on SQLite',
       {
         given: [sql('sqlite', 'delete from "holds" where "id" = ?', 'runtime/ledger/ledger.ts')],
-        want: ['ran only on SQLite: delete from "holds" where "id" = ? (from runtime/ledger/ledger.ts)'],
+        want: [
+          'ran only on SQLite: delete from "holds" where "id" = ? (issued at runtime/ledger/ledger.ts; ran on sqlite, not on postgres, s3-postgres)',
+        ],
       },
     ],
     [
@@ -72,7 +78,9 @@ describe('the statement check', () => {
           sql('sqlite', 'select 3', 'runtime/accounts/key-revision.ts'),
           sql('postgres', 'select 3', 'runtime/accounts/key-revision.ts'),
         ],
-        want: ['ran only on SQLite: select 2 (from runtime/storage/dialect.ts < runtime/accounts/key-revision.ts)'],
+        want: [
+          'ran only on SQLite: select 2 (issued at runtime/accounts/key-revision.ts; ran on sqlite, not on postgres, s3-postgres)',
+        ],
       },
     ],
     [
@@ -104,6 +112,43 @@ describe('the statement check', () => {
       { given: [sql('sqlite', 'update "tasks" set "state" = ?')], want: [] },
     ],
     [
+      "a test's own SQL through the runtime's dialect is the test's business, not the dialect's",
+      {
+        given: [sql('sqlite', 'update "tasks" set "state" = ?', 'runtime/storage/dialect.ts', 'test/ops/ops.test.ts')],
+        want: [],
+      },
+    ],
+    [
+      'FAILS: the runtime file that called the dialect for a test issued it, and it ran only on SQLite',
+      {
+        given: [
+          {
+            ...sql(
+              'sqlite',
+              'delete from "entities" where "id" = ?',
+              'runtime/assets/entities.ts',
+              'test/files/x.test.ts',
+            ),
+            lines: [41, 9],
+            project: 's3',
+          },
+        ],
+        want: [
+          'ran only on SQLite: delete from "entities" where "id" = ? (issued at runtime/assets/entities.ts:41; ran on s3, not on postgres, s3-postgres)',
+        ],
+      },
+    ],
+    [
+      'an IN list of another length on PostgreSQL is the same statement',
+      {
+        given: [
+          sql('sqlite', 'select * from "work" where "kind" in (?, ?, ?)', 'runtime/queue/start-probe.ts'),
+          sql('postgres', 'select * from "work" where "kind" in (?, ?)', 'runtime/queue/start-probe.ts'),
+        ],
+        want: [],
+      },
+    ],
+    [
       'a SQLite-named file whose PostgreSQL counterpart ran on PostgreSQL',
       {
         given: [
@@ -117,7 +162,9 @@ describe('the statement check', () => {
       'FAILS: a SQLite-named file whose counterpart never ran on PostgreSQL',
       {
         given: [sql('sqlite', 'insert into "tasks" default values', 'runtime/tasks/accept-sqlite.ts')],
-        want: ['ran only on SQLite: insert into "tasks" default values (from runtime/tasks/accept-sqlite.ts)'],
+        want: [
+          'ran only on SQLite: insert into "tasks" default values (issued at runtime/tasks/accept-sqlite.ts; ran on sqlite, not on postgres, s3-postgres)',
+        ],
       },
     ],
     [
@@ -149,7 +196,9 @@ describe('the statement check', () => {
       'FAILS: a store operation only on the local store, where the S3 store has its own',
       {
         given: [store('local', 'read')],
-        want: ['store operation ran only on the local store: read (the S3 store has its own)'],
+        want: [
+          'store operation ran only on the local store: read (the S3 store has its own; not on the s3, s3-postgres projects)',
+        ],
       },
     ],
     ['an operation the S3 store has no path of its own for', { given: [store('local', 'putShared')], want: [] }],

@@ -235,4 +235,45 @@ describe('the private asset library', () => {
     expectOk(await t.call('DELETE', `/api/v1/assets/${images[2].assetId}`, { key: owner.apiKey }));
     expect((await t.call('GET', '/api/v1/assets/entities', { key: owner.apiKey })).body.data.items).toEqual([]);
   });
+  it('characters: the console deletes one of its library only, audited once, and says when there is none', async () => {
+    const images = [];
+    for (let i = 0; i < 2; i++)
+      images.push((await upload(t, owner.apiKey, png(310 + i, 310, false), 'image/png', `owl${i}.png`)).asset);
+    const db = t.service.ctx.db;
+    // The command prints its answer: console.log is taken for the call and given back.
+    const command = async (sub: string, values: Record<string, unknown>) => {
+      const lines: string[] = [];
+      const log = console.log;
+      console.log = (line: string) => lines.push(line);
+      try {
+        const code = await entitiesCommand(db, sub, { account: owner.accountId, json: true, ...values }, Date.now());
+        return { code, answer: JSON.parse(lines[0]) };
+      } finally {
+        console.log = log;
+      }
+    };
+    const made = await command('create', { name: 'Owl', assets: images.map((a) => a.assetId).join(',') });
+    expect(made.code).toBe(0);
+    const entityId: string = made.answer.entityId;
+    const names = async () =>
+      (await t.call('GET', '/api/v1/assets/entities', { key: owner.apiKey })).body.data.items.map((e: any) => e.name);
+    expect(await names()).toContain('Owl');
+    for (const [name, { given, want }] of [
+      ['another library of the account', { given: { entity: entityId, workspace: 'team:studio' }, want: 1 }],
+      ['an unknown character', { given: { entity: 'e_unknown' }, want: 1 }],
+      ['its own library', { given: { entity: entityId }, want: 0 }],
+      ['again, once gone', { given: { entity: entityId }, want: 1 }],
+    ] as const) {
+      const deleted = await command('delete', given);
+      expect({ name, ...deleted }).toEqual({ name, code: want, answer: { deleted: want === 0 } });
+    }
+    expect(await names()).not.toContain('Owl');
+    const audited = await db.kysely
+      .selectFrom('audit_log')
+      .select(['action', 'target'])
+      .where('action', '=', 'entity.delete')
+      .where('target', '=', entityId)
+      .execute();
+    expect(audited).toEqual([{ action: 'entity.delete', target: entityId }]);
+  });
 });

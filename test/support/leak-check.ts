@@ -8,10 +8,10 @@
  * Modules shared by files keep no state either (test/composition/no-module-state.test.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterAll, expect } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 
-// A recorded run names the suite in each statement it records, and in those of the processes it spawns.
-if (process.env.MEDIAFORGE_STATEMENT_RECORD) process.env.MEDIAFORGE_STATEMENT_SUITE = expect.getState().testPath;
+// A recorded run names the suite and the project in each statement it records, and in those of the processes it spawns.
+if (process.env.MEDIAFORGE_STATEMENT_RECORD) nameRecordedSuite();
 
 /** The environment the file started with (vitest's project `env` is already in it). */
 const environmentAtStart = { ...process.env };
@@ -85,3 +85,11 @@ afterAll(async () => {
   }
   if (problems.length > 0) throw new Error(`leaked to the next file in this fork: ${problems.join('; ')}`);
 });
+
+/** The suite and the vitest project (sqlite, postgres, s3, s3-postgres) a recorded run names in its statements. */
+function nameRecordedSuite(): void {
+  process.env.MEDIAFORGE_STATEMENT_SUITE = expect.getState().testPath;
+  const postgres = process.env.MEDIAFORGE_TEST_DB === 'postgres';
+  const s3 = Boolean(inject('s3Endpoint'));
+  process.env.MEDIAFORGE_STATEMENT_PROJECT = s3 ? (postgres ? 's3-postgres' : 's3') : postgres ? 'postgres' : 'sqlite';
+}

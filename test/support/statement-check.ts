@@ -21,7 +21,18 @@
  */
 
 export type Recorded =
-  | { kind: 'sql'; engine: 'sqlite' | 'postgres'; statement: string; files: string[]; suite?: string }
+  | {
+      kind: 'sql';
+      engine: 'sqlite' | 'postgres';
+      statement: string;
+      /** The repository's files on its stack, innermost first: runtime/ and generated/, test/ and support/. */
+      files: string[];
+      /** The line each of `files` was at (absent in records made before lines were kept). */
+      lines?: number[];
+      suite?: string;
+      /** The vitest project that ran it (sqlite, postgres, s3, s3-postgres). */
+      project?: string;
+    }
   | { kind: 'store'; store: 'local' | 'database' | 's3'; operation: string };
 
 export interface CheckInput {
@@ -42,19 +53,37 @@ export const RUNNERS = new Set([
   'runtime/storage/sqlite-group-commit.ts',
 ]);
 
-/** The file that issued a statement: the innermost runtime file on its stack that is not a runner (else the innermost runner past dialect.ts, which runs every statement). */
+/** The service's own code: a statement issued from anywhere else (a test, a loopback server) is not the service's. */
+const SERVICE = /^(runtime|generated)\//;
+
+/**
+ * The file that issued a statement: the innermost file on its stack that is not a runner (else the
+ * innermost runner past dialect.ts, which runs every statement). Undefined when that file is not
+ * the service's: a test's own SQL through the runtime's dialect is the test's business.
+ */
 export function issuer(files: string[]): string | undefined {
-  return (
-    files.find((file) => !RUNNERS.has(file)) ?? files.find((file) => file !== 'runtime/storage/dialect.ts') ?? files[0]
-  );
+  const file = files.find((f) => !RUNNERS.has(f)) ?? files.find((f) => f !== 'runtime/storage/dialect.ts') ?? files[0];
+  return file !== undefined && SERVICE.test(file) ? file : undefined;
 }
 
-/** The statement as compared: lower case, SQLite's transaction lock mode dropped. */
+/** Where the issuer was on the stack, file:line (the file alone when no line was recorded). */
+export function issuedAt(record: { files: string[]; lines?: number[] }): string | undefined {
+  const file = issuer(record.files);
+  if (file === undefined) return undefined;
+  const line = record.lines?.[record.files.indexOf(file)];
+  return line === undefined ? file : `${file}:${line}`;
+}
+
+/**
+ * The statement as compared: lower case, SQLite's transaction lock mode dropped, and every IN list
+ * of placeholders as one (`in (?, ?, ?)` and `in (?, ?)` are one statement with other parameters).
+ */
 export function comparable(statement: string): string {
   return statement
     .toLowerCase()
     .replace(/^begin (immediate|deferred|exclusive)( transaction)?$/, 'begin')
-    .replace(/^begin transaction$/, 'begin');
+    .replace(/^begin transaction$/, 'begin')
+    .replace(/\bin \(\s*\?(?:\s*,\s*\?)*\s*\)/g, 'in (?)');
 }
 
 /** A file named for SQLite: `sqlite` is a dash-separated word of its name. */
@@ -80,7 +109,7 @@ export function statementProblems({ records, sourceFiles, s3Operations }: CheckI
   const ownWordsOnPostgres = new Set(
     all.flatMap((r) => (r.engine === 'postgres' && !onSqlite.has(comparable(r.statement)) ? [issuer(r.files)] : [])),
   );
-  const sql = all.filter((r) => r.files.length > 0);
+  const sql = all.filter((r) => issuer(r.files) !== undefined);
   if (sql.some((r) => r.engine === 'sqlite') && onPostgres.size === 0)
     problems.push('no statement ran on PostgreSQL: the postgres project did not run (MEDIAFORGE_TEST_PG)');
   else {
@@ -101,8 +130,15 @@ export function statementProblems({ records, sourceFiles, s3Operations }: CheckI
         }) || ownWordsOnPostgres.has(file);
       if (paired) continue;
       reported.add(statement);
+      const projects = [
+        ...new Set(
+          sql.flatMap((r) =>
+            r.engine === 'sqlite' && comparable(r.statement) === statement && r.project ? [r.project] : [],
+          ),
+        ),
+      ].sort();
       problems.push(
-        `ran only on SQLite: ${record.statement.slice(0, 300)} (from ${record.files.slice(0, 3).join(' < ')}${record.suite ? `; suite ${record.suite}` : ''})`,
+        `ran only on SQLite: ${record.statement.slice(0, 300)} (issued at ${issuedAt(record)}; ran on ${projects.join(', ') || 'sqlite'}, not on postgres, s3-postgres${record.suite ? `; suite ${record.suite}` : ''})`,
       );
     }
   }
@@ -112,6 +148,8 @@ export function statementProblems({ records, sourceFiles, s3Operations }: CheckI
   else
     for (const operation of onLocal)
       if (s3Operations.has(operation) && !onS3.has(operation))
-        problems.push(`store operation ran only on the local store: ${operation} (the S3 store has its own)`);
+        problems.push(
+          `store operation ran only on the local store: ${operation} (the S3 store has its own; not on the s3, s3-postgres projects)`,
+        );
   return problems;
 }

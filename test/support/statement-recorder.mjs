@@ -22,16 +22,24 @@ export function normalizedStatement(text) {
   return String(text).replace(/\$\d+/g, '?').replace(/\s+/g, ' ').trim();
 }
 
-/** The repository's runtime/ files on a stack, innermost first (a build's dist/runtime/*.js as its source). */
-export function runtimeFiles(stack) {
-  const files = [];
+/**
+ * The repository's files on a stack, innermost first, each with the line it was at (its first
+ * frame): runtime/ and generated/ (a build's dist/runtime/*.js as its source), and test/ and
+ * support/, so the check can tell a statement a test issued through the runtime's dialect from one
+ * the runtime issued itself (test/support/statement-check.ts, issuer).
+ */
+export function stackSites(stack) {
+  const sites = [];
   for (const match of String(stack).matchAll(
-    /(?:file:\/\/)?\/[^\s():]*?\/((?:dist\/)?(?:runtime|generated)\/[^\s():]+?\.(?:ts|js|mjs))/g,
+    /(?:file:\/\/)?\/[^\s():]*?\/((?:dist\/)?(?:runtime|generated|test|support)\/[^\s():]+?\.(?:ts|js|mjs)):(\d+)/g,
   )) {
+    if (match[1].includes('node_modules/')) continue;
     const file = match[1].replace(/^dist\//, '').replace(/\.m?js$/, '.ts');
-    if (!files.includes(file)) files.push(file);
+    // This file's own frames are not a caller.
+    if (file === 'test/support/statement-recorder.ts') continue;
+    if (!sites.some((site) => site.file === file)) sites.push({ file, line: Number(match[2]) });
   }
-  return files;
+  return sites;
 }
 
 function install(dir) {
@@ -40,19 +48,24 @@ function install(dir) {
   const file = join(dir, `${process.pid}.jsonl`);
   const record = (engine, text) => {
     const statement = normalizedStatement(text);
-    const key = `${engine}\0${statement}`;
-    if (seen.has(key)) return;
-    seen.add(key);
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 60;
     const stack = new Error().stack;
     Error.stackTraceLimit = limit;
+    const sites = stackSites(stack);
+    const files = sites.map((site) => site.file);
+    // Once per statement and path of files: the same text from a test and from the runtime are two records.
+    const key = `${engine}\0${statement}\0${files.join(' ')}`;
+    if (seen.has(key)) return;
+    seen.add(key);
     const line = {
       kind: 'sql',
       engine,
       statement,
-      files: runtimeFiles(stack),
+      files,
+      lines: sites.map((site) => site.line),
       suite: process.env.MEDIAFORGE_STATEMENT_SUITE,
+      project: process.env.MEDIAFORGE_STATEMENT_PROJECT,
     };
     appendFileSync(file, `${JSON.stringify(line)}\n`);
   };
