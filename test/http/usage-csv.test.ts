@@ -1,3 +1,4 @@
+import { Mediaforge, PermissionDeniedError } from '@mediaforge/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { run } from '../../runtime/cli/main.js';
 import { ManualClock } from '../../runtime/clock.js';
@@ -109,5 +110,21 @@ describe('usage: csv and account scope', () => {
     const r = await t.call('GET', `/api/v1/usage?${range}&${query}`, { key: reporting });
     expectError(r, 400, 40008);
     expect(r.body.data).toEqual({ param });
+  });
+
+  it('the TypeScript client reads the statement and the usage, as JSON and as CSV', async () => {
+    const client = new Mediaforge({ apiKey: reporting, baseUrl: t.url, maxRetries: 0 });
+    const query = { from: '2026-03-01', to: '2026-03-31', scope: 'account' as const };
+    const usage = await client.usage.get(query);
+    expect(usage.byModel.map((m) => m.model)).toEqual([MODEL_D, MODEL_MINI].sort());
+    expect(usageFromCsv(await client.usage.csv(query))).toEqual(usage);
+    const statement = await client.statements.get('2026-03');
+    expect(statement).toMatchObject({ month: '2026-03', openingBalance: 0, purchases: { total: 0 } });
+    expect(statement.charges.total).toBe(usage.byModel.reduce((sum, m) => sum + m.credits, 0));
+    const csv = await client.statements.csv('2026-03');
+    expect(csv.split('\r\n')).toContain(`charges,total,${statement.charges.total}`);
+    const denied = new Mediaforge({ apiKey: unscoped, baseUrl: t.url, maxRetries: 0 });
+    await expect(denied.statements.get('2026-03')).rejects.toBeInstanceOf(PermissionDeniedError);
+    await expect(denied.usage.csv(query)).rejects.toMatchObject({ status: 403, code: 40301 });
   });
 });
