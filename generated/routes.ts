@@ -9,7 +9,7 @@
 import type { operations } from './sdk/types.js';
 
 /** Every operationId of the document (filled in by the generator). */
-export type OperationId = 'listAssets' | 'saveAsset' | 'listEntities' | 'getAssetUsage' | 'getAsset' | 'renameAsset' | 'deleteAsset' | 'getCredit' | 'createDownloadUrl' | 'createUploadTicket' | 'importFile' | 'commitFile' | 'listTasks' | 'createTask' | 'purgeTask' | 'quoteTask' | 'getTaskRecord' | 'retryTask' | 'getCurrentKey' | 'getMedia' | 'listModels' | 'getModel' | 'uploadFile' | 'getUsage' | 'listCompatModels' | 'listVideos' | 'createVideo' | 'retrieveVideo' | 'deleteVideo' | 'downloadVideoContent';
+export type OperationId = 'listAssets' | 'saveAsset' | 'listEntities' | 'getAssetUsage' | 'getAsset' | 'renameAsset' | 'deleteAsset' | 'getCredit' | 'createDownloadUrl' | 'createUploadTicket' | 'importFile' | 'commitFile' | 'listTasks' | 'createTask' | 'purgeTask' | 'quoteTask' | 'getTaskRecord' | 'retryTask' | 'getCurrentKey' | 'getMedia' | 'listModels' | 'getModel' | 'getStatement' | 'uploadFile' | 'getUsage' | 'listCompatModels' | 'listVideos' | 'createVideo' | 'retrieveVideo' | 'deleteVideo' | 'downloadVideoContent';
 
 /** The layers of the document's operations (filled in by the generator). */
 type Layer = 'envelope' | 'compatible';
@@ -238,6 +238,15 @@ export const routes: readonly RouteDef[] = [
     spansSegments: 'model'
   },
   {
+    operationId: 'getStatement',
+    method: 'GET',
+    path: '/api/v1/statements/{month}',
+    fastifyPath: '/api/v1/statements/:month',
+    layer: 'envelope',
+    body: 'json',
+    auth: true
+  },
+  {
     operationId: 'uploadFile',
     method: 'PUT',
     path: '/api/v1/uploads/{fileId}',
@@ -385,6 +394,8 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   listModels(request: Requests['listModels']): Promise<RouteReply<'listModels'>>;
   /** GET /api/v1/models/{model}: Read one model, including its input schema */
   getModel(request: Requests['getModel']): Promise<RouteReply<'getModel'>>;
+  /** GET /api/v1/statements/{month}: The account's statement for a calendar month (UTC) */
+  getStatement(request: Requests['getStatement']): Promise<RouteReply<'getStatement'>>;
   /** PUT /api/v1/uploads/{fileId}: Upload the bytes of a ticket (signed) */
   uploadFile(request: Requests['uploadFile']): Promise<RouteReply<'uploadFile'>>;
   /** GET /api/v1/usage: The calling key's usage by day and by model */

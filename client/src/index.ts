@@ -9,7 +9,7 @@
  * node:crypto and the standardwebhooks package, are on their own entry, `@mediaforge/client/webhooks`.
  */
 import { Core, type ClientOptions } from './core/request.js';
-import { Credit, Keys, Usage } from './resources/account.js';
+import { Credit, Keys, Statements, Usage } from './resources/account.js';
 import { Assets } from './resources/assets.js';
 import { Files } from './resources/files.js';
 import { Models } from './resources/models.js';
@@ -22,6 +22,8 @@ export class Mediaforge {
   /** The calling key's policy (issue 40). */
   readonly keys: Keys;
   readonly usage: Usage;
+  /** The account's monthly statements (issue 39; the key's account-reports scope). */
+  readonly statements: Statements;
   readonly files: Files;
   readonly assets: Assets;
   /** The typed openapi-fetch client underneath, for operations without a resource method. */
@@ -34,6 +36,7 @@ export class Mediaforge {
     this.credit = new Credit(this.core);
     this.keys = new Keys(this.core);
     this.usage = new Usage(this.core);
+    this.statements = new Statements(this.core);
     this.files = new Files(this.core);
     this.assets = new Assets(this.core);
   }

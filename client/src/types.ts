@@ -16,6 +16,7 @@ export type ModelSummary = Schemas['ModelSummary'];
 export type CreditBalance = Schemas['CreditBalance'];
 export type CurrentKey = Schemas['CurrentKey'];
 export type UsageReport = Schemas['UsageReport'];
+export type Statement = Schemas['Statement'];
 export type Asset = Schemas['Asset'];
 export type AssetKind = Schemas['AssetKind'];
 export type AssetUsage = Schemas['AssetUsage'];

@@ -225,6 +225,14 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
     ],
     path: validators.getModelPath
   },
+  getStatement: {
+    parameters: [
+      { name: 'month', in: 'path', integer: false, error: 'invalid_parameter' },
+      { name: 'format', in: 'query', integer: false, error: 'invalid_parameter' }
+    ],
+    path: validators.getStatementPath,
+    query: validators.getStatementQuery
+  },
   uploadFile: {
     parameters: [
       { name: 'fileId', in: 'path', integer: false, error: 'upload_ticket_invalid' },
@@ -236,6 +244,8 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
   },
   getUsage: {
     parameters: [
+      { name: 'format', in: 'query', integer: false, error: 'invalid_parameter' },
+      { name: 'scope', in: 'query', integer: false, error: 'invalid_parameter' },
       { name: 'from', in: 'query', integer: false, error: 'invalid_parameter' },
       { name: 'to', in: 'query', integer: false, error: 'invalid_parameter' }
     ],

@@ -45,6 +45,8 @@ export declare const getMediaQuery: RequestValidator;
 export declare const getMediaHeaders: RequestValidator;
 export declare const listModelsQuery: RequestValidator;
 export declare const getModelPath: RequestValidator;
+export declare const getStatementPath: RequestValidator;
+export declare const getStatementQuery: RequestValidator;
 export declare const uploadFilePath: RequestValidator;
 export declare const uploadFileQuery: RequestValidator;
 export declare const getUsageQuery: RequestValidator;

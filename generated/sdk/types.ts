@@ -533,6 +533,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/statements/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's statement for a calendar month (UTC)
+         * @description Opening balance, purchases (paid and granted), refunds (net of disputes won,
+         *     with the debts they left), charges (in all and per model) and closing balance
+         *     of the month, in credits; a balance is available + held. For every month,
+         *     openingBalance + purchases.total - refunds.total - charges.total =
+         *     closingBalance. Needs the key's account-reports scope (off by default: 403 40301).
+         *     `format=csv` answers the same as CSV (`section,item,credits`).
+         */
+        get: operations["getStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/uploads/{fileId}": {
         parameters: {
             query?: never;
@@ -567,7 +592,10 @@ export interface paths {
         /**
          * The calling key's usage by day and by model
          * @description Tasks, credits and cost of the calling API key between `from` and `to`
-         *     inclusive (UTC days), grouped by day and by model.
+         *     inclusive (UTC days), grouped by day and by model. `scope=account` counts
+         *     every key of the account (the key needs the account-reports scope, off by
+         *     default: 403 40301); `format=csv` answers the same as CSV
+         *     (`section,key,tasks,credits,cost`, sections `day` and `model`).
          */
         get: operations["getUsage"];
         put?: never;
@@ -4613,6 +4641,35 @@ export interface components {
             /** @description A succeeded task of the calling key. */
             taskId: string;
         };
+        Statement: {
+            charges: {
+                byModel: {
+                    credits: number;
+                    model: string;
+                    tasks: number;
+                }[];
+                total: number;
+            };
+            closingBalance: number;
+            month: string;
+            openingBalance: number;
+            purchases: {
+                granted: number;
+                paid: number;
+                total: number;
+            };
+            refunds: {
+                debtForgiven: number;
+                /** @description Owed by refunds and disputes beyond what was available (not taken from the balance). */
+                debtIncurred: number;
+                debtPaid: number;
+                disputed: number;
+                disputesWon: number;
+                refunded: number;
+                /** @description refunded + disputed + debtPaid - disputesWon. */
+                total: number;
+            };
+        };
         /** @description Identifies one task of the calling key. */
         TaskIdRequest: {
             /** @description Task identifier. */
@@ -5997,6 +6054,41 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    getStatement: {
+        parameters: {
+            query?: {
+                /** @description json (default) or csv. */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                /** @description The calendar month, YYYY-MM (UTC). */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        data: components["schemas"]["Statement"];
+                    };
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     uploadFile: {
         parameters: {
             query: {
@@ -6040,8 +6132,12 @@ export interface operations {
     getUsage: {
         parameters: {
             query?: {
+                /** @description json (default) or csv. */
+                format?: "json" | "csv";
                 /** @description First day (UTC), YYYY-MM-DD. */
                 from?: string;
+                /** @description key (default, the calling key) or account (every key of the account). */
+                scope?: "key" | "account";
                 /** @description Last day (UTC), YYYY-MM-DD, inclusive. */
                 to?: string;
             };
@@ -6061,6 +6157,7 @@ export interface operations {
                     "application/json": components["schemas"]["Envelope"] & {
                         data: components["schemas"]["UsageReport"];
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -16,6 +16,8 @@ export type AuditAction =
   | 'key.create'
   // A key's policy set or changed (issue 40): the console's owner or operator, or the CLI.
   | 'key.policy'
+  // A key's account-reports scope turned on or off (issue 39: statements, account-wide usage).
+  | 'key.scope'
   | 'webhook.add'
   | 'webhook.disable'
   | 'webhook.enable'

@@ -230,6 +230,18 @@ export const COMMANDS: Command[] = [
     load: admin('keysSet'),
   },
   {
+    words: ['keys', 'scope'],
+    summary: "turn a key's account-reports scope on or off (statements, account-wide usage); recorded in the audit log",
+    required: ['key', 'account-reports'],
+    flags: {
+      key: { value: 'KEY_ID', description: 'the key id (key_...)' },
+      'account-reports': { value: 'on|off', description: 'whether the key may read statements and account-wide usage' },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: admin('keysScope'),
+  },
+  {
     words: ['keys', 'revoke'],
     summary: 'revoke a key: every server on the database refuses it from its next request',
     required: ['key'],

@@ -13,6 +13,7 @@ import { compatHandlers } from './routes/compat.js';
 import { jobHandlers } from './routes/jobs.js';
 import { mediaHandlers } from './routes/media.js';
 import { modelHandlers } from './routes/models.js';
+import { statementHandlers } from './routes/statements.js';
 
 /** Every operation of the contract; the generated Handlers type makes a missing one a compile error. */
 export function createHandlers(): Handlers<ApiRequests> {
@@ -24,6 +25,7 @@ export function createHandlers(): Handlers<ApiRequests> {
     ...compatHandlers,
     ...fileHandlers,
     ...assetHandlers,
+    ...statementHandlers,
   };
 }
 

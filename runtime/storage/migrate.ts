@@ -20,6 +20,7 @@ import { finalUploads } from './migrations/0018-final-uploads.js';
 import { unknownSubmits } from './migrations/0019-unknown-submits.js';
 import { payments } from './migrations/0022-payments.js';
 import { keyPolicies } from './migrations/0023-key-policies.js';
+import { accountReports } from './migrations/0026-account-reports.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -44,6 +45,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0019-unknown-submits': unknownSubmits(db.engine),
     '0022-payments': payments(db.engine),
     '0023-key-policies': keyPolicies(db.engine),
+    '0026-account-reports': accountReports(),
   };
 }
 

@@ -41,6 +41,8 @@ export interface Database {
     expires_at: number | null;
     /** JSON array of CIDR blocks. */
     networks: string | null;
+    /** 1: the key may read its account's statements and account-wide usage (migration 0026); default 0. */
+    account_reports: Generated<number>;
   };
   /** A key budget's counter per period (migration 0023): credits held and spent by tasks accepted in it. */
   key_spend: { api_key_id: string; period_start: number; held: number; spent: number };

@@ -153,3 +153,23 @@ def test_environment_defaults(service: Service, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("MEDIAFORGE_API_KEY", acct.api_key)
     monkeypatch.setenv("MEDIAFORGE_BASE_URL", service.url + "/api/v1")
     assert Mediaforge().credit.get()["available"] == 100_000
+
+
+def test_statements_and_usage_csv(service: Service) -> None:
+    acct = service.account(1000)
+    key = service.cli("keys", "create", "--account", acct.account_id)
+    service.cli("keys", "scope", "--key", key["keyId"], "--account-reports", "on")
+    client = Mediaforge(api_key=key["apiKey"], base_url=service.url)
+    task = client.tasks.create(model=MODEL, input=INPUT, wait=30)
+    assert task["state"] == "succeeded"
+    month = task["createdAt"][:7]
+    statement = client.statements.get(month)
+    assert statement["openingBalance"] + statement["purchases"]["total"] - statement["refunds"]["total"] - statement["charges"]["total"] == statement["closingBalance"]
+    assert f"charges,total,{statement['charges']['total']}" in client.statements.csv(month).split("\r\n")
+    usage = client.usage.get(scope="account")
+    assert sum(day["tasks"] for day in usage["byDay"]) == 1
+    assert client.usage.csv(scope="account").startswith("section,key,tasks,credits,cost\r\n")
+    unscoped = Mediaforge(api_key=acct.api_key, base_url=service.url)
+    with pytest.raises(APIError) as refused:
+        unscoped.statements.get(month)
+    assert refused.value.status == 403 and refused.value.code == 40301

@@ -16,6 +16,8 @@ import {
   revokeKeyAsOperator,
   setKeyPolicyAsActor,
 } from '../../operator/operator-actions.js';
+import { recordAudit } from '../../audit/audit-log.js';
+import { setAccountReports } from '../../reports/report-scope.js';
 import { migrateToLatest } from '../../storage/migrate.js';
 import { setAccountWebhookSettings } from '../../webhooks/admin.js';
 import { commandConfig, withCommandDb } from '../command-db.js';
@@ -178,6 +180,34 @@ export async function keysRevoke({ values }: CommandInput): Promise<number> {
     )) === true;
   print(values, { revoked }, revoked ? 'revoked' : 'no such active key');
   return revoked ? 0 : 1;
+}
+
+/** Turns a key's account-reports scope on or off (statements, account-wide usage); audited with the change. */
+export async function keysScope({ values }: CommandInput): Promise<number> {
+  const keyId = text(values.key)!;
+  const value = text(values['account-reports'])!.trim();
+  if (value !== 'on' && value !== 'off') throw new UsageError('--account-reports: on or off');
+  const on = value === 'on';
+  const found = await withCommandDb(commandConfig(values), (db) =>
+    db.kysely.transaction().execute(async (trx) => {
+      if (!(await setAccountReports(trx, keyId, on))) return false;
+      await recordAudit(
+        trx,
+        {
+          actor: CLI_OPERATOR.actor,
+          action: 'key.scope',
+          target: keyId,
+          clientAddress: CLI_OPERATOR.clientAddress,
+          details: { accountReports: on },
+        },
+        Date.now(),
+      );
+      return true;
+    }),
+  );
+  if (!found) throw new Error(`no key ${keyId}`);
+  print(values, { keyId, accountReports: on }, `account reports of ${keyId}: ${value}`);
+  return 0;
 }
 
 export async function creditsAdd({ values }: CommandInput): Promise<number> {

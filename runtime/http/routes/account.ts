@@ -3,6 +3,9 @@ import { creditsToUsd } from '../../../generated/support.js';
 import { ApiError } from '../../errors.js';
 import { walletOf } from '../../ledger/wallets.js';
 import { tasksInFlightOfKey, usageRows } from '../../tasks/task-rows.js';
+import { requireAccountReports } from '../../reports/report-scope.js';
+import { usageCsv, usageReport } from '../../reports/usage-report.js';
+import { csvReply } from './csv-reply.js';
 import { budgetPeriodAt, policyView } from '../../accounts/key-policy.js';
 import { keySpendUsed } from '../../ledger/key-spend.js';
 import type { ApiRequests } from '../api-request.js';
@@ -67,46 +70,27 @@ export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsag
     };
   },
 
-  /** The calling key's tasks by UTC day and by model: counts and settled charges. Default: the last 30 days. */
+  /**
+   * The calling key's tasks (or, `scope=account` with the key's account-reports scope, every key's of
+   * its account) by UTC day and by model: counts and settled charges. Default: the last 30 days.
+   */
   async getUsage(req) {
     const now = req.ctx.clock.now();
     const to = (dayStart(req.query.to) ?? now - (now % DAY_MS)) + DAY_MS;
     const from = dayStart(req.query.from) ?? to - 30 * DAY_MS;
     // A rule across two parameters, which the contract cannot state: the range is ordered and at most 366 days.
     if (from >= to || to - from > 366 * DAY_MS) throw new ApiError('invalid_parameter', { param: 'from' });
-    const rows = await usageRows(req.ctx.db.kysely, { keyId: req.caller.keyId }, from, to);
-    const byDay = new Map<string, { tasks: number; credits: number }>();
-    const byModel = new Map<string, { tasks: number; credits: number }>();
-    for (const row of rows) {
-      const credits = row.settled === 1 ? (row.charged_credits ?? 0) : 0;
-      const day = new Date(row.created_at).toISOString().slice(0, 10);
-      for (const [map, key] of [
-        [byDay, day],
-        [byModel, row.model],
-      ] as const) {
-        const entry = map.get(key) ?? { tasks: 0, credits: 0 };
-        entry.tasks += 1;
-        entry.credits += credits;
-        map.set(key, entry);
-      }
-    }
-    const sorted = <T>(map: Map<string, T>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
-    return {
-      status: 200,
-      data: {
-        byDay: sorted(byDay).map(([day, e]) => ({
-          day,
-          tasks: e.tasks,
-          credits: e.credits,
-          cost: creditsToUsd(e.credits),
-        })),
-        byModel: sorted(byModel).map(([model, e]) => ({
-          model,
-          tasks: e.tasks,
-          credits: e.credits,
-          cost: creditsToUsd(e.credits),
-        })),
-      },
-    };
+    const db = req.ctx.db.kysely;
+    const account = req.query.scope === 'account';
+    if (account) await requireAccountReports(db, req.caller.keyId);
+    const rows = await usageRows(
+      db,
+      account ? { accountIds: [req.caller.accountId] } : { keyId: req.caller.keyId },
+      from,
+      to,
+    );
+    const report = usageReport(rows);
+    if (req.query.format === 'csv') return csvReply(usageCsv(report), 'usage.csv');
+    return { status: 200, data: report };
   },
 };

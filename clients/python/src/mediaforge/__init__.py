@@ -36,7 +36,7 @@ from ._errors import (
 )
 from ._generated.errors import ERROR_CODES
 from ._generated.models import MODEL_IDS, ModelId, ModelInput
-from ._generated.schemas import Asset, CreditBalance, ModelSummary, PurgeResult, Quote, TaskRecord, TaskState, UsageReport
+from ._generated.schemas import Asset, CreditBalance, ModelSummary, PurgeResult, Quote, TaskRecord, TaskState, Statement, UsageReport
 from ._pagination import AsyncPages, Page, Pages
 from ._tasks import TERMINAL_STATES, Created, is_terminal
 from ._version import __version__
@@ -50,6 +50,6 @@ __all__ = [
     "InvalidInput", "InvalidInputError", "MODEL_IDS", "Mediaforge", "MediaforgeError", "ModelId", "ModelInput",
     "ModelSummary", "NotFoundError", "NotImplementedError", "Page", "Pages", "PayloadTooLargeError",
     "PermissionDeniedError", "PurgeResult", "Quote", "QuoteConflictError", "RateLimitError", "RateLimited",
-    "ServiceUnavailableError", "TERMINAL_STATES", "Task", "TaskRecord", "TaskState", "TimeoutError", "UsageReport",
+    "ServiceUnavailableError", "Statement", "TERMINAL_STATES", "Task", "TaskRecord", "TaskState", "TimeoutError", "UsageReport",
     "WebhookVerificationError", "__version__", "error_class_for", "is_terminal", "webhooks",
 ]

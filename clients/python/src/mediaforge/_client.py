@@ -7,7 +7,22 @@ from types import TracebackType
 import httpx
 
 from ._core import AsyncCore, Config, SyncCore
-from ._resources import Account, Assets, AsyncAccount, AsyncAssets, AsyncCredit, AsyncFiles, AsyncModels, AsyncUsage, Credit, Files, Models, Usage
+from ._resources import (
+    Account,
+    Assets,
+    AsyncAccount,
+    AsyncAssets,
+    AsyncCredit,
+    AsyncFiles,
+    AsyncModels,
+    AsyncStatements,
+    AsyncUsage,
+    Credit,
+    Files,
+    Models,
+    Statements,
+    Usage,
+)
 from ._tasks import AsyncTasks, Tasks
 
 
@@ -34,6 +49,7 @@ class Mediaforge:
         self.models = Models(self._core)
         self.credit = Credit(self._core)
         self.usage = Usage(self._core)
+        self.statements = Statements(self._core)
         self.account = Account(self.credit, self.usage)
         self.files = Files(self._core)
         self.assets = Assets(self._core)
@@ -74,6 +90,7 @@ class AsyncMediaforge:
         self.models = AsyncModels(self._core)
         self.credit = AsyncCredit(self._core)
         self.usage = AsyncUsage(self._core)
+        self.statements = AsyncStatements(self._core)
         self.account = AsyncAccount(self.credit, self.usage)
         self.files = AsyncFiles(self._core)
         self.assets = AsyncAssets(self._core)

@@ -134,6 +134,9 @@ def _is_retryable(error: APIError, retry: Retry) -> bool:
 
 
 def _unwrap(response: httpx.Response) -> Result:
+    # A CSV answer (statements, usage with format=csv) is its text, not an envelope.
+    if response.headers.get("content-type", "").startswith("text/csv"):
+        return Result(response.text, response.headers.get("x-request-id", ""), response)
     body: Any = response.json() if response.content else None
     request_id = body.get("request_id") if isinstance(body, dict) else None
     if not isinstance(request_id, str):

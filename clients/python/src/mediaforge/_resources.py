@@ -1,4 +1,4 @@
-"""files, assets, models, credit, usage (and account, the two together): sync and async."""
+"""files, assets, models, credit, usage (and account, the two together), statements: sync and async."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import IO, Any, Union
 
 from ._core import AsyncCore, Call, Result, SyncCore, _error_of
 from ._errors import MediaforgeError
-from ._generated.schemas import Asset, AssetUsage, CreditBalance, Entity, ModelSummary, UploadTicket, UsageReport
+from ._generated.schemas import Asset, AssetUsage, CreditBalance, Entity, ModelSummary, Statement, UploadTicket, UsageReport
 from ._pagination import AsyncPages, Pages
 
 UploadSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
@@ -289,10 +289,33 @@ class Usage:
     def __init__(self, core: SyncCore):
         self._core = core
 
-    def get(self, *, from_: str | None = None, to: str | None = None) -> UsageReport:
-        """The calling key's usage by day and by model (GET /usage); days are UTC, YYYY-MM-DD."""
-        data: UsageReport = _data(self._core.request(Call("getUsage", "safe", query={"from": from_, "to": to})))
+    def get(self, *, from_: str | None = None, to: str | None = None, scope: str | None = None) -> UsageReport:
+        """Usage by day and by model (GET /usage); days are UTC, YYYY-MM-DD. ``scope="account"``: every
+        key of the account (the key needs the account-reports scope)."""
+        data: UsageReport = _data(self._core.request(Call("getUsage", "safe", query={"from": from_, "to": to, "scope": scope})))
         return data
+
+    def csv(self, *, from_: str | None = None, to: str | None = None, scope: str | None = None) -> str:
+        """The same report as CSV text (``section,key,tasks,credits,cost``)."""
+        text: str = self._core.request(Call("getUsage", "safe", query={"from": from_, "to": to, "scope": scope, "format": "csv"})).data
+        return text
+
+
+class Statements:
+    """The account's monthly statements (the key needs the account-reports scope, off by default)."""
+
+    def __init__(self, core: SyncCore):
+        self._core = core
+
+    def get(self, month: str) -> Statement:
+        """The statement of a calendar month in UTC, ``YYYY-MM`` (GET /statements/{month})."""
+        data: Statement = _data(self._core.request(Call("getStatement", "safe", path={"month": month})))
+        return data
+
+    def csv(self, month: str) -> str:
+        """The same statement as CSV text (``section,item,credits``)."""
+        text: str = self._core.request(Call("getStatement", "safe", path={"month": month}, query={"format": "csv"})).data
+        return text
 
 
 class AsyncCredit:
@@ -308,9 +331,26 @@ class AsyncUsage:
     def __init__(self, core: AsyncCore):
         self._core = core
 
-    async def get(self, *, from_: str | None = None, to: str | None = None) -> UsageReport:
-        data: UsageReport = _data(await self._core.request(Call("getUsage", "safe", query={"from": from_, "to": to})))
+    async def get(self, *, from_: str | None = None, to: str | None = None, scope: str | None = None) -> UsageReport:
+        data: UsageReport = _data(await self._core.request(Call("getUsage", "safe", query={"from": from_, "to": to, "scope": scope})))
         return data
+
+    async def csv(self, *, from_: str | None = None, to: str | None = None, scope: str | None = None) -> str:
+        text: str = (await self._core.request(Call("getUsage", "safe", query={"from": from_, "to": to, "scope": scope, "format": "csv"}))).data
+        return text
+
+
+class AsyncStatements:
+    def __init__(self, core: AsyncCore):
+        self._core = core
+
+    async def get(self, month: str) -> Statement:
+        data: Statement = _data(await self._core.request(Call("getStatement", "safe", path={"month": month})))
+        return data
+
+    async def csv(self, month: str) -> str:
+        text: str = (await self._core.request(Call("getStatement", "safe", path={"month": month}, query={"format": "csv"}))).data
+        return text
 
 
 class Account:

@@ -16,6 +16,7 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "getCurrentKey": ("GET", "/api/v1/keys/current"),
     "getMedia": ("GET", "/api/v1/media/{objectKey}"),
     "getModel": ("GET", "/api/v1/models/{model}"),
+    "getStatement": ("GET", "/api/v1/statements/{month}"),
     "getTaskRecord": ("GET", "/api/v1/jobs/recordInfo"),
     "getUsage": ("GET", "/api/v1/usage"),
     "importFile": ("POST", "/api/v1/files/import"),

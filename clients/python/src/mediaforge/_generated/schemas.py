@@ -409,6 +409,73 @@ class SaveAssetRequest(TypedDict, total=False):
     """Asset name. 1 to 255 characters."""
 
 
+class StatementPurchases(TypedDict, total=False):
+    """StatementPurchases"""
+
+    total: Required[int]
+    """Required."""
+    paid: Required[int]
+    """Required."""
+    granted: Required[int]
+    """Required."""
+
+
+class StatementRefunds(TypedDict, total=False):
+    """StatementRefunds"""
+
+    total: Required[int]
+    """refunded + disputed + debtPaid - disputesWon. Required."""
+    refunded: Required[int]
+    """Required."""
+    disputed: Required[int]
+    """Required."""
+    disputesWon: Required[int]
+    """Required."""
+    debtPaid: Required[int]
+    """Required."""
+    debtIncurred: Required[int]
+    """Owed by refunds and disputes beyond what was available (not taken from the balance). Required."""
+    debtForgiven: Required[int]
+    """Required."""
+
+
+class StatementChargesByModelItem(TypedDict, total=False):
+    """StatementChargesByModelItem"""
+
+    model: Required[str]
+    """Required."""
+    tasks: Required[int]
+    """Required."""
+    credits: Required[int]
+    """Required."""
+
+
+class StatementCharges(TypedDict, total=False):
+    """StatementCharges"""
+
+    total: Required[int]
+    """Required."""
+    byModel: Required[list[StatementChargesByModelItem]]
+    """Required."""
+
+
+class Statement(TypedDict, total=False):
+    """Statement"""
+
+    month: Required[str]
+    """Required."""
+    openingBalance: Required[int]
+    """Required."""
+    purchases: Required[StatementPurchases]
+    """Required."""
+    refunds: Required[StatementRefunds]
+    """Required."""
+    charges: Required[StatementCharges]
+    """Required."""
+    closingBalance: Required[int]
+    """Required."""
+
+
 class TaskIdRequest(TypedDict, total=False):
     """Identifies one task of the calling key."""
 
