@@ -2,8 +2,7 @@ import type { Executor } from '../storage/executor.js';
 import { csvLine } from './csv.js';
 
 /**
- * An account's statement for one calendar month (UTC), from its ledger rows (docs/payments.md
- * "Statements"). A balance is available + held; how each kind moves it:
+ * An account's statement for one calendar month (UTC), from its ledger rows (docs/statements.md). A balance is available + held; how each kind moves it:
  * purchase, grant: + (purchases); refund, dispute, debt_paid: − and dispute_won: + (refunds, net);
  * settle: − (charges, by the task's model); hold, release, debt, debt_forgiven: 0 (a hold moves
  * available to held; a debt is owed, not taken). Hence, for every account and month:
