@@ -18,6 +18,8 @@ export type AuditAction =
   | 'key.policy'
   // A key's account-reports scope turned on or off (issue 39: statements, account-wide usage).
   | 'key.scope'
+  // Every account's billed usage exported by the operator (issue 39: `mediaforge usage export`).
+  | 'usage.export'
   | 'webhook.add'
   | 'webhook.disable'
   | 'webhook.enable'

@@ -242,6 +242,25 @@ export const COMMANDS: Command[] = [
     load: admin('keysScope'),
   },
   {
+    words: ['usage', 'export'],
+    summary:
+      "every account's charged tasks that finished from --from to --to (whole UTC days) as CSV, or as FinOps FOCUS 1.0 columns, streamed to stdout; recorded in the audit log",
+    required: ['from', 'to'],
+    flags: {
+      from: { value: 'YYYY-MM-DD', description: 'the first day (UTC)' },
+      to: { value: 'YYYY-MM-DD', description: 'the last day (UTC), included' },
+      format: { value: 'csv|focus', description: 'csv (default): one row per task; focus: the FOCUS 1.0 columns' },
+      currency: { value: 'CODE', description: 'focus: the ISO 4217 currency of the costs (BillingCurrency)' },
+      'credit-value': { value: 'AMOUNT', description: 'focus: what one credit is worth in that currency, e.g. 0.01' },
+      'provider-name': {
+        value: 'NAME',
+        description: 'focus: ProviderName, PublisherName and InvoiceIssuerName (default mediaforge)',
+      },
+      db: DB,
+    },
+    load: async () => (await import('./commands/usage-export.js')).usageExport,
+  },
+  {
     words: ['keys', 'revoke'],
     summary: 'revoke a key: every server on the database refuses it from its next request',
     required: ['key'],

@@ -21,6 +21,7 @@ import { unknownSubmits } from './migrations/0019-unknown-submits.js';
 import { payments } from './migrations/0022-payments.js';
 import { keyPolicies } from './migrations/0023-key-policies.js';
 import { accountReports } from './migrations/0026-account-reports.js';
+import { billedSeconds } from './migrations/0028-billed-seconds.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
 function migrations(db: Db): Record<string, Migration> {
@@ -46,6 +47,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0022-payments': payments(db.engine),
     '0023-key-policies': keyPolicies(db.engine),
     '0026-account-reports': accountReports(),
+    '0028-billed-seconds': billedSeconds(),
   };
 }
 

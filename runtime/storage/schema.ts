@@ -113,6 +113,8 @@ export interface Database {
     estimated_credits: number;
     max_credits: number;
     charged_credits: number | null;
+    /** The billable seconds the settlement priced (migration 0028); null before it, or when nothing was charged. */
+    billed_seconds: number | null;
     settled: number;
     error_code: string | null;
     error_message: string | null;

@@ -96,6 +96,7 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
       state: 'succeeded',
       progress: 100,
       charged_credits: charged,
+      billed_seconds: price.billableSeconds,
       output_json: JSON.stringify(facts.outputs),
       upstream_cost_micros: facts.upstreamCostMicros ?? null,
       ...withWarnings(task, facts.warnings),
