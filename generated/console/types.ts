@@ -794,7 +794,7 @@ export interface components {
         };
         OperatorAuditEntry: {
             /** @enum {string} */
-            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote" | "account.create" | "account.set" | "key.create" | "key.policy" | "key.scope" | "usage.export" | "webhook.add" | "webhook.disable" | "webhook.enable" | "webhook.delete" | "webhook.rotate-secret" | "webhook.resend" | "entity.create" | "entity.delete";
+            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote" | "account.create" | "account.set" | "key.create" | "key.policy" | "key.scope" | "usage.export" | "payments.reconcile" | "webhook.add" | "webhook.disable" | "webhook.enable" | "webhook.delete" | "webhook.rotate-secret" | "webhook.resend" | "entity.create" | "entity.delete";
             /** @description The operator's user id, or `cli` for the mediaforge command. */
             actor: string;
             actorEmail: string | null;

@@ -20,6 +20,8 @@ export type AuditAction =
   | 'key.scope'
   // Every account's billed usage exported by the operator (issue 39: `mediaforge usage export`).
   | 'usage.export'
+  // Paid Checkout Sessions looked for and credited by the operator (issue 39: `mediaforge payments reconcile`).
+  | 'payments.reconcile'
   | 'webhook.add'
   | 'webhook.disable'
   | 'webhook.enable'

@@ -242,6 +242,13 @@ export const COMMANDS: Command[] = [
     load: admin('keysScope'),
   },
   {
+    words: ['payments', 'reconcile'],
+    summary:
+      'credit the paid Checkout Sessions of the last 48 hours whose webhook never came, once (the worker does it every 15 minutes); recorded in the audit log',
+    flags: { db: DB, json: JSON_OUT },
+    load: async () => (await import('./commands/payments.js')).paymentsReconcile,
+  },
+  {
     words: ['usage', 'export'],
     summary:
       "every account's charged tasks that finished from --from to --to (whole UTC days) as CSV, or as FinOps FOCUS 1.0 columns, streamed to stdout; recorded in the audit log",

@@ -30,6 +30,8 @@ export interface WorkPayloads {
   'expire-uploads': Record<never, never>;
   /** Recurring: probes of unwell deployments, and evidence past its window swept (runtime/routing/probe-health.ts). */
   'watch-upstreams': Record<never, never>;
+  /** Recurring: paid Checkout Sessions whose webhook never came, credited (runtime/payments/; idle while payments are off). */
+  'reconcile-payments': Record<never, never>;
 }
 
 export type WorkKind = keyof WorkPayloads;
@@ -63,4 +65,5 @@ export const PAYLOADS_ARE_WORK_FIELDS: { [K in WorkKind]: WorkPayloads[K] extend
   'expire-idempotency-keys': true,
   'expire-uploads': true,
   'watch-upstreams': true,
+  'reconcile-payments': true,
 };

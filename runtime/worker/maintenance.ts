@@ -42,17 +42,37 @@ const expireIdempotencyKeys: WorkHandler = async (ctx) => {
   return { retryAt: now + HOUR_MS };
 };
 
+/** How often the worker asks the payment processor for paid sessions it was not told of. */
+const PAYMENTS_RECONCILE_MS = 15 * 60 * 1000;
+
+/**
+ * Credits the paid Checkout Sessions of the last 48 hours whose webhook never came, by the webhook's
+ * own exactly-once path (runtime/payments/payments.ts `reconcile`), then schedules itself again.
+ * While payments are off the item only waits: settings change with a restart, not while it sleeps.
+ */
+const reconcilePayments: WorkHandler = async (ctx) => {
+  const now = ctx.clock.now();
+  if (ctx.payments) {
+    const { seen, credited } = await ctx.payments.reconcile(now);
+    if (credited > 0)
+      ctx.log.info({ seen, credited }, 'payments reconciled: paid sessions credited without their webhook');
+  }
+  return { retryAt: now + PAYMENTS_RECONCILE_MS };
+};
+
 /** The recurring maintenance kinds, each with one pending item at a time. */
 const MAINTENANCE_KINDS = [
   'expire-idempotency-keys',
   'expire-uploads',
   'watch-upstreams',
+  'reconcile-payments',
 ] as const satisfies readonly WorkKind[];
 
 export const maintenanceWorkHandlers = {
   'expire-idempotency-keys': expireIdempotencyKeys,
   'expire-uploads': expireUploads,
   'watch-upstreams': watchUpstreams,
+  'reconcile-payments': reconcilePayments,
 } satisfies Record<(typeof MAINTENANCE_KINDS)[number], WorkHandler> satisfies WorkHandlers;
 
 /** Makes sure each recurring maintenance job has one pending work item (any worker may run it). */
