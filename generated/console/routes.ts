@@ -9,7 +9,7 @@
 import type { operations } from './types.js';
 
 /** Every operationId of the document (filled in by the generator). */
-export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
+export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
 
 /** The layers of the document's operations (filled in by the generator). */
 type Layer = 'console';
@@ -171,6 +171,16 @@ export const routes: readonly RouteDef[] = [
     method: 'POST',
     path: '/console/api/operator/accounts/{accountId}/credits',
     fastifyPath: '/console/api/operator/accounts/:accountId/credits',
+    layer: 'console',
+    body: 'json',
+    auth: true,
+    role: 'operator'
+  },
+  {
+    operationId: 'operatorForgiveDebt',
+    method: 'POST',
+    path: '/console/api/operator/accounts/{accountId}/forgive-debt',
+    fastifyPath: '/console/api/operator/accounts/:accountId/forgive-debt',
     layer: 'console',
     body: 'json',
     auth: true,
@@ -432,6 +442,8 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   operatorAccount(request: Requests['operatorAccount']): Promise<RouteReply<'operatorAccount'>>;
   /** POST /console/api/operator/accounts/{accountId}/credits: Add credits to an account with a note; the ledger row records the operator and the note, the audit log the action. */
   operatorAddCredits(request: Requests['operatorAddCredits']): Promise<RouteReply<'operatorAddCredits'>>;
+  /** POST /console/api/operator/accounts/{accountId}/forgive-debt: Forgive everything an account owes (a refund or dispute took back more than was available); the ledger records a debt_forgiven row with the operator and the note, the audit log the action. New tasks are accepted again. */
+  operatorForgiveDebt(request: Requests['operatorForgiveDebt']): Promise<RouteReply<'operatorForgiveDebt'>>;
   /** GET /console/api/operator/audit: The audit log's latest 100 entries, newest first (what `mediaforge audit` prints). */
   operatorAudit(request: Requests['operatorAudit']): Promise<RouteReply<'operatorAudit'>>;
   /** GET /console/api/operator/deployments: Each deployment's state, tasks in flight, submits and failures by class, and the last failure's reason (what `mediaforge deployments status` shows). */

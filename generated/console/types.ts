@@ -224,6 +224,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/operator/accounts/{accountId}/forgive-debt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forgive everything an account owes (a refund or dispute took back more than was available); the ledger records a debt_forgiven row with the operator and the note, the audit log the action. New tasks are accepted again. */
+        post: operations["operatorForgiveDebt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/operator/audit": {
         parameters: {
             query?: never;
@@ -794,7 +811,7 @@ export interface components {
         };
         OperatorAuditEntry: {
             /** @enum {string} */
-            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote" | "account.create" | "account.set" | "key.create" | "key.policy" | "key.scope" | "usage.export" | "payments.reconcile" | "webhook.add" | "webhook.disable" | "webhook.enable" | "webhook.delete" | "webhook.rotate-secret" | "webhook.resend" | "entity.create" | "entity.delete";
+            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote" | "account.create" | "account.set" | "key.create" | "key.policy" | "key.scope" | "usage.export" | "payments.reconcile" | "debt.forgive" | "webhook.add" | "webhook.disable" | "webhook.enable" | "webhook.delete" | "webhook.rotate-secret" | "webhook.resend" | "entity.create" | "entity.delete";
             /** @description The operator's user id, or `cli` for the mediaforge command. */
             actor: string;
             actorEmail: string | null;
@@ -1499,6 +1516,46 @@ export interface operations {
                             added: number;
                             balance: components["schemas"]["OperatorBalance"];
                             /** @description The idempotency key was used before; nothing was added this time (`added` is the first grant's). */
+                            replayed: boolean;
+                        };
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorForgiveDebt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: components["parameters"]["OperatorAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description One per intended forgiveness; a second request with it forgives nothing more and answers `replayed` true. */
+                    idempotencyKey?: string;
+                    /** @description Why (kept on the ledger row and in the audit log). */
+                    note: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What was forgiven and the account's balance after it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: {
+                            accountId: string;
+                            balance: components["schemas"]["OperatorBalance"];
+                            /** @description Credits no longer owed (0 when the account owed nothing, or on a replay). */
+                            forgiven: number;
                             replayed: boolean;
                         };
                     };

@@ -22,6 +22,8 @@ export type AuditAction =
   | 'usage.export'
   // Paid Checkout Sessions looked for and credited by the operator (issue 39: `mediaforge payments reconcile`).
   | 'payments.reconcile'
+  // What an account owed (a refund or dispute that found too little) forgiven by an operator (issue 39).
+  | 'debt.forgive'
   | 'webhook.add'
   | 'webhook.disable'
   | 'webhook.enable'

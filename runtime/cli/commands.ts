@@ -275,6 +275,23 @@ export const COMMANDS: Command[] = [
     load: admin('keysRevoke'),
   },
   {
+    words: ['accounts', 'forgive-debt'],
+    summary:
+      'forgive everything an account owes (a refund or dispute took back more than was available): new tasks are accepted again; recorded in the audit log',
+    required: ['account'],
+    flags: {
+      account: ACCOUNT,
+      note: { value: 'TEXT', description: 'why (kept on the ledger row and in the audit log)' },
+      'idempotency-key': {
+        value: 'K',
+        description: 'run again with the same K, nothing more is forgiven',
+      },
+      db: DB,
+      json: JSON_OUT,
+    },
+    load: admin('accountsForgiveDebt'),
+  },
+  {
     words: ['credits', 'add'],
     summary: 'record a purchase of credits (recorded in the audit log)',
     required: ['account', 'credits'],

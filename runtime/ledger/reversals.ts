@@ -117,6 +117,14 @@ export async function forgiveDebt(
   origin: { reference: string; byUserId: string | null; note: string | null },
 ): Promise<{ forgiven: number; replayed: boolean }> {
   await lockRow(trx, accountId);
+  // A reference used before is a replay even when nothing is owed now (the first request forgave it).
+  const used = await trx
+    .selectFrom('ledger_entries')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('reference', '=', origin.reference)
+    .executeTakeFirst();
+  if (used) return { forgiven: 0, replayed: true };
   const wallet = await trx
     .selectFrom('wallets')
     .select('owed')

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { accountOfKey, addCreditsIn, keyPolicyOf, revokeKeyIn, setKeyPolicyIn } from '../accounts/accounts.js';
 import { applyPolicyInput, type KeyPolicy, type KeyPolicyInput, policyView } from '../accounts/key-policy.js';
 import { setUserRole, type UserRole } from '../accounts/users.js';
 import { type AuditAction, type AuditActor, recordAudit } from '../audit/audit-log.js';
+import { forgiveDebt } from '../ledger/reversals.js';
 import { hasWallet } from '../ledger/wallets.js';
 import type { Db } from '../storage/dialect.js';
 
@@ -69,6 +71,41 @@ export async function grantCredits(
       now,
     );
     return applied;
+  });
+}
+
+/**
+ * An operator forgives everything an account owes (a refund or dispute took back more than was
+ * available): one `debt_forgiven` ledger row and its audit row; createTask is open again. With an
+ * idempotency key a second request forgives nothing more and says `replayed`; undefined for an
+ * unknown account. Forgiving an account that owes nothing writes nothing.
+ */
+export async function forgiveDebtAsOperator(
+  db: Db,
+  by: ActingOperator,
+  forgiving: { accountId: string; note: string | null; idempotencyKey?: string | null },
+  now: number,
+): Promise<{ forgiven: number; replayed: boolean } | undefined> {
+  return db.kysely.transaction().execute(async (trx) => {
+    if (!(await hasWallet(trx, forgiving.accountId))) return undefined;
+    const done = await forgiveDebt(trx, forgiving.accountId, now, {
+      reference: `forgive:${forgiving.idempotencyKey ?? randomUUID()}`,
+      byUserId: by.actor === CLI_OPERATOR.actor ? null : by.actor,
+      note: forgiving.note,
+    });
+    if (done.replayed || done.forgiven === 0) return done;
+    await recordAudit(
+      trx,
+      {
+        actor: by.actor,
+        action: 'debt.forgive',
+        target: forgiving.accountId,
+        clientAddress: by.clientAddress,
+        details: { forgiven: done.forgiven, note: forgiving.note },
+      },
+      now,
+    );
+    return done;
   });
 }
 

@@ -128,6 +128,13 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
     path: validators.operatorAddCreditsPath,
     body: { validate: validators.operatorAddCreditsBody, required: true, error: 'invalid_input' }
   },
+  operatorForgiveDebt: {
+    parameters: [
+      { name: 'accountId', in: 'path', integer: false, error: 'invalid_parameter' }
+    ],
+    path: validators.operatorForgiveDebtPath,
+    body: { validate: validators.operatorForgiveDebtBody, required: true, error: 'invalid_input' }
+  },
   operatorAudit: {
     parameters: []
   },

@@ -11,6 +11,7 @@ import {
 } from '../../accounts/key-policy.js';
 import {
   CLI_OPERATOR,
+  forgiveDebtAsOperator,
   grantCredits,
   recordCliAction,
   revokeKeyAsOperator,
@@ -207,6 +208,27 @@ export async function keysScope({ values }: CommandInput): Promise<number> {
   );
   if (!found) throw new Error(`no key ${keyId}`);
   print(values, { keyId, accountReports: on }, `account reports of ${keyId}: ${value}`);
+  return 0;
+}
+
+/** Forgives everything an account owes (`debt_forgiven`), audited; with --idempotency-key a second run forgives nothing more. */
+export async function accountsForgiveDebt({ values }: CommandInput): Promise<number> {
+  const accountId = text(values.account)!;
+  const note = text(values.note)?.trim() || null;
+  const idempotencyKey = text(values['idempotency-key']) ?? null;
+  const done = await withCommandDb(commandConfig(values), (db) =>
+    forgiveDebtAsOperator(db, CLI_OPERATOR, { accountId, note, idempotencyKey }, Date.now()),
+  );
+  if (!done) throw new Error(`no account ${accountId}`);
+  print(
+    values,
+    { accountId, forgiven: done.forgiven, replayed: done.replayed },
+    done.replayed
+      ? `already forgiven with this idempotency key (nothing changed)`
+      : done.forgiven === 0
+        ? `${accountId} owes nothing (nothing changed)`
+        : `forgave ${done.forgiven} credits owed by ${accountId}`,
+  );
   return 0;
 }
 

@@ -51,6 +51,7 @@ type ConsoleAccountHandlers = Omit<
   | 'operatorAccounts'
   | 'operatorAccount'
   | 'operatorAddCredits'
+  | 'operatorForgiveDebt'
   | 'operatorRevokeKey'
   | 'operatorUsers'
   | 'operatorAudit'

@@ -3,7 +3,12 @@ import { auditEntries } from '../../audit/audit-log.js';
 import { consoleRefusal } from '../../console-refusal.js';
 import { walletOf } from '../../ledger/wallets.js';
 import { accountDetail, findAccounts, findUsers } from '../../operator/account-directory.js';
-import { type ActingOperator, grantCredits, revokeKeyAsOperator } from '../../operator/operator-actions.js';
+import {
+  type ActingOperator,
+  forgiveDebtAsOperator,
+  grantCredits,
+  revokeKeyAsOperator,
+} from '../../operator/operator-actions.js';
 import { marginReport } from '../../routing/margin.js';
 import { deploymentsStatus } from '../../routing/status.js';
 import type { ApiRequest, ConsoleRequests } from '../api-request.js';
@@ -14,6 +19,7 @@ type OperatorOperation =
   | 'operatorAccounts'
   | 'operatorAccount'
   | 'operatorAddCredits'
+  | 'operatorForgiveDebt'
   | 'operatorRevokeKey'
   | 'operatorUsers'
   | 'operatorAudit';
@@ -86,6 +92,25 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
       added: granted.added,
       replayed: granted.replayed,
       balance: { available, held, spent, purchased },
+    });
+  },
+
+  async operatorForgiveDebt(req) {
+    const { accountId } = req.params;
+    const { note, idempotencyKey } = req.body;
+    const done = await forgiveDebtAsOperator(
+      req.ctx.db,
+      acting(req),
+      { accountId, note: note.trim(), idempotencyKey: idempotencyKey ?? null },
+      req.ctx.clock.now(),
+    );
+    if (!done) throw consoleRefusal('not_found', 'no such account');
+    const { available, held, spent, purchased, owed, reversed } = await walletOf(req.ctx.db, accountId);
+    return ok({
+      accountId,
+      forgiven: done.forgiven,
+      replayed: done.replayed,
+      balance: { available, held, spent, purchased, owed, reversed },
     });
   },
 
