@@ -22,6 +22,7 @@ import { benchProfiles } from './profiles.js';
 import { benchSignIns } from './signins.js';
 import { benchSimulator } from './simulator.js';
 import { benchUpstream } from './upstream.js';
+import { benchUsageExport } from './usage-export.js';
 import { round, type BenchOutput, type RunMode } from './support.js';
 import { benchValidate } from './validate.js';
 import { benchWaits } from './waits.js';
@@ -84,6 +85,7 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['profileOverheadMs', { op: '<', value: 300 }, 'ms'],
   ['profilePollsPerSec', { op: '>=', value: 1500 }, 'polls/s'],
   ['cliHelpMs', { op: '<', value: 300 }, 'ms'],
+  ['usageExportRssGrowthMb', { op: '<', value: 100 }, 'MiB'],
   ['mediaRangeP99Ms', { op: '<', value: 50 }, 'ms @ 200/s paced'],
   ['mediaRangeBarePacedP99Ms', undefined, 'ms @ 200/s paced'],
   ['mediaRangeFullLoadP99Ms', undefined, 'ms @ full load'],
@@ -154,6 +156,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['simulator', benchSimulator],
   ['cli', benchCli],
   ['growth', benchGrowth],
+  ['usage-export', benchUsageExport],
 ];
 
 const quick = process.argv.includes('--quick');

@@ -46,9 +46,8 @@ export async function* billedTasks(db: Executor, from: number, to: number): Asyn
       .where('finished_at', '<', to);
     if (after) {
       const { finished, id } = after;
-      query = query.where((eb) =>
-        eb.or([eb('finished_at', '>', finished), eb.and([eb('finished_at', '=', finished), eb('id', '>', id)])]),
-      );
+      // A row comparison, which both engines answer from tasks_by_finish (migration 0028).
+      query = query.where((eb) => eb(eb.refTuple('finished_at', 'id'), '>', eb.tuple(finished, id)));
     }
     const rows = await query.orderBy('finished_at').orderBy('id').limit(PAGE).execute();
     if (rows.length === 0) return;
