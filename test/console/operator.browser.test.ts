@@ -15,6 +15,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reverseCredits } from '../../runtime/ledger/reversals.js';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.js';
@@ -226,6 +227,38 @@ describe('the operator console in a browser', () => {
       .where('email', '=', 'grace@example.com')
       .executeTakeFirstOrThrow();
     expect((await t.wallet(grace.account_id)).available).toBe(250);
+  }, 60_000);
+
+  it('shows what an account owes and forgives it with a note; the audit log shows it', async () => {
+    const grace = await t.service.ctx.db.kysely
+      .selectFrom('users')
+      .select('account_id')
+      .where('email', '=', 'grace@example.com')
+      .executeTakeFirstOrThrow();
+    // A refund of 400 credits against the 250 she has: 150 owed (runtime/ledger/reversals.ts, as the payments webhook does).
+    await t.service.ctx.db.kysely
+      .transaction()
+      .execute((trx) => reverseCredits(trx, 'refund', grace.account_id, 400, Date.now(), 'test:refund:grace'));
+    expect(await t.wallet(grace.account_id)).toMatchObject({ available: 0 });
+    const row = page.locator('#operator-accounts-table tr', { hasText: 'grace@example.com (api)' });
+    await row.locator('button').click();
+    const forgive = page.locator('#forgive-debt');
+    await forgive.filter({ hasText: '150' }).waitFor();
+    await page.locator('#grant-note').fill('the refund was ours, ticket 9');
+    await forgive.click();
+    await forgive.click(); // the second press confirms
+    await page.locator('#grant-done', { hasText: '150' }).waitFor();
+    expect(await page.locator('#forgive-debt').count()).toBe(0);
+    const entry = page.locator('#operator-audit-table tbody tr').first();
+    await entry.filter({ hasText: 'debt.forgive' }).waitFor();
+    expect(await entry.innerText()).toContain('the refund was ours, ticket 9');
+    const owed = await t.service.ctx.db.kysely
+      .selectFrom('wallets')
+      .select('owed')
+      .where('account_id', '=', grace.account_id)
+      .executeTakeFirstOrThrow();
+    expect(Number(owed.owed)).toBe(0);
+    await t.checkLedger(grace.account_id);
   }, 60_000);
 
   it('shows a state change without a reload, and asks nothing while the tab is hidden', async () => {

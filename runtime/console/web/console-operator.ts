@@ -178,6 +178,40 @@ function renderAccountSearch() {
   );
 }
 
+/**
+ * What an account owes (a refund or dispute took back more than was available), with the button
+ * that forgives it: shown only while something is owed. The note is the grant form's; the key is
+ * the form's too (the two operations keep their references apart: `grant:` and `forgive:`).
+ */
+function forgiveDebtRow(
+  slot: HTMLElement,
+  accountId: string,
+  owed: number,
+  note: HTMLInputElement,
+  formKey: string,
+  refresh: () => Promise<void>,
+): HTMLElement {
+  if (owed <= 0) return h('p', { id: 'operator-debt' });
+  return h(
+    'p',
+    { id: 'operator-debt' },
+    confirmButton(
+      t('operator.forgiveDebt', { owed }),
+      `${t('operator.forgiveDebt', { owed })}?`,
+      'forgive-debt',
+      async () => {
+        const done = await api('post', '/console/api/operator/accounts/{accountId}/forgive-debt', {
+          params: { accountId },
+          body: { note: note.value, idempotencyKey: formKey },
+        });
+        await showAccount(slot, accountId, refresh);
+        slot.querySelector('#grant-done')!.textContent = ` ${t('operator.forgiven', { credits: done.forgiven })}`;
+        await Promise.all([refresh(), renderAudit()]);
+      },
+    ),
+  );
+}
+
 /** One account's detail; `refresh` runs the search again after a change, so its rows show the new balance. */
 async function showAccount(slot: HTMLElement, accountId: string, refresh: () => Promise<void>): Promise<void> {
   const account: Account = await api('get', '/console/api/operator/accounts/{accountId}', { params: { accountId } });
@@ -219,6 +253,7 @@ async function showAccount(slot: HTMLElement, accountId: string, refresh: () => 
       }),
       done,
     ),
+    forgiveDebtRow(slot, accountId, account.balance.owed ?? 0, note, grantKey, refresh),
     table(
       ['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', ''],
       account.keys.map((k) => [
