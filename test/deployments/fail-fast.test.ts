@@ -126,6 +126,16 @@ describe('a dead sole upstream: 503 at accept, nothing held', () => {
     },
   );
 
+  it('POST /v1/videos: funds come before availability too: 402 in the OpenAI error shape, nothing held', async () => {
+    const poor = await t.account(5);
+    const r = await t.call('POST', '/v1/videos', {
+      key: poor.apiKey,
+      body: { model: COMPAT_MODEL, prompt: 'a poor lighthouse', seconds: '2' },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(402);
+    expect(await t.wallet(poor.accountId)).toMatchObject({ available: 5, held: 0 });
+  });
+
   it('a replay of a key accepted before the cool-down still answers with its task, and holds no more', async () => {
     const before = await written();
     const replay = await createTask(t, apiKey, bodyD('the first fox, Picture 1'), {
