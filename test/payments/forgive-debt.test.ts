@@ -15,6 +15,10 @@ import { waitForTerminal } from '../support/service.js';
 import { buy, customer, deliver, event, type PaymentsWorld, startPaymentsWorld } from './support.js';
 
 const PACK = CREDIT_PACKS[0]!;
+/** A prompt the simulator fails on (MEDIAFORGE_SIMULATOR_FAIL_WHEN_PROMPT_CONTAINS). */
+const FAIL = 'FAIL-THIS-PROMPT';
+/** A model the compatible layer takes with a prompt alone. */
+const COMPAT_MODEL = 'vendor_b/family_c-2.6/reference-to-video';
 
 let world: PaymentsWorld;
 let operator: ConsoleUser;
@@ -52,16 +56,30 @@ async function indebted(): Promise<{ accountId: string; key: string; owed: numbe
   const created = await world.t.call('POST', '/api/v1/jobs/createTask', { key, body: bodyD() });
   expect(created.status).toBe(202);
   await waitForTerminal(world.t, key, created.body.data.taskId);
+  // A task that fails (nothing charged), to be retried while the account owes.
+  const failing = await world.t.call('POST', '/api/v1/jobs/createTask', { key, body: bodyD(`${FAIL} a fox`) });
+  expect((await waitForTerminal(world.t, key, failing.body.data.taskId)).state).toBe('failed');
   await deliver(world.t, event('charge.refunded', world.stripe.refund(session.id, PACK.price)));
+  // Every way to start work is refused while anything is owed: createTask, retry and POST /v1/videos.
   const refused = await world.t.call('POST', '/api/v1/jobs/createTask', { key, body: bodyD() });
-  expect(refused.status).toBe(402);
-  expect(refused.body.code).toBe(40202);
+  expect([refused.status, refused.body.code]).toEqual([402, 40202]);
+  const retried = await world.t.call('POST', '/api/v1/jobs/retry', {
+    key,
+    body: { taskId: failing.body.data.taskId },
+  });
+  expect([retried.status, retried.body.code]).toEqual([402, 40202]);
+  const compat = await world.t.call('POST', '/v1/videos', {
+    key,
+    body: { model: COMPAT_MODEL, prompt: 'a lighthouse at dusk', seconds: '4' },
+  });
+  expect(compat.status, JSON.stringify(compat.body)).toBe(402);
+  expect(compat.body.error.message).toMatch(/owes/);
   const { spent } = await world.t.wallet(accountId);
   return { accountId, key, owed: spent };
 }
 
 beforeAll(async () => {
-  world = await startPaymentsWorld();
+  world = await startPaymentsWorld({ simulatorFailWhenPromptContains: FAIL });
   operator = await signUp(world.t, 'ops@example.test');
   const promoted = await cli(['users', 'promote', '--email', 'ops@example.test']);
   expect(promoted.code, promoted.stderr).toBe(0);

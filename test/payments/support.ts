@@ -13,9 +13,10 @@ export interface PaymentsWorld {
 }
 
 /** A service with payments on, its Stripe API the loopback server (support/stripe/). */
-export async function startPaymentsWorld(): Promise<PaymentsWorld> {
+export async function startPaymentsWorld(config: Parameters<typeof startTestService>[0] = {}): Promise<PaymentsWorld> {
   const stripe = await startStripeApiServer();
   const t = await startTestService({
+    ...config,
     publicUrl: 'https://mediaforge.test.invalid',
     stripeSecretKey: stripe.secretKey,
     stripeWebhookSecrets: [WEBHOOK_SECRET, OLD_WEBHOOK_SECRET],
