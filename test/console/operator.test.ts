@@ -28,6 +28,10 @@ const OPERATIONS: [string, { method: 'GET' | 'POST'; path: (x: Target) => string
     'operatorAddCredits',
     { method: 'POST', path: (x) => `${OP}/accounts/${x.accountId}/credits`, body: { credits: 500, note: 'for me' } },
   ],
+  [
+    'operatorForgiveDebt',
+    { method: 'POST', path: (x) => `${OP}/accounts/${x.accountId}/forgive-debt`, body: { note: 'for me' } },
+  ],
   ['operatorRevokeKey', { method: 'POST', path: (x) => `${OP}/keys/${x.keyId}/revoke` }],
   ['operatorUsers', { method: 'GET', path: () => `${OP}/users?q=grace` }],
   ['operatorAudit', { method: 'GET', path: () => `${OP}/audit` }],

@@ -7,6 +7,7 @@ import { loadChartLibrary } from './chart-library.js';
 import { body, button, dateTime, section, showOnce, table } from './console-ui.js';
 import { renderDeliveries, renderWebhooks } from './console-webhooks.js';
 import { operatorSections, renderOperator } from './console-operator.js';
+import { renderPayments } from './console-payments.js';
 
 let chart: uPlot | undefined;
 
@@ -44,7 +45,10 @@ async function renderUsage() {
 
 async function renderBalance(session: Session) {
   const b = await api('get', '/console/api/balance');
-  body('balance').replaceChildren(
+  const slot = body('balance');
+  // Buying credits sits under the balance (console-payments.ts); a refresh of the figures keeps it.
+  const payments = slot.querySelector<HTMLElement>('#payments') ?? h('div', { id: 'payments' });
+  slot.replaceChildren(
     h('p', { class: 'hint', id: 'account-id', text: t('console.accountId', { accountId: session.accountId }) }),
     h(
       'p',
@@ -55,6 +59,7 @@ async function renderBalance(session: Session) {
         playground: h('strong', { id: 'playground-balance', text: String(b.playground.available) }),
       }),
     ),
+    payments,
   );
 }
 
@@ -182,7 +187,9 @@ async function main() {
   );
   renderSettings(session);
   await Promise.all([
-    renderBalance(session),
+    renderBalance(session).then(() =>
+      renderPayments(document.getElementById('payments')!, () => renderBalance(session)),
+    ),
     renderUsage(),
     renderKeys(),
     renderWebhooks(session),

@@ -19,7 +19,7 @@ function fieldName(path: string): string {
   return path
     .replace(/^(body\.)?input(\.|\/)?/, '')
     .replace(/^\//, '')
-    .split(/[.[\/]/)[0];
+    .split(/[.[/]/)[0];
 }
 
 interface Control {
