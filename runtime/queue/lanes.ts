@@ -20,7 +20,11 @@ export function workLanes(config: Config): Lane[] {
     { name: 'checks', kinds: ['check'], concurrency: config.workerCheckConcurrency },
     { name: 'deliveries', kinds: ['deliver'], concurrency: config.workerDeliveryConcurrency },
     // Slow polls of jobs no task waits for: an upstream that hangs on them must not hold back the polls of live tasks.
-    { name: 'reconciliations', kinds: ['reconcile', 'find-job', 'reconcile-payments'], concurrency: config.workerReconcileConcurrency },
+    {
+      name: 'reconciliations',
+      kinds: ['reconcile', 'find-job', 'reconcile-payments'],
+      concurrency: config.workerReconcileConcurrency,
+    },
   ];
 }
 
