@@ -3,27 +3,16 @@
  * or as FinOps FOCUS 1.0 columns, run as an operator runs it (bin/mediaforge.js, a process of its
  * own) on the database of a running service; bad flags refused before anything is read or audited.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FOCUS_COLUMNS } from '../../runtime/reports/usage-export.js';
 import { bodyD, createTask, PRICE_D } from '../http/helpers.js';
-import { ROOT } from '../support/root.js';
+import { mediaforgeCli } from '../support/cli-process.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 let t: TestService;
 const tasks: { taskId: string; accountId: string }[] = [];
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/mediaforge.js'), ...args],
-      { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: t.config.dbUrl } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[]) => mediaforgeCli(t.config.dbUrl, args);
 
 /** The CSV's rows as records by its header (the export writes no quoted field here). */
 function rows(csv: string): Record<string, string>[] {

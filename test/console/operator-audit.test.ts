@@ -4,11 +4,11 @@
  * the operator's CLI (users promote/demote/list, accounts list/show, audit), run as a user runs it,
  * on the database of a running service.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyD, createTask } from '../http/helpers.js';
+import { mediaforgeCli } from '../support/cli-process.js';
 import { ROOT } from '../support/root.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
@@ -24,16 +24,8 @@ describe('the audit log is kept like the ledger', { timeout: 600_000 }, () => {
   let operator: ConsoleUser;
   let user: ConsoleUser;
 
-  function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [join(ROOT, 'bin/mediaforge.js'), ...args],
-        { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: t.config.dbUrl } },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  }
+  const cli = (args: string[]) => mediaforgeCli(t.config.dbUrl, args);
+
   const json = async (args: string[]) => {
     const r = await cli([...args, '--json']);
     if (r.code !== 0) throw new Error(`mediaforge ${args.join(' ')}: ${r.code} ${r.stderr}`);

@@ -4,13 +4,11 @@
  * (operator only, once per idempotency key) or the CLI; each writes one `debt_forgiven` ledger row
  * and one audit row, and forgiving an account that owes nothing writes nothing.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDIT_PACKS } from '../../generated/credit-packs.js';
 import { signUp, type ConsoleUser } from '../console/support.js';
 import { bodyD } from '../http/helpers.js';
-import { ROOT } from '../support/root.js';
+import { mediaforgeCli } from '../support/cli-process.js';
 import { waitForTerminal } from '../support/service.js';
 import { buy, customer, deliver, event, type PaymentsWorld, startPaymentsWorld } from './support.js';
 
@@ -23,16 +21,7 @@ const COMPAT_MODEL = 'vendor_b/family_c-2.6/reference-to-video';
 let world: PaymentsWorld;
 let operator: ConsoleUser;
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/mediaforge.js'), ...args],
-      { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: world.t.config.dbUrl } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[]) => mediaforgeCli(world.t.config.dbUrl, args);
 
 const ledger = (accountId: string) =>
   world.t.service.ctx.db.kysely

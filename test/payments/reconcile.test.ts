@@ -5,24 +5,13 @@
  * credits the paid ones the service made and did not credit, once: again, and the late webhook
  * after it, change nothing.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../support/root.js';
+import { mediaforgeCli } from '../support/cli-process.js';
 import { buy, customer, deliver, event, startPaymentsWorld, WEBHOOK_SECRET, type PaymentsWorld } from './support.js';
 
 let world: PaymentsWorld;
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/mediaforge.js'), ...args],
-      { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: world.t.config.dbUrl, ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[], env: Record<string, string>) => mediaforgeCli(world.t.config.dbUrl, args, env);
 
 /** The settings of the running service, as its operator would export them for the command. */
 const paymentsOn = () => ({

@@ -75,9 +75,14 @@ export function requestVectors(ops: Operation[]): RequestVector[] {
   const out: RequestVector[] = [];
   for (const op of ops) {
     const base = { operationId: op.operationId, method: op.method, layer: op.layer, auth: op.auth };
+    // A path parameter's stand-in: its schema's first example where it has one (a value its pattern takes), else `<name>_1`.
+    const standIn = (name: string) => {
+      const examples = op.parameters.find((p) => p.in === 'path' && p.name === name)?.schema.examples;
+      return Array.isArray(examples) && typeof examples[0] === 'string' ? examples[0] : `${name}_1`;
+    };
     const fill = (bad?: { name: string; value: string }) =>
       op.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
-        encodeURIComponent(bad?.name === name ? bad.value : `${name}_1`),
+        encodeURIComponent(bad?.name === name ? bad.value : standIn(name)),
       );
     for (const where of ['path', 'query', 'header'] as const) {
       for (const param of op.parameters.filter((p) => p.in === where)) {

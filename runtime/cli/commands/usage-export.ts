@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import { recordAudit } from '../../audit/audit-log.js';
 import { CLI_OPERATOR } from '../../operator/operator-actions.js';
 import {
-  billedTasks,
   CSV_COLUMNS,
   csvRow,
   FOCUS_COLUMNS,
@@ -11,6 +10,7 @@ import {
   type FocusTerms,
 } from '../../reports/usage-export.js';
 import { csvLine } from '../../reports/csv.js';
+import { billedTasks } from '../../tasks/billed-tasks.js';
 import { commandConfig, withCommandDb } from '../command-db.js';
 import type { CommandInput } from '../commands.js';
 import { UsageError } from '../usage-error.js';

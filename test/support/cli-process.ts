@@ -1,0 +1,25 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from './root.js';
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `mediaforge ARGS` run as an operator runs it: `node bin/mediaforge.js`, a process of its own
+ * (the compiled CLI when dist/ is current), on the database `dbUrl`, with `env` over the test's
+ * environment. Resolves with the exit code and what it printed; never rejects on a non-zero exit.
+ */
+export function mediaforgeCli(dbUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/mediaforge.js'), ...args],
+      { cwd: ROOT, env: { ...process.env, MEDIAFORGE_DB: dbUrl, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
