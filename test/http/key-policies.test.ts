@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { run } from '../../runtime/cli/main.js';
+import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { ManualClock } from '../../runtime/clock.js';
 import { Mediaforge } from '@mediaforge/client';
-import { run } from '../../runtime/cli/main.js';
 import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { bodyD, createTask, PRICE_D } from './helpers.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -13,17 +14,7 @@ import { startTestService, type TestService } from '../support/service.js';
  */
 
 /** Runs the CLI in this process with --json and answers what it printed. */
-async function cli(t: TestService, argv: string[]): Promise<any> {
-  const printed: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
-  try {
-    const code = await run([...argv, '--db', t.config.dbUrl, '--json']);
-    expect(code, printed.join('\n')).toBe(0);
-  } finally {
-    log.mockRestore();
-  }
-  return JSON.parse(printed.at(-1)!);
-}
+const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config.dbUrl, argv);
 
 async function keyWith(t: TestService, accountId: string, flags: string[]): Promise<{ apiKey: string; keyId: string }> {
   return cli(t, ['keys', 'create', '--account', accountId, ...flags]);

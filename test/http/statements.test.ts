@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { run } from '../../runtime/cli/main.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { ManualClock } from '../../runtime/clock.js';
 import { addGrant, addPurchase } from '../../runtime/ledger/ledger.js';
 import { forgiveDebt, restoreDispute, reverseCredits } from '../../runtime/ledger/reversals.js';
@@ -16,17 +16,7 @@ import { bodyD, createTask, expectError, IMAGE, MODEL_MINI } from './helpers.js'
  */
 
 /** Runs the CLI in this process with --json and answers what it printed. */
-async function cli(t: TestService, argv: string[]): Promise<any> {
-  const printed: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
-  try {
-    const code = await run([...argv, '--db', t.config.dbUrl, '--json']);
-    expect(code, printed.join('\n')).toBe(0);
-  } finally {
-    log.mockRestore();
-  }
-  return JSON.parse(printed.at(-1)!);
-}
+const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config.dbUrl, argv);
 
 /** An account with no credits and a key whose account-reports scope is on (or not). */
 async function reportingAccount(t: TestService, scope = true): Promise<{ accountId: string; apiKey: string }> {

@@ -1,6 +1,6 @@
 import { Mediaforge, PermissionDeniedError } from '@mediaforge/client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { run } from '../../runtime/cli/main.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { ManualClock } from '../../runtime/clock.js';
 import { succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -11,17 +11,7 @@ import { bodyD, createTask, expectError, IMAGE, MODEL_D, MODEL_MINI, PRICE_D } f
  * account-reports scope), `format=csv` says what the JSON says.
  */
 
-async function cli(t: TestService, argv: string[]): Promise<any> {
-  const printed: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
-  try {
-    const code = await run([...argv, '--db', t.config.dbUrl, '--json']);
-    expect(code, printed.join('\n')).toBe(0);
-  } finally {
-    log.mockRestore();
-  }
-  return JSON.parse(printed.at(-1)!);
-}
+const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config.dbUrl, argv);
 
 /** The usage CSV read back into the JSON's shape. */
 function usageFromCsv(csv: string) {

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { expect, vi } from 'vitest';
+import { run } from '../../runtime/cli/main.js';
 import { ROOT } from './root.js';
 
 export interface CliResult {
@@ -22,4 +24,21 @@ export function mediaforgeCli(dbUrl: string, args: string[], env: Record<string,
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/**
+ * `mediaforge ARGS --db dbUrl --json` run in this process (the CLI's own `run`, no process start):
+ * expects exit 0 and answers the JSON it printed last. For suites that use the CLI to set things up
+ * rather than to test how it runs as a process.
+ */
+export async function mediaforgeJsonInProcess(dbUrl: string, args: string[]): Promise<any> {
+  const printed: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
+  try {
+    const code = await run([...args, '--db', dbUrl, '--json']);
+    expect(code, printed.join('\n')).toBe(0);
+  } finally {
+    log.mockRestore();
+  }
+  return JSON.parse(printed.at(-1)!);
 }
