@@ -47,8 +47,14 @@ if (skipBrowser && !process.env.MEDIAFORGE_BROWSER_NOTICE) {
 }
 /** Left out of every project: the long runs, and the browser suites on a machine without a browser. */
 const EXCLUDE = [LONG, ...(skipBrowser ? [BROWSER_SUITES] : [])];
+/** Every project: one loopback reference host for the customer's files suites name (test/support/reference-url.ts). */
+const REFERENCE_HOST = './test/support/reference-host-setup.ts';
 /** The S3 projects: test/support/s3-global-setup.ts starts one s3rver; startTestService and startMediaforge put each service's media there. */
-const S3_SETUP = { globalSetup: ['./test/support/s3-global-setup.ts'], include: kinds.store, exclude: EXCLUDE };
+const S3_SETUP = {
+  globalSetup: [REFERENCE_HOST, './test/support/s3-global-setup.ts'],
+  include: kinds.store,
+  exclude: EXCLUDE,
+};
 
 export default defineConfig({
   // The client is its own package (client/, @mediaforge/client); the suites import its sources under
@@ -84,6 +90,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'sqlite',
+          globalSetup: [REFERENCE_HOST],
           include: ['test/**/*.test.ts'],
           // test/scale/ is about several processes on one PostgreSQL database: the postgres project runs it.
           exclude: ['test/scale/**', ...EXCLUDE],
@@ -95,6 +102,7 @@ export default defineConfig({
               extends: true,
               test: {
                 name: 'postgres',
+                globalSetup: [REFERENCE_HOST],
                 include: kinds.database,
                 exclude: EXCLUDE,
                 env: { MEDIAFORGE_TEST_DB: 'postgres' },

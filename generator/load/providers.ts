@@ -48,6 +48,12 @@ export interface ProviderMapping {
   set: Record<string, unknown>;
   /** Dot path of the media link in the provider's result, for protocols whose result is JSON (fal, Replicate). */
   result?: string;
+  /**
+   * How a task's external references reach the provider: `stored` (the default), signed links to
+   * the copies the service fetched and measured; `original`, the customer's URLs, for a provider
+   * that must fetch them itself (issue 37 point 3).
+   */
+  references: 'stored' | 'original';
   models: Record<string, ProviderModel>;
   /** Per model id, per field: the values the model accepts that have no provider value (serves: subset). */
   unmapped: Record<string, Record<string, Scalar[]>>;
@@ -72,7 +78,7 @@ export function notServedText(file: string, reason: NotServed): string {
   return `${file} says serves: none`;
 }
 
-const TOP_KEYS = ['protocol', 'summary', 'fields', 'otherFields', 'set', 'result', 'models'];
+const TOP_KEYS = ['protocol', 'summary', 'fields', 'otherFields', 'set', 'result', 'references', 'models'];
 const MODEL_KEYS = ['fields', 'set', 'result', 'serves'];
 const FIELD_KEYS = ['to', 'as', 'values', 'drop', 'unsupported'];
 const PROFILE_NAME = /^[a-z][a-z0-9-]{0,40}$/;
@@ -129,7 +135,7 @@ function checkProvider(
   }
   const before = problems.length;
   const isProfile = data.submit !== undefined;
-  const { protocol, otherFields } = checkHeader(data, base, isProfile, problem);
+  const { protocol, otherFields, references } = checkHeader(data, base, isProfile, problem);
   const profile = isProfile ? checkProfile(data, dictionary, problem) : undefined;
   const fields = checkFields(
     data.fields,
@@ -166,6 +172,7 @@ function checkProvider(
     otherFields,
     set,
     ...(typeof data.result === 'string' && !isProfile ? { result: data.result } : {}),
+    references,
     models: own,
     unmapped,
     unsupported,
@@ -179,7 +186,7 @@ function checkHeader(
   base: string,
   isProfile: boolean,
   problem: Problem,
-): { protocol: unknown; otherFields: ProviderMapping['otherFields'] } {
+): { protocol: unknown; otherFields: ProviderMapping['otherFields']; references: ProviderMapping['references'] } {
   const keys = isProfile ? [...TOP_KEYS, ...PROFILE_KEYS] : TOP_KEYS;
   for (const key of Object.keys(data))
     if (!keys.includes(key)) problem([key], `unknown key "${key}" (${keys.join(', ')})`);
@@ -202,7 +209,17 @@ function checkHeader(
     problem(['otherFields'], 'otherFields must be pass or declared');
   if (!isProfile && data.result !== undefined && (typeof data.result !== 'string' || !TARGET.test(data.result)))
     problem(['result'], 'result must be a dot path (video.url)');
-  return { protocol, otherFields: otherFields as ProviderMapping['otherFields'] };
+  const references = data.references ?? 'stored';
+  if (references !== 'stored' && references !== 'original')
+    problem(
+      ['references'],
+      "references must be stored (the provider is sent signed links to the service's measured copies) or original (the customer's URLs)",
+    );
+  return {
+    protocol,
+    otherFields: otherFields as ProviderMapping['otherFields'],
+    references: references as ProviderMapping['references'],
+  };
 }
 
 /** The `models` section: each a callable model of the catalogue, with its own fields, set, result and serves. */

@@ -126,6 +126,13 @@ export interface Deployment {
   /** Whether the upstream is handed a callback URL (job.upstreamCallbackUrl) to wake the task's poll. */
   readonly callbacks?: boolean;
   /**
+   * How a task's external references reach the upstream (issue 37 point 3): `stored`, as signed
+   * links to the copies the check lane fetched and measured (runtime/assets/reference-copies.ts);
+   * `original`, as the customer's own URLs (the protocol's spec/providers file or the deployments
+   * file says so). Absent: the deployment fetches no reference (the simulator).
+   */
+  readonly referenceLinks?: 'stored' | 'original';
+  /**
    * Checks the upstream's own signature on an inbound callback (asked only once the URL's token
    * holds); absent: the token suffices. May be asynchronous: a provider's signing secret may have
    * to be fetched first (Replicate: GET /webhooks/default/secret).

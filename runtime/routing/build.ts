@@ -1,6 +1,7 @@
 import { outboundPolicy, type Config } from '../config.js';
 import type { Deployment } from '../deployments/deployment.js';
 import type { DeploymentsPlan, UpstreamSpec } from './deployments-file.js';
+import { referenceLinksOf } from '../../generated/provider-mappings.js';
 import { providerProfile } from '../../generated/provider-profiles.js';
 import { FalQueueDeployment } from '../upstreams/fal-queue.js';
 import { JobsDeployment } from '../upstreams/jobs.js';
@@ -72,7 +73,8 @@ function upstreamDeployment(spec: UpstreamSpec, config: Config, now: () => numbe
     now,
     hideDerived: redactor.hide,
   });
-  return redactedDeployment(adapted, redactor);
+  // How references reach it: the deployments file's word, else its protocol's (spec/providers/<kind>.yaml).
+  return { ...redactedDeployment(adapted, redactor), referenceLinks: spec.references ?? referenceLinksOf(spec.kind) };
 }
 
 /** The service's deployments: the operator's file when there is one, else the embedded simulator serving every model. */

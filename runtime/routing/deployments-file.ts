@@ -32,6 +32,8 @@ export interface UpstreamSpec {
   cost?: UpstreamCost;
   /** How long a submit waits for its answer before its outcome is unknown (default: the request timeout, 20 s). */
   submitTimeoutSeconds?: number;
+  /** How external references reach it (default: what its protocol's spec/providers file says, else `stored`). */
+  references?: 'stored' | 'original';
 }
 
 /** The longest submitTimeoutSeconds: a worker slot waits that long on one submit. */
@@ -72,6 +74,7 @@ const UPSTREAM_KEYS = [
   'callbacks',
   'cost',
   'submitTimeoutSeconds',
+  'references',
 ];
 const ROUTE_KEYS = ['upstream', 'upstreamModel', 'priority', 'weight', 'cost'];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -184,7 +187,7 @@ export function parseDeployments(
       problem([...here, 'kind'], `kind ${kind} has no field mapping (spec/providers/${kind}.yaml)`);
     const spec: UpstreamSpec = { name, kind, callbacks: false };
     if (kind === 'simulator') {
-      for (const key of ['baseUrl', 'secretEnv', 'callbacks', 'submitTimeoutSeconds'] as const)
+      for (const key of ['baseUrl', 'secretEnv', 'callbacks', 'submitTimeoutSeconds', 'references'] as const)
         if (raw[key] !== undefined) problem([...here, key], `an upstream of kind simulator takes no ${key}`);
     } else {
       const url = typeof raw.baseUrl === 'string' ? safeUrl(raw.baseUrl) : undefined;
@@ -245,6 +248,14 @@ export function parseDeployments(
             `submitTimeoutSeconds must be a whole number from 1 to ${MAX_SUBMIT_TIMEOUT_SECONDS} (how long a submit waits for its answer)`,
           );
         else spec.submitTimeoutSeconds = seconds as number;
+      }
+      if (raw.references !== undefined) {
+        if (raw.references !== 'stored' && raw.references !== 'original')
+          problem(
+            [...here, 'references'],
+            "references must be stored (the provider is sent signed links to the copies the service measured) or original (the customer's own URLs)",
+          );
+        else spec.references = raw.references;
       }
     }
     if (raw.maxInFlight !== undefined) {

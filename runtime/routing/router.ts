@@ -129,6 +129,11 @@ export class Deployments {
     return this.routesFor(model, input).some((r) => r.deployment.isAvailable());
   }
 
+  /** Whether a deployment the model is routed to is sent the service's copies of external references (the check lane then stores them). */
+  storesReferences(model: ModelInfo): boolean {
+    return this.routesFor(model).some((r) => r.deployment.referenceLinks === 'stored');
+  }
+
   /** The route a task was submitted on (its cost), if the file still has it. */
   routeOf(model: ModelInfo, deploymentName: string): Route | undefined {
     return this.routesFor(model).find((r) => r.deployment.name === deploymentName);

@@ -225,6 +225,8 @@ export interface Database {
     created_at: number;
     deleted_at: number | null;
   };
+  /** The service's copy of an external reference of a task (migration 0031): measured by the check, sent to the provider as a signed link. */
+  reference_copies: { task_id: string; path: string; blob_key: string; bytes: number; created_at: number };
   /** Per deployment, shared by all processes: consecutive failed submits and the cool-down they caused. */
   upstream_health: {
     name: string;

@@ -1,4 +1,5 @@
 import type { Caller } from '../accounts/accounts.js';
+import { purgeReferenceCopies } from '../assets/reference-copies.js';
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import { endTaskWork } from '../queue/work-items.js';
@@ -66,6 +67,8 @@ export async function purgeTaskContent(ctx: Context, task: TaskRow): Promise<num
   for (const output of outputs) await ctx.blobs.delete(output.key);
   // The uploaded reference of a /v1/videos request goes with the task (its signed link then 404s).
   for (const key of inputUploadKeysOf(task)) await ctx.blobs.delete(key);
+  // The service's copies of its external references (issue 37 point 3) go with it too.
+  await purgeReferenceCopies(ctx, task.id);
   const purgedAt = await ctx.db.kysely.transaction().execute(async (trx) => {
     const result = await trx
       .updateTable('tasks')

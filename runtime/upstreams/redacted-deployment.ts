@@ -63,6 +63,7 @@ export function redactedDeployment(inner: Deployment, redact: Redactor): Deploym
     ...(inner.idempotentSubmit !== undefined ? { idempotentSubmit: inner.idempotentSubmit } : {}),
     ...(inner.callbacks !== undefined ? { callbacks: inner.callbacks } : {}),
     ...(inner.submitTimeoutMs !== undefined ? { submitTimeoutMs: inner.submitTimeoutMs } : {}),
+    ...(inner.referenceLinks !== undefined ? { referenceLinks: inner.referenceLinks } : {}),
     accepts: (model) => inner.accepts(model),
     isAvailable: () => inner.isAvailable(),
     start: (job) => guarded(() => inner.start(job)),

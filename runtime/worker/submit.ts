@@ -40,7 +40,7 @@ async function routedJob(
   return {
     ...job,
     ...(upstreamModel !== undefined ? { upstreamModel } : {}),
-    portableInput: await portableInput(ctx, task, model, job.input),
+    portableInput: await portableInput(ctx, task, model, job.input, deployment),
     ...(deployment.callbacks
       ? { upstreamCallbackUrl: upstreamCallbackUrl(ctx.config.publicUrl, ctx.secret, deployment.name, task.id) }
       : {}),

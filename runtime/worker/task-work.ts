@@ -49,7 +49,7 @@ const runTask: WorkHandler = async (ctx, item) => {
   if (!task || isTerminal(task.state)) return { done: true };
   if (!task.deployment && !checkedBefore(item)) {
     // External files are fetched in the check lane (runtime/worker/check-work.ts), which writes a checked run item back.
-    if (fetchesReferences(task)) {
+    if (fetchesReferences(ctx, task)) {
       await sendToCheck(ctx, item);
       return { done: true };
     }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { loopbackTls } from '../loopback-tls.js';
-import { jpg, mp4, png, wav } from './fixtures.js';
+import { jpg, mp4, png, safetensors, wav } from './fixtures.js';
 
 /**
  * A customer's reference host on loopback, over https (references must be https URLs; the fixture
@@ -27,8 +27,23 @@ function defaultMedia(): Map<string, HostedMedia> {
   ]);
 }
 
+/**
+ * What a path no one set serves, by its extension, on a host made `anyPath` (the run's shared host,
+ * test/support/reference-host-setup.ts: the `https://…/a.png` a suite names is a real PNG).
+ */
+const BY_EXTENSION: Record<string, () => HostedMedia> = {
+  png: () => ({ bytes: png(64, 64, false), contentType: 'image/png' }),
+  jpg: () => ({ bytes: jpg(64, 64), contentType: 'image/jpeg' }),
+  jpeg: () => ({ bytes: jpg(64, 64), contentType: 'image/jpeg' }),
+  mp4: () => ({ bytes: mp4(), contentType: 'video/mp4' }),
+  wav: () => ({ bytes: wav(2), contentType: 'audio/wav' }),
+  safetensors: () => ({ bytes: safetensors(), contentType: 'application/octet-stream' }),
+};
+
 export class ReferenceHost {
   private readonly media = defaultMedia();
+  /** `anyPath`: a path not set serves the default medium of its extension (BY_EXTENSION) instead of 404. */
+  constructor(private readonly options: { anyPath?: boolean } = {}) {}
   private readonly fetches = new Map<string, number>();
   private server!: Server;
   url = '';
@@ -67,7 +82,10 @@ export class ReferenceHost {
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
     const url = new URL(request.url ?? '/', this.url);
-    const hosted = this.media.get(url.pathname);
+    const extension = url.pathname.split('.').pop() ?? '';
+    const hosted =
+      this.media.get(url.pathname) ??
+      (this.options.anyPath && Object.hasOwn(BY_EXTENSION, extension) ? BY_EXTENSION[extension]() : undefined);
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.writeHead(405, { allow: 'GET, HEAD' });
       response.end();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, get as httpGet, type IncomingMessage, type ServerResponse } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { loopbackTls } from '../loopback-tls.js';
@@ -344,14 +344,28 @@ export class JobsProtocolServer extends LoopbackServer {
  * Whether a link answers 200 to a GET (its body read and dropped), as a provider reading a reference
  * finds out. The links are the tests' loopback https listeners: their fixture certificate is the one trusted.
  */
-function answersOk(url: string): Promise<boolean> {
+function answersOk(url: string, redirects = 3): Promise<boolean> {
   return new Promise((resolve) => {
-    const request = httpsGet(url, { ca: loopbackTls().cert }, (response) => {
+    // As a provider: https links (the customer's, on the fixture certificate) and http ones (the
+    // service's own on loopback), following a redirect as fetchers do (an S3 store's media link
+    // answers 302 to the store).
+    const onAnswer = (response: IncomingMessage) => {
       response.resume();
+      const location = response.headers.location;
+      if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location && redirects > 0) {
+        answersOk(new URL(location, url).href, redirects - 1).then(resolve);
+        return;
+      }
       response.on('end', () => resolve(response.statusCode === 200));
       response.on('error', () => resolve(false));
-    });
-    request.on('error', () => resolve(false));
+    };
+    const request = url.startsWith('https:')
+      ? httpsGet(url, { ca: loopbackTls().cert }, onAnswer)
+      : url.startsWith('http:')
+        ? httpGet(url, onAnswer)
+        : undefined;
+    if (!request) resolve(false);
+    else request.on('error', () => resolve(false));
   });
 }
 

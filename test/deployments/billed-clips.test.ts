@@ -87,18 +87,20 @@ describe('billed reference clips are measured before the submit, never after the
     );
   }
 
-  // family_c-2.6 has no limits for its clips: before, the check did not read them and the deployment measured them after the job.
+  // Issue 37 point 3: the provider reads the service's stored copy, never the customer's host again
+  // (before it, the provider's read found the clip gone and the job failed on the provider's side).
   it.each([['family_c-2.6', FAMILY_C26]])(
-    '%s, a clip that answers once and is then gone, read again by the provider: the provider finds it gone, no job completes unbilled, nothing charged',
+    '%s, a clip that answers once and is then gone, read by the provider: it reads the copy the service measured, billed at the measured 3 s, no free job',
     async (_name, model) => {
-      const { t, upstream, clips, log, task, accountId } = await serve(model, { seconds: 3, answers: 1 }, true);
-      // The service's read came first, before the submit; the provider's read found the clip gone.
-      expect(log).toEqual(['clip answered', 'submit', 'clip 404']);
-      expect(clips.requests).toBe(2);
-      expect(upstream.completed.size).toBe(0);
-      expect(task).toMatchObject({ state: 'failed', settled: true, credits: 0 });
+      const { t, upstream, clips, log, task, row, accountId } = await serve(model, { seconds: 3, answers: 1 }, true);
+      const input = inputOf(model, clips.url);
+      const measured = catalogue.get(model)!.price(input, { outputSeconds: 2, referenceClipSeconds: [3] });
+      // One read of the customer's host, by the service's check, before the submit; the provider read the copy.
+      expect(log).toEqual(['clip answered', 'submit']);
+      expect(clips.requests).toBe(1);
+      expect(task).toMatchObject({ state: 'succeeded', settled: true, credits: measured.estimatedCredits });
+      expect(JSON.parse(row.reference_clip_seconds_json!)).toEqual([3]);
       await expectNoFreeJob(t, upstream);
-      expect(await t.wallet(accountId)).toMatchObject({ available: CREDITS, held: 0, spent: 0 });
       await t.checkLedger(accountId);
     },
   );

@@ -35,10 +35,14 @@ describe('an edge mediaforge chained to an upstream mediaforge', () => {
       MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1',
     });
     upstreamAccount = await upstream.account(100_000);
+    // The upstream mediaforge takes https references only, and the edge's own links are http on
+    // loopback: the edge sends the customer's URLs as they are (`references: original`, issue 37
+    // point 3; test/deployments/reference-links.test.ts covers the stored copies).
     const deployments = [
       'upstreams:',
       '  up-jobs:',
       '    kind: jobs',
+      '    references: original',
       `    baseUrl: ${upstream.url}/api/v1`,
       '    secretEnv: CHAINED_UPSTREAM_KEY',
       '    callbacks: true',
@@ -46,6 +50,7 @@ describe('an edge mediaforge chained to an upstream mediaforge', () => {
       '    cost: { perSecond: "0.02" }',
       '  up-openai:',
       '    kind: openai-videos',
+      '    references: original',
       `    baseUrl: ${upstream.url}/v1`,
       '    secretEnv: CHAINED_UPSTREAM_KEY',
       '    cost: { perVideo: "0.10" }',

@@ -9,6 +9,7 @@ import { DeploymentsFileError, parseDeployments } from '../../runtime/routing/de
 import { DEFAULT_COOLDOWN } from '../../runtime/routing/router.js';
 import { ROOT } from '../support/root.js';
 import { startTestService } from '../support/service.js';
+import { IMAGE } from '../http/helpers.js';
 
 const run = promisify(execFile);
 const CLI = join(ROOT, 'bin/mediaforge.js');
@@ -201,10 +202,28 @@ const BROKEN: [string, { given: string; env?: NodeJS.ProcessEnv; want: string }]
     },
   ],
   [
+    'references neither stored nor original',
+    {
+      given: lines(
+        'upstreams:',
+        '  up: { kind: jobs, baseUrl: "https://up.example.invalid", references: later }',
+        'models: {}',
+      ),
+      want: 'deployments.yaml:2:',
+    },
+  ],
+  [
+    'references on a simulator',
+    {
+      given: lines('upstreams:', '  sim: { kind: simulator, references: stored }', 'models: {}'),
+      want: 'deployments.yaml:2:27: an upstream of kind simulator takes no references',
+    },
+  ],
+  [
     'an unknown key',
     {
       given: lines('upstreams:', '  sim: { kind: simulator, timeout: 5 }', 'models: {}'),
-      want: 'deployments.yaml:2:27: unknown key "timeout" (kind, baseUrl, secretEnv, maxInFlight, maxInFlightPerAccount, callbacks, cost, submitTimeoutSeconds)',
+      want: 'deployments.yaml:2:27: unknown key "timeout" (kind, baseUrl, secretEnv, maxInFlight, maxInFlightPerAccount, callbacks, cost, submitTimeoutSeconds, references)',
     },
   ],
   [
@@ -411,13 +430,13 @@ describe('the deployments file', () => {
         key: apiKey,
         body: {
           model: MODEL,
-          input: { prompt: 'a fox, Picture 1', reference_image_urls: ['https://example.com/a.png'] },
+          input: { prompt: 'a fox, Picture 1', reference_image_urls: [IMAGE] },
         },
       });
       expect(created.body.data.state).toBe('succeeded');
       const refused = await t.call('POST', '/api/v1/jobs/createTask', {
         key: apiKey,
-        body: { model: OTHER, input: { prompt: 'a fox', reference_image_urls: ['https://example.com/a.png'] } },
+        body: { model: OTHER, input: { prompt: 'a fox', reference_image_urls: [IMAGE] } },
       });
       expect([refused.status, refused.body.code]).toEqual([503, 50301]);
       expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: created.body.data.credits });

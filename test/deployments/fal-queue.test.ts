@@ -1,10 +1,11 @@
 // @store-suite: fal results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
-import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
+import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { FalQueueServer, type FalServerOptions } from '../../support/upstreams/fal-queue-server.js';
 import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
 import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { referenceCopyLink } from '../support/reference-url.js';
 
 const APP = 'fal-ai/family-d/reference-to-video';
 const REFUSE = 'REFUSE-THIS';
@@ -146,7 +147,8 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
       duration: '4',
       aspect_ratio: '16:9',
       resolution: '768p',
-      reference_image_urls: [IMAGE],
+      // The service's link to the copy of the customer's image it measured (issue 37 point 3).
+      reference_image_urls: [referenceCopyLink(t!.config.publicUrl)],
       enable_prompt_expansion: false,
     });
     expect(submit.webhook).toBeNull();

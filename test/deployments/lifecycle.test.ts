@@ -27,7 +27,7 @@ describe('an upstream job from submit to end', () => {
 
   async function serve(
     upstream: Upstream,
-    settings: { deadlineMs?: number; pollMs?: number; upstreamExtra?: string } = {},
+    settings: { deadlineMs?: number; pollMs?: number; upstreamExtra?: string; guarded?: boolean } = {},
   ) {
     const server =
       upstream.kind === 'jobs'
@@ -48,6 +48,8 @@ describe('an upstream job from submit to end', () => {
       {
         upstreamPollMs: settings.pollMs ?? 50,
         ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
+        // The outbound guard as in production: loopback refused (the upstream's own origin excepted).
+        ...(settings.guarded ? { webhookAllowPrivate: false, webhookAllowInsecure: false } : {}),
       },
       { deploymentsPlan: plan },
     );
@@ -117,10 +119,11 @@ describe('an upstream job from submit to end', () => {
   });
 
   it("a result link off the upstream's origin goes through the outbound guard: a loopback one is refused, the task fails, nothing is fetched", async () => {
-    const { server, t, accountId, apiKey } = await serve({
-      kind: 'jobs',
-      options: { latencyMs: 100, resultHost: 'localhost' },
-    });
+    // The customer's references go as they are (`references: original`): the guard refuses the loopback reference host too.
+    const { server, t, accountId, apiKey } = await serve(
+      { kind: 'jobs', options: { latencyMs: 100, resultHost: 'localhost' } },
+      { guarded: true, upstreamExtra: ', references: original' },
+    );
     const created = await createTask(t, apiKey, bodyD('elsewhere, Picture 1'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
     expect(task).toMatchObject({ state: 'failed', errorCode: 'internal_error', credits: 0 });

@@ -6,10 +6,11 @@ import { ACME_STUDIO_PROFILE } from '../support/acme-studio-profile.js';
 import { AcmeStudioServer, STUDIO_ACCESS, STUDIO_SECRET } from '../support/acme-studio-server.js';
 import { copyCheckout } from '../support/spec-copy.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { referenceCopyLink, referenceUrl } from '../support/reference-url.js';
 
 const IMAGE_MODEL = 'vendor_b/family_b-1.1/image-to-video';
 const TEXT_MODEL = 'vendor_b/family_b-1.1/text-to-video';
-const IMAGE = 'https://example.com/first.png';
+const IMAGE = referenceUrl('/first.png');
 
 /**
  * The named pieces of the profile vocabulary (spec/providers/README.md) through a real `mediaforge
@@ -72,7 +73,8 @@ models:
     expect(job.body.model).toBe('studio-i2v');
     expect(job.body.content).toEqual([
       { type: 'text', text: 'a heron lifts off' },
-      { type: 'image_url', image_url: { url: IMAGE }, role: 'first_frame' },
+      // The service's link to the copy of the customer's image it measured (issue 37 point 3).
+      { type: 'image_url', image_url: { url: referenceCopyLink(service.url) }, role: 'first_frame' },
     ]);
     // The task's deadline is under an hour away: the provider's minimum is sent.
     expect(job.body.expires_after).toBe(3600);

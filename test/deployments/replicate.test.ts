@@ -1,10 +1,11 @@
 // @store-suite: Replicate results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
-import { bodyD, createTask, IMAGE, MODEL_D, PRICE_D } from '../http/helpers.js';
+import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { ReplicateServer, type ReplicateServerOptions } from '../../support/upstreams/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
 import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { referenceCopyLink } from '../support/reference-url.js';
 
 const MODEL = 'vendor-d/family-d-r2v';
 const FLAGGED = 'FLAG-THIS';
@@ -188,7 +189,8 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
         duration: 5,
         aspect_ratio: '16:9',
         resolution: '768p',
-        reference_images: [IMAGE],
+        // The service's link to the copy of the customer's image it measured (issue 37 point 3).
+        reference_images: [referenceCopyLink(t!.config.publicUrl)],
         enable_prompt_expansion: false,
       },
     });

@@ -25,6 +25,10 @@ export interface MediaforgeProcess {
 
 const BASE_ENV = {
   MEDIAFORGE_SECRET: 'chained-test-secret',
+  // Everything these services reach is on loopback: their upstreams, the upstreams' results, and the
+  // customer's references they fetch whole (issue 37 point 3, the run's reference host).
+  MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1',
+  MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1',
   MEDIAFORGE_RATE_LIMIT_PER_MINUTE: '1000000',
   MEDIAFORGE_WORKER_IDLE_MS: '50',
 };

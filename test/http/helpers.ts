@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { HttpResult, TestService } from '../support/service.js';
+import { referenceUrl } from '../support/reference-url.js';
 
 /** family_d at the defaults (768p, 5 s): 5.55 credits/s -> 28 credits, held and charged alike. */
 export const MODEL_D = 'vendor_d/family_d/reference-to-video';
@@ -7,7 +8,8 @@ export const PRICE_D = 28;
 /** family_a-2.0-mini: duration 4..15 or -1 (the model chooses; held at 15 s). */
 export const MODEL_MINI = 'vendor_a/family_a-2.0-mini/reference-to-video';
 
-export const IMAGE = 'https://example.com/a.png';
+/** A customer's image on the run's loopback reference host: a real PNG a service that fetches references can measure. */
+export const IMAGE = referenceUrl('/a.png');
 
 export function inputD(
   prompt = 'a red fox running through snow, Picture 1 as the fox',

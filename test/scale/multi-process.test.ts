@@ -10,6 +10,7 @@ import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { migrateToLatest } from '../../runtime/storage/migrate.js';
 import { startProcess } from '../support/processes.js';
 import { testDbUrl } from '../support/service.js';
+import { IMAGE } from '../http/helpers.js';
 
 /**
  * Scale-out on PostgreSQL: three API processes and two workers on one database, 500 tasks created
@@ -92,7 +93,7 @@ describe('3 API processes and 2 workers on one PostgreSQL', () => {
         body: JSON.stringify({
           model: MODEL,
           callBackUrl: callback,
-          input: { prompt: `task ${key}`, reference_image_urls: ['https://example.com/a.png'] },
+          input: { prompt: `task ${key}`, reference_image_urls: [IMAGE] },
         }),
       });
       const body = (await response.json()) as { code: number; data: { taskId: string } };

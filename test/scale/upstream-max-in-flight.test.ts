@@ -9,6 +9,7 @@ import { migrateToLatest } from '../../runtime/storage/migrate.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startProcess } from '../support/processes.js';
 import { dropTestSchema, testDbUrl } from '../support/service.js';
+import { IMAGE } from '../http/helpers.js';
 
 /**
  * maxInFlight holds across processes (issue 17): two worker processes on one PostgreSQL database
@@ -83,7 +84,7 @@ describe('maxInFlight across two worker processes on PostgreSQL', () => {
           headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
           body: JSON.stringify({
             model: MODEL,
-            input: { prompt: `capped ${i}, Picture 1`, reference_image_urls: ['https://example.com/a.png'] },
+            input: { prompt: `capped ${i}, Picture 1`, reference_image_urls: [IMAGE] },
           }),
         });
         expect(response.status).toBe(202);

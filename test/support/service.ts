@@ -134,6 +134,9 @@ export async function startTestService(
       // A recorded run (.ci/run) records this service's store operations as it does a spawned one's.
       statementRecordDir: process.env.MEDIAFORGE_STATEMENT_RECORD || undefined,
       ...testStoreOverrides(),
+      // A service with upstreams reaches loopback only: the upstreams' results and the customer's
+      // references it fetches whole (issue 37 point 3, the run's reference host). Overrides still win.
+      ...(serviceOptions.deploymentsPlan ? { webhookAllowPrivate: true, webhookAllowInsecure: true } : {}),
       ...overrides,
     },
   );

@@ -19,6 +19,7 @@ export const providerMappingsPlugin: Plugin = {
           otherFields: p.otherFields,
           set: p.set,
           ...(p.result ? { result: p.result } : {}),
+          ...(p.references === 'original' ? { references: p.references } : {}),
           models: p.models,
           unmapped: p.unmapped,
           unsupported: p.unsupported,

@@ -35,6 +35,8 @@ interface ProtocolTable {
   otherFields: 'pass' | 'declared';
   set: Record<string, unknown>;
   result?: string;
+  /** Absent: `stored`. */
+  references?: 'original';
   models: Record<
     string,
     {
@@ -57,6 +59,15 @@ const TABLE: Record<string, ProtocolTable> = {};
 /** Whether spec/providers/ has a mapping for the protocol at all. */
 export function hasProviderMapping(protocol: string): boolean {
   return Object.hasOwn(TABLE, protocol);
+}
+
+/**
+ * How a task's external references reach the protocol's upstreams: `stored` (signed links to the
+ * copies the service fetched and measured) unless its spec/providers file says `original`.
+ */
+export function referenceLinksOf(protocol: string): 'stored' | 'original' {
+  const table = Object.hasOwn(TABLE, protocol) ? TABLE[protocol] : undefined;
+  return table?.references ?? 'stored';
 }
 
 /** Why the protocol cannot run the model; undefined when it can (or has no mapping file). */

@@ -71,6 +71,14 @@ const BROKEN: [string, { file: string; text: string; want: RegExp }][] = [
     },
   ],
   [
+    'references neither stored nor original',
+    {
+      file: 'fal-queue.yaml',
+      text: `${head('fal-queue')}references: fetched\n`,
+      want: /fal-queue\.yaml:3:\d+: references must be stored \(the provider is sent signed links/,
+    },
+  ],
+  [
     'a required field dropped',
     {
       file: 'fal-queue.yaml',
@@ -120,6 +128,21 @@ describe('provider mappings (spec/providers)', () => {
     copy = copySpec();
     writeFileSync(join(copy.root, 'spec/providers', file), text);
     expect(loadError(copy.root).message).toMatch(want);
+  });
+
+  it.each([
+    ['a file that says references: original', { text: 'references: original\n', want: 'original' }],
+    ['a file that says nothing of references', { text: '', want: 'stored' }],
+  ] as const)('%s: its upstreams are sent %s references (referenceLinksOf)', async (_name, { text, want }) => {
+    copy = copySpec();
+    writeFileSync(join(copy.root, 'spec/providers/fal-queue.yaml'), `${head('fal-queue')}${text}`);
+    const loaded = loadCatalogue(copy.root);
+    expect(loaded.providers.find((p) => p.protocol === 'fal-queue')!.references).toBe(want);
+    const [file] = await providerMappingsPlugin.emit({ catalogue: loaded, emitted: new Map() });
+    // The emitted module's table keeps the word only where it is not the default.
+    expect(file.contents.includes('"references": "original"') || file.contents.includes("references: 'original'")).toBe(
+      want === 'original',
+    );
   });
 
   it('a model marked serves: subset loads, and its values without a provider value are emitted as unmapped', async () => {
