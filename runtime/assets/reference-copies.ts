@@ -1,5 +1,6 @@
 import { BlobTooLargeError } from '../blobs/blob-store.js';
 import type { Context } from '../context.js';
+import type { Db } from '../storage/dialect.js';
 import { probeStored, type Probed } from '../files/probe.js';
 import { FetchFailure, openCapped, type FailureReason, type FetchOptions } from '../files/remote-fetch.js';
 import { extensionOf } from './library.js';
@@ -98,4 +99,13 @@ export async function purgeReferenceCopies(ctx: Context, taskId: string): Promis
   if (copies.size === 0) return;
   for (const key of copies.values()) await ctx.blobs.delete(key);
   await ctx.db.kysely.deleteFrom('reference_copies').where('task_id', '=', taskId).execute();
+}
+
+/** How many copies the store holds and their bytes, over all tasks not yet purged (the operator's /metrics). */
+export async function referenceCopyTotals(db: Db['kysely']): Promise<{ copies: number; bytes: number }> {
+  const row = await db
+    .selectFrom('reference_copies')
+    .select((eb) => [eb.fn.countAll<number>().as('copies'), eb.fn.sum<number>('bytes').as('bytes')])
+    .executeTakeFirst();
+  return { copies: Number(row?.copies ?? 0), bytes: Number(row?.bytes ?? 0) };
 }

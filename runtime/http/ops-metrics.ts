@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context } from '../context.js';
+import { referenceCopyTotals } from '../assets/reference-copies.js';
 import { totalHeldCredits } from '../ledger/wallets.js';
 import { oldestDueAt } from '../queue/work-items.js';
 import { registerUpstreamMetrics } from '../routing/upstream-metrics.js';
@@ -62,6 +63,17 @@ export function createOpsMetrics(ctx: Context): OpsMetrics {
       const now = ctx.clock.now();
       const oldest = await oldestDueAt(db, now);
       this.set(oldest === undefined ? 0 : Math.max(0, now - oldest) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'mediaforge_reference_copies',
+    help: "The service's stored copies of customers' reference files (issue 37 point 3), by measure: copies and bytes; they go with each task's purge.",
+    labelNames: ['measure'],
+    registers: [registry],
+    async collect() {
+      const totals = await referenceCopyTotals(db);
+      this.set({ measure: 'copies' }, totals.copies);
+      this.set({ measure: 'bytes' }, totals.bytes);
     },
   });
   registerUpstreamMetrics(registry, ctx);

@@ -63,7 +63,7 @@ describe('an upstream job from submit to end', () => {
   ] as [string, Upstream][])(
     '%s: at the deadline the task expires, its hold is released, the upstream job is cancelled where the protocol allows',
     async (kind, upstream) => {
-      const { server, t, accountId, apiKey } = await serve(upstream, { deadlineMs: 1500 });
+      const { server, t, accountId, apiKey } = await serve(upstream, { deadlineMs: 3000 }); // room for the check lane's fetch of the reference before the submit
       const created = await createTask(t, apiKey, bodyD('a long one, Picture 1'));
       const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
       expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });

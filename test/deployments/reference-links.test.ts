@@ -18,6 +18,7 @@ import { startTestService, waitForTerminal, type TestService } from '../support/
 const MODEL = 'vendor_b/family_c-2.6/reference-to-video';
 /** A second model routed to the upstream that takes the customer's URLs. */
 const ORIGINAL_MODEL = 'vendor_b/family_c-2.6/image-to-video';
+const METRICS_TOKEN = 'metrics-token-of-the-reference-suite';
 
 describe('references reach the provider as the bytes the service measured', () => {
   let t: TestService | undefined;
@@ -43,7 +44,7 @@ describe('references reach the provider as the bytes the service measured', () =
       { UP_KEY: 'up-key' },
     );
     t = await startTestService(
-      { upstreamPollMs: 50, webhookAllowPrivate: true, webhookAllowInsecure: true },
+      { upstreamPollMs: 50, webhookAllowPrivate: true, webhookAllowInsecure: true, metricsToken: METRICS_TOKEN },
       { deploymentsPlan: plan },
     );
   });
@@ -53,6 +54,14 @@ describe('references reach the provider as the bytes the service measured', () =
     await original.close();
     await host.close();
   });
+
+  /** The operator's count of stored copies and their bytes (/metrics). */
+  async function copiesMetric(): Promise<{ copies: number; bytes: number }> {
+    const r = await t!.call('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const read = (measure: string) =>
+      Number(new RegExp(`^mediaforge_reference_copies\\{measure="${measure}"\\} (\\d+)$`, 'm').exec(r.body)?.[1]);
+    return { copies: read('copies'), bytes: read('bytes') };
+  }
 
   /** The input the upstream received for a task (the service's job of it). */
   function receivedInput(server: JobsProtocolServer, prompt: string): Record<string, unknown> {
@@ -153,7 +162,12 @@ describe('references reach the provider as the bytes the service measured', () =
     const taskId = created.body.data.taskId;
     expect((await waitForTerminal(t!, apiKey, taskId, 20_000)).state).toBe('succeeded');
     const [link] = receivedInput(stored, prompt).reference_video_urls as string[];
-    expect((await fetch(link)).status).toBe(200);
+    const copy = await fetch(link);
+    expect(copy.status).toBe(200);
+    const copyBytes = (await copy.arrayBuffer()).byteLength;
+    const before = await copiesMetric();
+    expect(before.copies).toBeGreaterThan(0);
+    expect(before.bytes).toBeGreaterThanOrEqual(copyBytes);
     const purged = await fetch(`${t!.url}/api/v1/jobs/purge`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
@@ -161,5 +175,7 @@ describe('references reach the provider as the bytes the service measured', () =
     });
     expect(purged.status).toBe(200);
     expect((await fetch(link)).status).toBe(404);
+    // Counted while kept, and no longer once purged.
+    expect(await copiesMetric()).toEqual({ copies: before.copies - 1, bytes: before.bytes - copyBytes });
   });
 });
