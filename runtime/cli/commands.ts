@@ -148,12 +148,16 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['accounts', 'set'],
-    summary: "change an account's language or webhook payload version",
+    summary: "change an account's language, webhook payload version or low-balance alert",
     required: ['account'],
     flags: {
       account: ACCOUNT,
       language: { value: 'L', description: 'language (one of the 12 supported)' },
       'payload-version': { value: 'V', description: 'task callback payload version, 1 or 2' },
+      'low-balance': {
+        value: 'N',
+        description: 'send account.balance_low once available credits go below N (off: never)',
+      },
       db: DB,
       json: JSON_OUT,
     },
@@ -317,7 +321,7 @@ export const COMMANDS: Command[] = [
       url: { value: 'URL', description: 'the https URL that receives the events' },
       events: {
         value: 'E1,E2',
-        description: 'task.succeeded, task.failed, task.expired, task.canceled, task.completed',
+        description: 'task.succeeded, task.failed, task.expired, task.canceled, task.completed; alerts (opt-in): account.balance_low, key.budget_threshold',
       },
       db: DB,
       json: JSON_OUT,

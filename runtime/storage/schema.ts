@@ -23,7 +23,11 @@ export interface Database {
     language: string | null;
     webhook_secret: string;
     payload_version: number;
+    /** Below this many available credits `account.balance_low` is sent (migration 0030); null: never. */
+    low_balance_credits: number | null;
   };
+  /** One row per alert sent (migration 0030): its uniqueness is "once per crossing". */
+  alert_crossings: { account_id: string; kind: string; subject: string; generation: number; created_at: number };
   api_keys: {
     id: string;
     account_id: string;

@@ -74,8 +74,11 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       : wholeNumber(text(values['payload-version']), 'payload-version', 1);
   if (payloadVersion !== undefined && payloadVersion !== 1 && payloadVersion !== 2)
     throw new UsageError('--payload-version must be 1 or 2');
+  const low = text(values['low-balance']);
+  // `off` clears the threshold; a number is credits of available balance.
+  const lowBalanceCredits = low === undefined ? undefined : low === 'off' ? null : wholeNumber(low, 'low-balance', 1);
   await withCommandDb(commandConfig(values), async (db) => {
-    await setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion });
+    await setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion, lowBalanceCredits });
     await recordCliAction(
       db,
       'account.set',
@@ -83,6 +86,7 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       {
         ...(lang !== undefined ? { language: lang } : {}),
         ...(payloadVersion !== undefined ? { payloadVersion } : {}),
+        ...(lowBalanceCredits !== undefined ? { lowBalanceCredits } : {}),
       },
       Date.now(),
     );
@@ -93,6 +97,7 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       accountId,
       ...(lang !== undefined ? { language: lang } : {}),
       ...(payloadVersion !== undefined ? { payloadVersion } : {}),
+      ...(lowBalanceCredits !== undefined ? { lowBalanceCredits } : {}),
     },
     `updated ${accountId}`,
   );
