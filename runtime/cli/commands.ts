@@ -321,7 +321,8 @@ export const COMMANDS: Command[] = [
       url: { value: 'URL', description: 'the https URL that receives the events' },
       events: {
         value: 'E1,E2',
-        description: 'task.succeeded, task.failed, task.expired, task.canceled, task.completed; alerts (opt-in): account.balance_low, key.budget_threshold',
+        description:
+          'task.succeeded, task.failed, task.expired, task.canceled, task.completed; alerts (opt-in): account.balance_low, key.budget_threshold',
       },
       db: DB,
       json: JSON_OUT,

@@ -44,7 +44,9 @@ export async function lowBalanceWatch(
   accountId: string,
 ): Promise<{ available: number; purchased: number; threshold: number } | undefined> {
   const row = await lowBalanceWatchRead.first(db, accountId);
-  return row && { available: Number(row.available), purchased: Number(row.purchased), threshold: Number(row.threshold) };
+  return (
+    row && { available: Number(row.available), purchased: Number(row.purchased), threshold: Number(row.threshold) }
+  );
 }
 
 /** Balances of several accounts, by account id (accounts without a wallet are absent). */
