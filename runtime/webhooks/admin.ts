@@ -288,3 +288,13 @@ export async function setAccountWebhookSettings(
     throw consoleRefusal('invalid_request', 'nothing to set: give --language, --payload-version and/or --low-balance');
   await db.kysely.updateTable('accounts').set(changes).where('id', '=', accountId).execute();
 }
+
+/** The account's low-balance alert threshold (null: none): the console's banner and settings. */
+export async function lowBalanceThreshold(db: Db, accountId: string): Promise<number | null> {
+  const row = await db.kysely
+    .selectFrom('accounts')
+    .select('low_balance_credits')
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return row?.low_balance_credits == null ? null : Number(row.low_balance_credits);
+}
