@@ -44,6 +44,10 @@ const KEY_POLICY_FLAGS: Record<string, Flag> = {
     value: 'N/PERIOD',
     description: 'most credits per day, week (from Monday), month (UTC) or lifetime: 5000/month',
   },
+  'budget-alerts': {
+    value: 'PERCENTS',
+    description: 'key.budget_threshold alerts at these percents of the budget, comma-separated (default 80,100)',
+  },
   models: {
     value: 'LIST',
     description: "model ids and family patterns of whole segments, comma-separated: '<vendor>/*'",

@@ -39,6 +39,8 @@ export interface Database {
     /** The key's policy (migration 0023, runtime/accounts/key-policy.ts); null: none of that kind. */
     budget_credits: number | null;
     budget_period: string | null;
+    /** JSON array of the budget's alert thresholds in percent (migration 0030); null: 80 and 100. */
+    budget_alerts: string | null;
     /** JSON array of model ids and family patterns. */
     allowed_models: string | null;
     max_in_flight: number | null;

@@ -1,5 +1,5 @@
 import type { Caller } from '../accounts/accounts.js';
-import { budgetPeriodAt } from '../accounts/key-policy.js';
+import { budgetPeriodAt, DEFAULT_BUDGET_ALERTS } from '../accounts/key-policy.js';
 import type { Context } from '../context.js';
 import { newId } from '../ids.js';
 import { keySpendUsed } from '../ledger/key-spend.js';
@@ -23,9 +23,6 @@ import type { AlertEventType } from './events.js';
  * grant, so a balance hovering at the line, held and released, sends nothing more), the period's
  * start for a budget (the next period re-arms it).
  */
-
-/** A budget's thresholds when its policy names none: percent of the budget's credits. */
-export const DEFAULT_BUDGET_ALERT_PERCENTS: readonly number[] = [80, 100];
 
 interface Crossing {
   type: AlertEventType;
@@ -59,7 +56,7 @@ async function crossingsAfter(ctx: Context, caller: Caller, task: TaskRow): Prom
     // The period the task was accepted in: its hold counted there.
     const period = budgetPeriodAt(budget.period, Number(task.created_at));
     const used = await keySpendUsed(ctx.db.kysely, caller.keyId, period.start);
-    for (const percent of DEFAULT_BUDGET_ALERT_PERCENTS) {
+    for (const percent of budget.alerts ?? DEFAULT_BUDGET_ALERTS) {
       // used / credits >= percent / 100, in integers.
       if (used * 100 < percent * budget.credits) continue;
       crossings.push({

@@ -178,4 +178,35 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
       await receiver.close();
     }
   });
+  it('thresholds set with the policy (--budget-alerts 50): only those are sent, and keys/current shows them', async () => {
+    const { accountId } = await t.account(100_000);
+    const { apiKey, keyId } = await cli(t, [
+      'keys',
+      'create',
+      '--account',
+      accountId,
+      '--budget',
+      `${PRICE_D * 10}/day`,
+    ]);
+    await cli(t, ['keys', 'set', '--key', keyId, '--budget-alerts', '50%,30']);
+    const current = await t.call('GET', '/api/v1/keys/current', { key: apiKey });
+    expect(current.body.data.budget.alerts).toEqual([30, 50]);
+    await addEndpoint(t.service.ctx.db, {
+      accountId,
+      url: 'http://127.0.0.1:9/alerts',
+      events: 'key.budget_threshold',
+      policy,
+      now: clock.now(),
+    });
+    for (let i = 0; i < 10; i++) expect((await createTask(t, apiKey, bodyD(`c-${i}`))).status).toBe(202);
+    const percents = (
+      await t.service.ctx.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select('body')
+        .where('account_id', '=', accountId)
+        .orderBy('created_at')
+        .execute()
+    ).map((d) => JSON.parse(d.body).data.thresholdPercent);
+    expect(percents).toEqual([30, 50]);
+  });
 });

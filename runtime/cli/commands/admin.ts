@@ -145,6 +145,12 @@ function policyInput(values: Values): KeyPolicyInput {
   const maxInFlight = flag('max-in-flight');
   return {
     ...(flag('budget') !== undefined ? { budget: flag('budget') } : {}),
+    ...(flag('budget-alerts') !== undefined
+      ? {
+          budgetAlerts:
+            list(flag('budget-alerts'))?.map((p) => wholeNumber(p.replace(/%$/, ''), 'budget-alerts', 1)) ?? null,
+        }
+      : {}),
     ...(flag('models') !== undefined ? { models: list(flag('models')) } : {}),
     ...(maxInFlight !== undefined
       ? { maxInFlight: maxInFlight === null ? null : wholeNumber(maxInFlight, 'max-in-flight', 1) }
@@ -163,12 +169,15 @@ function policyFlags(values: Values, current: KeyPolicy = NO_POLICY): KeyPolicy 
   }
 }
 
-const flagOf = (field: string) => (field === 'maxInFlight' ? 'max-in-flight' : field);
+const flagOf = (field: string) =>
+  field === 'maxInFlight' ? 'max-in-flight' : field === 'budgetAlerts' ? 'budget-alerts' : field;
 
 export async function keysSet({ values }: CommandInput): Promise<number> {
   const keyId = text(values.key)!;
   const input = policyInput(values);
-  policyFlags(values); // a bad flag is a usage error before the database is opened
+  // A bad flag is a usage error before the database is opened; whether the key has a budget for
+  // --budget-alerts is known once its row is read (setKeyPolicyAsActor).
+  policyFlags(values, { ...NO_POLICY, budget: { credits: 1, period: 'lifetime' } });
   const policy = await withCommandDb(commandConfig(values), (db) =>
     setKeyPolicyAsActor(db, CLI_OPERATOR, keyId, input, Date.now()),
   );

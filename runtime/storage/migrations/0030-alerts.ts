@@ -10,12 +10,15 @@ import { bigint, type Engine } from '../dialect.js';
  *   alert: for the balance, the wallet's `purchased` (it moves only with a purchase or a grant), for
  *   a key budget the period's start (the next period re-arms it). `subject` names the key and the
  *   threshold for a budget alert, '' for the balance.
+ * - api_keys.budget_alerts: a JSON array of a budget's alert thresholds in percent of its credits;
+ *   null: the default 80 and 100.
  */
 export function alerts(engine: Engine) {
   const int = bigint(engine);
   return {
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable('accounts').addColumn('low_balance_credits', int).execute();
+      await db.schema.alterTable('api_keys').addColumn('budget_alerts', 'text').execute();
       await db.schema
         .createTable('alert_crossings')
         .addColumn('account_id', 'text', (c) => c.notNull())
