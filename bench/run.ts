@@ -13,6 +13,7 @@ import { benchGrowth } from './growth.js';
 import { benchHostile } from './hostile.js';
 import { benchHttp } from './http.js';
 import { benchLedger } from './ledger.js';
+import { benchKeyPolicy } from './key-policy.js';
 import { benchMediaRanges } from './media-ranges.js';
 import { benchMemory } from './memory.js';
 import { benchReferenceCheck } from './reference-check.js';
@@ -67,6 +68,9 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['createTaskSameAccountPerSec', undefined, 'req/s'],
   ['createTaskManyAccountsPerSec', undefined, 'req/s'],
   ['sameAccountVsManyAccounts', { op: '>=', value: 0.5 }, 'ratio'],
+  ['createTaskWithPolicyPerSec', undefined, 'req/s'],
+  ['createTaskWithoutPolicyPerSec', undefined, 'req/s'],
+  ['createTaskWithPolicyVsWithout', { op: '>=', value: 0.95 }, 'ratio'],
   ['pgCreateTaskVsSqlite', { op: '>=', value: 0.6 }, 'ratio'],
   ['recordInfoAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
   ['createTaskAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
@@ -144,6 +148,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['webhooks', benchWebhooks],
   ['end-to-end', benchEndToEnd],
   ['ledger', benchLedger],
+  ['key-policy', benchKeyPolicy],
   ['postgres', benchPostgres],
   ['signins', benchSignIns],
   ['memory', benchMemory],

@@ -8,6 +8,7 @@ import type { FaultPoints } from './faults.js';
 import type { UpstreamStats } from './routing/upstream-stats.js';
 import type { CallWindow } from './routing/call-window.js';
 import type { Db } from './storage/dialect.js';
+import type { AcceptedHook } from './tasks/acceptance.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
 import type { TaskEvents } from './tasks/task-events.js';
 import type { OutboundAgents } from './net/kept-agents.js';
@@ -36,6 +37,8 @@ export interface Context {
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
   /** Work done in the transaction that resolves a task, in this order (webhook deliveries, upstream cancels). */
   resolutionHooks: readonly ResolutionHook[];
+  /** Work done right after a new task's acceptance commits (alerts), in this order. */
+  acceptedHooks: readonly AcceptedHook[];
   /** Crash fault points (tests only): every point a no-op unless Config.faultPoints arms it. */
   faults: FaultPoints;
   /** Tells workers that new work is due now. */

@@ -21,13 +21,14 @@ import { openServiceDb } from './storage/open-service-db.js';
 import { checkpointOffThread } from './storage/sqlite-checkpoints.js';
 import { migrateToLatest, pendingMigrations } from './storage/migrate.js';
 import { listenForNotifications, notifier } from './storage/notify.js';
+import type { AcceptedHook } from './tasks/acceptance.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
 import { TaskEvents } from './tasks/task-events.js';
 import { maintenanceWorkHandlers, scheduleMaintenance } from './worker/maintenance.js';
 import { taskWorkHandlers } from './worker/task-work.js';
 import { upstreamCancelHook } from './worker/upstream-cancel.js';
 import { reconcileHook } from './worker/reconcile.js';
-import { webhookResolutionHook, webhookWorkHandlers } from './webhooks/index.js';
+import { webhookAcceptedHook, webhookResolutionHook, webhookWorkHandlers } from './webhooks/index.js';
 import { OutboundAgents } from './net/kept-agents.js';
 import { paymentSettings } from './payments/payment-settings.js';
 import { Payments } from './payments/payments.js';
@@ -48,6 +49,8 @@ export interface ServiceOptions {
   workHandlers?: WorkHandlers;
   /** What runs in the transaction that resolves a task, in order; default `defaultResolutionHooks`. */
   resolutionHooks?: readonly ResolutionHook[];
+  /** What runs right after a task's acceptance commits; default `defaultAcceptedHooks`. */
+  acceptedHooks?: readonly AcceptedHook[];
   /** What an armed fault point does when reached (Config.faultPoints); default: SIGKILL of this process. */
   onFaultPoint?: (name: string) => void;
 }
@@ -61,6 +64,9 @@ export const defaultResolutionHooks: readonly ResolutionHook[] = [
   reconcileHook,
   webhookResolutionHook,
 ];
+
+/** After an acceptance: the alerts its hold may have crossed (webhooks/alerts.ts). */
+export const defaultAcceptedHooks: readonly AcceptedHook[] = [webhookAcceptedHook];
 
 export interface Service {
   ctx: Context;
@@ -126,6 +132,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     keyRevision: new KeyRevision(db),
     log,
     resolutionHooks: options.resolutionHooks ?? defaultResolutionHooks,
+    acceptedHooks: options.acceptedHooks ?? defaultAcceptedHooks,
     faults: new FaultPoints(config.faultPoints, options.onFaultPoint),
     wakeWorkers: () => {
       worker?.wake();

@@ -460,7 +460,7 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   consolePaymentPacks(request: Requests['consolePaymentPacks']): Promise<RouteReply<'consolePaymentPacks'>>;
   /** GET /console/api/session: The signed-in user, the CSRF token and the choices of the settings form. */
   consoleSession(request: Requests['consoleSession']): Promise<RouteReply<'consoleSession'>>;
-  /** POST /console/api/settings: The API account's language and webhook payload version. */
+  /** POST /console/api/settings: The API account's language, webhook payload version and low-balance alert. */
   consoleSaveSettings(request: Requests['consoleSaveSettings']): Promise<RouteReply<'consoleSaveSettings'>>;
   /** POST /console/api/signin: Open a session for an email and password. */
   consoleSignIn(request: Requests['consoleSignIn']): Promise<RouteReply<'consoleSignIn'>>;

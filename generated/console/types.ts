@@ -389,7 +389,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The API account's language and webhook payload version. */
+        /** The API account's language, webhook payload version and low-balance alert. */
         post: operations["consoleSaveSettings"];
         delete?: never;
         options?: never;
@@ -1166,6 +1166,11 @@ export interface operations {
                     "application/json": components["schemas"]["ConsoleEnvelope"] & {
                         data: {
                             api: components["schemas"]["ConsoleWallet"];
+                            /** @description The API account's low-balance alert and whether its available credits are below it (the banner). */
+                            lowBalance: {
+                                low: boolean;
+                                thresholdCredits: number | null;
+                            };
                             playground: components["schemas"]["ConsoleWallet"];
                         };
                     };
@@ -1787,6 +1792,8 @@ export interface operations {
                 "application/json": {
                     /** @description A supported language, or empty / null for Accept-Language. */
                     language?: string | null;
+                    /** @description account.balance_low is sent once a hold leaves fewer available credits than this (issue 40); null: no alert. */
+                    lowBalanceCredits?: number | null;
                     /** @enum {integer} */
                     payloadVersion?: 1 | 2;
                 };
@@ -1802,6 +1809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConsoleEnvelope"] & {
                         data: {
                             language: string | null;
+                            lowBalanceCredits: number | null;
                             payloadVersion: number;
                         };
                     };

@@ -1906,6 +1906,8 @@ export interface components {
         CurrentKey: {
             /** @description Most credits held and spent per UTC period (`week` from Monday), and what is left now. */
             budget: null | {
+                /** @description Percents of the budget at which the key.budget_threshold event is sent, once per period each (default 80 and 100; `mediaforge keys set --budget-alerts`). */
+                alerts: number[];
                 credits: number;
                 /** @enum {string} */
                 period: "day" | "week" | "month" | "lifetime";

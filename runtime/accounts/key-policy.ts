@@ -10,8 +10,12 @@ import { ApiError } from '../errors.js';
 export type BudgetPeriod = 'day' | 'week' | 'month' | 'lifetime';
 export const BUDGET_PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month', 'lifetime'];
 
+/** A budget's alert thresholds (`key.budget_threshold`) when its policy names none: percent of its credits. */
+export const DEFAULT_BUDGET_ALERTS: readonly number[] = [80, 100];
+
 export interface KeyPolicy {
-  budget: { credits: number; period: BudgetPeriod } | null;
+  /** `alerts`: the thresholds in percent of `credits` (1..100, ascending), present only when set; else DEFAULT_BUDGET_ALERTS. */
+  budget: { credits: number; period: BudgetPeriod; alerts?: number[] } | null;
   /** Model ids and family patterns (`<vendor>/*`); null: any model. */
   models: string[] | null;
   maxInFlight: number | null;
@@ -27,6 +31,7 @@ export const NO_POLICY: KeyPolicy = { budget: null, models: null, maxInFlight: n
 export interface KeyPolicyColumns {
   budget_credits: number | null;
   budget_period: string | null;
+  budget_alerts: string | null;
   allowed_models: string | null;
   max_in_flight: number | null;
   expires_at: number | null;
@@ -36,6 +41,7 @@ export interface KeyPolicyColumns {
 export const KEY_POLICY_COLUMNS = [
   'budget_credits',
   'budget_period',
+  'budget_alerts',
   'allowed_models',
   'max_in_flight',
   'expires_at',
@@ -55,7 +61,11 @@ export function policyOfRow(row: KeyPolicyColumns): KeyPolicy {
     budget:
       row.budget_credits === null
         ? null
-        : { credits: Number(row.budget_credits), period: (row.budget_period ?? 'lifetime') as BudgetPeriod },
+        : {
+            credits: Number(row.budget_credits),
+            period: (row.budget_period ?? 'lifetime') as BudgetPeriod,
+            ...(row.budget_alerts === null ? {} : { alerts: JSON.parse(row.budget_alerts) as number[] }),
+          },
     models: row.allowed_models === null ? null : (JSON.parse(row.allowed_models) as string[]),
     maxInFlight: row.max_in_flight === null ? null : Number(row.max_in_flight),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
@@ -67,6 +77,7 @@ export function rowOfPolicy(policy: KeyPolicy): KeyPolicyColumns {
   return {
     budget_credits: policy.budget?.credits ?? null,
     budget_period: policy.budget?.period ?? null,
+    budget_alerts: policy.budget?.alerts ? JSON.stringify(policy.budget.alerts) : null,
     allowed_models: policy.models === null ? null : JSON.stringify(policy.models),
     max_in_flight: policy.maxInFlight,
     expires_at: policy.expiresAt,
@@ -192,6 +203,8 @@ export class KeyPolicyInputError extends Error {
 export interface KeyPolicyInput {
   /** `5000/month`, `100/day`, `2000/week`, `10000/lifetime` (or `10000`: lifetime). */
   budget?: string | null;
+  /** The budget's alert thresholds in percent (`50,80,100`); null: the default 80 and 100. */
+  budgetAlerts?: readonly number[] | null;
   models?: readonly string[] | null;
   maxInFlight?: number | null;
   /** An ISO 8601 date or date-time (a date is its UTC midnight). */
@@ -205,7 +218,17 @@ const MODEL_ENTRY = /^[a-z0-9][a-z0-9._-]*(\/([a-z0-9][a-z0-9._-]*|\*))*$|^\*$/i
 export function applyPolicyInput(current: KeyPolicy, input: KeyPolicyInput): KeyPolicy {
   if (Object.keys(input).length === 0) return current;
   const next: KeyPolicy = { ...current };
-  if (input.budget !== undefined) next.budget = input.budget === null ? null : parseBudget(input.budget);
+  if (input.budget !== undefined)
+    next.budget =
+      input.budget === null
+        ? null
+        : { ...parseBudget(input.budget), ...(current.budget?.alerts ? { alerts: current.budget.alerts } : {}) };
+  if (input.budgetAlerts !== undefined) {
+    if (next.budget === null)
+      throw new KeyPolicyInputError('budgetAlerts', 'a key without a budget has no budget alerts');
+    const { alerts: _previous, ...budget } = next.budget;
+    next.budget = input.budgetAlerts === null ? budget : { ...budget, alerts: parseBudgetAlerts(input.budgetAlerts) };
+  }
   if (input.models !== undefined) {
     if (input.models === null) next.models = null;
     else {
@@ -245,6 +268,16 @@ function parseBudget(text: string): NonNullable<KeyPolicy['budget']> {
       'CREDITS/PERIOD: a positive whole number of credits per day, week, month or lifetime',
     );
   return { credits, period: (match[2] ?? 'lifetime') as BudgetPeriod };
+}
+
+function parseBudgetAlerts(percents: readonly number[]): number[] {
+  if (
+    percents.length === 0 ||
+    percents.length > 10 ||
+    !percents.every((p) => Number.isSafeInteger(p) && p >= 1 && p <= 100)
+  )
+    throw new KeyPolicyInputError('budgetAlerts', 'between 1 and 10 whole percents of the budget, 1 to 100');
+  return [...new Set(percents)].sort((a, b) => a - b);
 }
 
 function parseExpiry(text: string): number {

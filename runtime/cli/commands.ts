@@ -44,6 +44,10 @@ const KEY_POLICY_FLAGS: Record<string, Flag> = {
     value: 'N/PERIOD',
     description: 'most credits per day, week (from Monday), month (UTC) or lifetime: 5000/month',
   },
+  'budget-alerts': {
+    value: 'PERCENTS',
+    description: 'key.budget_threshold alerts at these percents of the budget, comma-separated (default 80,100)',
+  },
   models: {
     value: 'LIST',
     description: "model ids and family patterns of whole segments, comma-separated: '<vendor>/*'",
@@ -148,12 +152,16 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['accounts', 'set'],
-    summary: "change an account's language or webhook payload version",
+    summary: "change an account's language, webhook payload version or low-balance alert",
     required: ['account'],
     flags: {
       account: ACCOUNT,
       language: { value: 'L', description: 'language (one of the 12 supported)' },
       'payload-version': { value: 'V', description: 'task callback payload version, 1 or 2' },
+      'low-balance': {
+        value: 'N',
+        description: 'send account.balance_low once available credits go below N (off: never)',
+      },
       db: DB,
       json: JSON_OUT,
     },
@@ -317,7 +325,8 @@ export const COMMANDS: Command[] = [
       url: { value: 'URL', description: 'the https URL that receives the events' },
       events: {
         value: 'E1,E2',
-        description: 'task.succeeded, task.failed, task.expired, task.canceled, task.completed',
+        description:
+          'task.succeeded, task.failed, task.expired, task.canceled, task.completed; alerts (opt-in): account.balance_low, key.budget_threshold',
       },
       db: DB,
       json: JSON_OUT,

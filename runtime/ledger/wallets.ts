@@ -24,6 +24,31 @@ export async function walletOf(db: Db, accountId: string): Promise<Balance> {
   return balance;
 }
 
+/** What the low-balance alert reads after a hold: only accounts that set a threshold answer a row. */
+const lowBalanceWatchRead = preparedRead<
+  [accountId: string],
+  { available: number; purchased: number; threshold: number }
+>(
+  'wallet-low-balance-watch',
+  'select "w"."available", "w"."purchased", "a"."low_balance_credits" as "threshold" from "wallets" as "w" ' +
+    'join "accounts" as "a" on "a"."id" = "w"."account_id" where "w"."account_id" = ? and "a"."low_balance_credits" is not null',
+);
+
+/**
+ * The account's available and purchased credits beside its low-balance threshold (webhooks/alerts.ts);
+ * undefined when the account set none. `purchased` moves only with a purchase or a grant: the
+ * alert's arm generation.
+ */
+export async function lowBalanceWatch(
+  db: Db,
+  accountId: string,
+): Promise<{ available: number; purchased: number; threshold: number } | undefined> {
+  const row = await lowBalanceWatchRead.first(db, accountId);
+  return (
+    row && { available: Number(row.available), purchased: Number(row.purchased), threshold: Number(row.threshold) }
+  );
+}
+
 /** Balances of several accounts, by account id (accounts without a wallet are absent). */
 export async function walletsOf(db: Executor, accountIds: readonly string[]): Promise<Map<string, Balance>> {
   if (accountIds.length === 0) return new Map();

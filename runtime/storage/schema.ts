@@ -23,7 +23,11 @@ export interface Database {
     language: string | null;
     webhook_secret: string;
     payload_version: number;
+    /** Below this many available credits `account.balance_low` is sent (migration 0030); null: never. */
+    low_balance_credits: number | null;
   };
+  /** One row per alert sent (migration 0030): its uniqueness is "once per crossing". */
+  alert_crossings: { account_id: string; kind: string; subject: string; generation: number; created_at: number };
   api_keys: {
     id: string;
     account_id: string;
@@ -35,6 +39,8 @@ export interface Database {
     /** The key's policy (migration 0023, runtime/accounts/key-policy.ts); null: none of that kind. */
     budget_credits: number | null;
     budget_period: string | null;
+    /** JSON array of the budget's alert thresholds in percent (migration 0030); null: 80 and 100. */
+    budget_alerts: string | null;
     /** JSON array of model ids and family patterns. */
     allowed_models: string | null;
     max_in_flight: number | null;

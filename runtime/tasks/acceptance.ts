@@ -32,6 +32,12 @@ export interface Created {
 }
 
 /** One createTask request on its way into the database. */
+/**
+ * Work done right after a new task's acceptance has committed (the alerts of webhooks/alerts.ts:
+ * a hold may have crossed a line). Handed to the service like the resolution hooks; a replay runs none.
+ */
+export type AcceptedHook = (ctx: Context, caller: Caller, task: TaskRow) => Promise<void>;
+
 export interface Acceptance {
   ctx: Context;
   caller: Caller;

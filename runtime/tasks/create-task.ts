@@ -46,11 +46,23 @@ export async function acceptTask(
     if (!created.replayed) {
       ctx.faults.reach('create.committed'); // committed, the client not yet answered
       ctx.wakeWorkers();
+      await runAcceptedHooks(ctx, caller, created);
     }
     return created;
   } catch (error) {
     // Two requests raced on one Idempotency-Key: the loser replays the winner's task.
     if (options.idempotencyKey !== undefined && isUniqueViolation(error)) return attempt();
     throw error;
+  }
+}
+
+/** The task is accepted whatever a hook does: a hook's failure is logged, never the request's answer. */
+async function runAcceptedHooks(ctx: Context, caller: Caller, created: Created): Promise<void> {
+  for (const hook of ctx.acceptedHooks) {
+    try {
+      await hook(ctx, caller, created.task);
+    } catch (error) {
+      ctx.log.error({ err: error, task: created.task.id }, 'after-acceptance hook failed');
+    }
   }
 }

@@ -263,21 +263,38 @@ export async function resendDelivery(
   return { deliveryId, state: 'pending' };
 }
 
-/** The account settings webhooks read: the language of their texts and the task callback payload version. */
+/**
+ * The account settings webhooks read: the language of their texts, the task callback payload
+ * version and the low-balance alert's threshold (`account.balance_low`; null: no alert).
+ */
 export async function setAccountWebhookSettings(
   db: Db,
   accountId: string,
-  settings: { language?: string | null; payloadVersion?: number },
+  settings: { language?: string | null; payloadVersion?: number; lowBalanceCredits?: number | null },
 ): Promise<void> {
   await requireAccount(db, accountId);
   if (settings.language && !matchLanguage(settings.language))
     throw consoleRefusal('invalid_request', `unsupported language ${settings.language}`);
   if (settings.payloadVersion !== undefined && settings.payloadVersion !== 1 && settings.payloadVersion !== 2)
     throw consoleRefusal('invalid_request', '--payload-version must be 1 or 2');
-  const changes: { language?: string | null; payload_version?: number } = {};
+  const low = settings.lowBalanceCredits;
+  if (low !== undefined && low !== null && (!Number.isSafeInteger(low) || low < 1))
+    throw consoleRefusal('invalid_request', '--low-balance must be a whole number of credits >= 1, or off');
+  const changes: { language?: string | null; payload_version?: number; low_balance_credits?: number | null } = {};
   if (settings.language !== undefined) changes.language = settings.language;
   if (settings.payloadVersion !== undefined) changes.payload_version = settings.payloadVersion;
+  if (low !== undefined) changes.low_balance_credits = low;
   if (Object.keys(changes).length === 0)
-    throw consoleRefusal('invalid_request', 'nothing to set: give --language and/or --payload-version');
+    throw consoleRefusal('invalid_request', 'nothing to set: give --language, --payload-version and/or --low-balance');
   await db.kysely.updateTable('accounts').set(changes).where('id', '=', accountId).execute();
+}
+
+/** The account's low-balance alert threshold (null: none): the console's banner and settings. */
+export async function lowBalanceThreshold(db: Db, accountId: string): Promise<number | null> {
+  const row = await db.kysely
+    .selectFrom('accounts')
+    .select('low_balance_credits')
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return row?.low_balance_credits == null ? null : Number(row.low_balance_credits);
 }

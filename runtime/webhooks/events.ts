@@ -1,10 +1,18 @@
-/** Account endpoint events of the specification; task.canceled is accepted for old records only. */
+/**
+ * mediaforge's extension of the specification's events (issue 40, docs/webhooks.md): alerts before
+ * the money runs out. Opt-in: an endpoint receives them only when it subscribed to them by name.
+ */
+export const ALERT_EVENT_TYPES = ['account.balance_low', 'key.budget_threshold'] as const;
+export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
+
+/** Account endpoint events of the specification, then the alerts; task.canceled is accepted for old records only. */
 export const EVENT_TYPES = [
   'task.completed',
   'task.succeeded',
   'task.failed',
   'task.expired',
   'task.canceled',
+  ...ALERT_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -167,6 +167,7 @@ describe('key policies', () => {
         remaining: 5000 - PRICE_D,
         periodStart: '2026-07-13T00:00:00.000Z',
         periodEnd: '2026-07-20T00:00:00.000Z',
+        alerts: [80, 100],
       },
       models: ['vendor_d/*', 'vendor_a/family_a-2.0-mini/reference-to-video'],
       maxInFlight: 5,

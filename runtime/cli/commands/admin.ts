@@ -74,8 +74,11 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       : wholeNumber(text(values['payload-version']), 'payload-version', 1);
   if (payloadVersion !== undefined && payloadVersion !== 1 && payloadVersion !== 2)
     throw new UsageError('--payload-version must be 1 or 2');
+  const low = text(values['low-balance']);
+  // `off` clears the threshold; a number is credits of available balance.
+  const lowBalanceCredits = low === undefined ? undefined : low === 'off' ? null : wholeNumber(low, 'low-balance', 1);
   await withCommandDb(commandConfig(values), async (db) => {
-    await setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion });
+    await setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion, lowBalanceCredits });
     await recordCliAction(
       db,
       'account.set',
@@ -83,6 +86,7 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       {
         ...(lang !== undefined ? { language: lang } : {}),
         ...(payloadVersion !== undefined ? { payloadVersion } : {}),
+        ...(lowBalanceCredits !== undefined ? { lowBalanceCredits } : {}),
       },
       Date.now(),
     );
@@ -93,6 +97,7 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       accountId,
       ...(lang !== undefined ? { language: lang } : {}),
       ...(payloadVersion !== undefined ? { payloadVersion } : {}),
+      ...(lowBalanceCredits !== undefined ? { lowBalanceCredits } : {}),
     },
     `updated ${accountId}`,
   );
@@ -140,6 +145,12 @@ function policyInput(values: Values): KeyPolicyInput {
   const maxInFlight = flag('max-in-flight');
   return {
     ...(flag('budget') !== undefined ? { budget: flag('budget') } : {}),
+    ...(flag('budget-alerts') !== undefined
+      ? {
+          budgetAlerts:
+            list(flag('budget-alerts'))?.map((p) => wholeNumber(p.replace(/%$/, ''), 'budget-alerts', 1)) ?? null,
+        }
+      : {}),
     ...(flag('models') !== undefined ? { models: list(flag('models')) } : {}),
     ...(maxInFlight !== undefined
       ? { maxInFlight: maxInFlight === null ? null : wholeNumber(maxInFlight, 'max-in-flight', 1) }
@@ -158,12 +169,15 @@ function policyFlags(values: Values, current: KeyPolicy = NO_POLICY): KeyPolicy 
   }
 }
 
-const flagOf = (field: string) => (field === 'maxInFlight' ? 'max-in-flight' : field);
+const flagOf = (field: string) =>
+  field === 'maxInFlight' ? 'max-in-flight' : field === 'budgetAlerts' ? 'budget-alerts' : field;
 
 export async function keysSet({ values }: CommandInput): Promise<number> {
   const keyId = text(values.key)!;
   const input = policyInput(values);
-  policyFlags(values); // a bad flag is a usage error before the database is opened
+  // A bad flag is a usage error before the database is opened; whether the key has a budget for
+  // --budget-alerts is known once its row is read (setKeyPolicyAsActor).
+  policyFlags(values, { ...NO_POLICY, budget: { credits: 1, period: 'lifetime' } });
   const policy = await withCommandDb(commandConfig(values), (db) =>
     setKeyPolicyAsActor(db, CLI_OPERATOR, keyId, input, Date.now()),
   );

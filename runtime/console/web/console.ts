@@ -59,8 +59,56 @@ async function renderBalance(session: Session) {
         playground: h('strong', { id: 'playground-balance', text: String(b.playground.available) }),
       }),
     ),
+    ...lowBalanceNodes(session, b.lowBalance, b.api.available),
     payments,
   );
+}
+
+/** The banner while the API balance is below the account's alert threshold, and the threshold's setting. */
+function lowBalanceNodes(
+  session: Session,
+  low: { thresholdCredits: number | null; low: boolean },
+  available: number,
+): HTMLElement[] {
+  const threshold = h('input', {
+    type: 'number',
+    id: 'low-balance',
+    min: '1',
+    step: '1',
+    value: low.thresholdCredits === null ? '' : String(low.thresholdCredits),
+  });
+  const saved = h('span', { id: 'low-balance-saved' });
+  return [
+    ...(low.low
+      ? [
+          h('p', {
+            class: 'error',
+            id: 'low-balance-banner',
+            role: 'alert',
+            text: t('balance.lowBanner', { available, threshold: low.thresholdCredits ?? 0 }),
+          }),
+        ]
+      : []),
+    h(
+      'label',
+      { for: 'low-balance', text: t('balance.lowThreshold') },
+      h('small', { class: 'hint', text: t('balance.lowThresholdHint') }),
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      threshold,
+      button(t('settings.save'), 'save-low-balance', async () => {
+        const value = threshold.value.trim();
+        await api('post', '/console/api/settings', {
+          body: { lowBalanceCredits: value === '' ? null : Number(value) },
+        });
+        await renderBalance(session);
+        body('balance').querySelector('#low-balance-saved')!.textContent = ` ${t('settings.saved')}`;
+      }),
+      saved,
+    ),
+  ];
 }
 
 async function renderKeys() {

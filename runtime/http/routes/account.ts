@@ -6,7 +6,7 @@ import { tasksInFlightOfKey, usageRows } from '../../tasks/task-rows.js';
 import { requireAccountReports } from '../../reports/report-scope.js';
 import { usageCsv, usageReport } from '../../reports/usage-report.js';
 import { csvReply } from './csv-reply.js';
-import { budgetPeriodAt, policyView } from '../../accounts/key-policy.js';
+import { budgetPeriodAt, DEFAULT_BUDGET_ALERTS, policyView } from '../../accounts/key-policy.js';
 import { keySpendUsed } from '../../ledger/key-spend.js';
 import type { ApiRequests } from '../api-request.js';
 
@@ -51,6 +51,7 @@ export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsag
         remaining: Math.max(0, policy.budget.credits - used),
         periodStart: new Date(start).toISOString(),
         periodEnd: end === null ? null : new Date(end).toISOString(),
+        alerts: policy.budget.alerts ?? [...DEFAULT_BUDGET_ALERTS],
       };
     }
     const view = policyView(policy);

@@ -33,6 +33,7 @@ import {
   rotateAccountSecret,
   rotateEndpointSecret,
   setAccountWebhookSettings,
+  lowBalanceThreshold,
 } from '../../webhooks/admin.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import type { ApiRequest, ConsoleRequests } from '../api-request.js';
@@ -218,11 +219,12 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
       const language = body.language === '' || body.language === null ? null : body.language;
       if (language !== undefined && language !== null && !(LANGUAGES as readonly string[]).includes(language))
         throw consoleRefusal('invalid_language', `language must be one of ${LANGUAGES.join(', ')}`);
-      const payloadVersion = body.payloadVersion;
-      await setAccountWebhookSettings(req.ctx.db, user.accountId, { language, payloadVersion });
+      const { payloadVersion, lowBalanceCredits } = body;
+      await setAccountWebhookSettings(req.ctx.db, user.accountId, { language, payloadVersion, lowBalanceCredits });
       return ok({
         language: language === undefined ? user.language : language,
         payloadVersion: payloadVersion ?? user.payloadVersion,
+        lowBalanceCredits: await lowBalanceThreshold(req.ctx.db, user.accountId),
       });
     },
 
@@ -239,7 +241,13 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
           availableCost: creditsToUsd(w.available),
         };
       };
-      return ok({ api: shape(user.accountId), playground: shape(user.playgroundAccountId) });
+      const threshold = await lowBalanceThreshold(req.ctx.db, user.accountId);
+      const api = shape(user.accountId);
+      return ok({
+        api,
+        playground: shape(user.playgroundAccountId),
+        lowBalance: { thresholdCredits: threshold, low: threshold !== null && api.available < threshold },
+      });
     },
 
     /** The packs on sale, or none when payments are off (the page then shows no buy button). */

@@ -116,6 +116,8 @@ class CurrentKeyBudget1(TypedDict, total=False):
     """Required."""
     periodEnd: Required[str | None]
     """When the period ends (null for a lifetime budget). Required."""
+    alerts: Required[list[int]]
+    """Percents of the budget at which the key.budget_threshold event is sent, once per period each (default 80 and 100; `mediaforge keys set --budget-alerts`). Required."""
 
 
 class CurrentKey(TypedDict, total=False):
