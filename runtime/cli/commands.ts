@@ -148,12 +148,16 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['accounts', 'set'],
-    summary: "change an account's language or webhook payload version",
+    summary: "change an account's language, webhook payload version or price book",
     required: ['account'],
     flags: {
       account: ACCOUNT,
       language: { value: 'L', description: 'language (one of the 12 supported)' },
       'payload-version': { value: 'V', description: 'task callback payload version, 1 or 2' },
+      'price-book': {
+        value: 'NAME',
+        description: 'a book of spec/price-books/, or default (the published prices); running tasks keep theirs',
+      },
       db: DB,
       json: JSON_OUT,
     },

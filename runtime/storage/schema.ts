@@ -23,6 +23,8 @@ export interface Database {
     language: string | null;
     webhook_secret: string;
     payload_version: number;
+    /** The account's price book (migration 0029, spec/price-books/); null: the published catalogue. */
+    price_book: string | null;
   };
   api_keys: {
     id: string;
@@ -140,6 +142,8 @@ export interface Database {
     unknown_submit_cost_micros: number | null;
     retry_of: string | null;
     retention_seconds: number | null;
+    /** The price book the task was accepted under (migration 0029): settlement charges at it. */
+    price_book: string | null;
     created_at: number;
     updated_at: number;
     started_at: number | null;

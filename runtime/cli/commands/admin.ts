@@ -1,6 +1,7 @@
 /** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
 import { LANGUAGES, type Language } from '../../../generated/errors.js';
 import { createAccount, createKey } from '../../accounts/accounts.js';
+import { DEFAULT_BOOK, parsePriceBook, priceBookChoices, setAccountPriceBook } from '../../accounts/price-book.js';
 import {
   applyPolicyInput,
   type KeyPolicy,
@@ -74,7 +75,17 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       : wholeNumber(text(values['payload-version']), 'payload-version', 1);
   if (payloadVersion !== undefined && payloadVersion !== 1 && payloadVersion !== 2)
     throw new UsageError('--payload-version must be 1 or 2');
+  const bookName = text(values['price-book']);
+  const book = bookName === undefined ? undefined : parsePriceBook(bookName);
+  if (bookName !== undefined && book === undefined)
+    throw new UsageError(`--price-book: no book "${bookName}"; one of: ${priceBookChoices().join(', ')}`);
+  const settings = lang !== undefined || payloadVersion !== undefined;
   await withCommandDb(commandConfig(values), async (db) => {
+    if (book !== undefined) {
+      const changed = await setAccountPriceBook(db, CLI_OPERATOR, accountId, book, Date.now());
+      if (!changed) throw new UsageError(`no account ${accountId}`);
+    }
+    if (!settings && book !== undefined) return;
     await setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion });
     await recordCliAction(
       db,
@@ -93,6 +104,7 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       accountId,
       ...(lang !== undefined ? { language: lang } : {}),
       ...(payloadVersion !== undefined ? { payloadVersion } : {}),
+      ...(book !== undefined ? { priceBook: book ?? DEFAULT_BOOK } : {}),
     },
     `updated ${accountId}`,
   );
