@@ -43,7 +43,13 @@ export async function setAccountPriceBook(
     const change = { from: row.price_book, to: book };
     await recordAudit(
       trx,
-      { actor: by.actor, action: 'account.price_book', target: accountId, clientAddress: by.clientAddress, details: change },
+      {
+        actor: by.actor,
+        action: 'account.price_book',
+        target: accountId,
+        clientAddress: by.clientAddress,
+        details: change,
+      },
       now,
     );
     return change;

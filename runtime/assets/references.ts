@@ -171,6 +171,6 @@ export function clipSeconds(
  */
 export async function applyAssetReferences(ctx: Context, owner: LibraryOwner, request: PreparedRequest): Promise<void> {
   const facts = await checkAssetReferences(ctx, owner, request.model.info, request.input);
-  if (facts.referenceClipSeconds?.some((s) => s !== null)) 
+  if (facts.referenceClipSeconds?.some((s) => s !== null))
     request.price = priceUnderBook(request.model, request.input, facts, request.priceBook);
 }

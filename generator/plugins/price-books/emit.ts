@@ -26,7 +26,10 @@ const isMap = (value: unknown): value is Record<string, unknown> =>
 function percentOf(source: YamlSource, found: SpecProblem[], path: string[], value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > PRICE_BOOK_MAX_PERCENT) {
     found.push(
-      source.problem(path, `percent must be a whole number from 1 to ${PRICE_BOOK_MAX_PERCENT} (of the published price)`),
+      source.problem(
+        path,
+        `percent must be a whole number from 1 to ${PRICE_BOOK_MAX_PERCENT} (of the published price)`,
+      ),
     );
     return 0;
   }
@@ -95,7 +98,10 @@ export function loadPriceBooks(root: string, modelIds: readonly string[]): Loade
       const best = mostSpecificEntries(entries, id);
       if (best.length > 1)
         found.push(
-          source.problem(['models', best[1]], `"${best.join('" and "')}" are equally specific for ${id}: price it by its id`),
+          source.problem(
+            ['models', best[1]],
+            `"${best.join('" and "')}" are equally specific for ${id}: price it by its id`,
+          ),
         );
       else if (best.length === 1) perModel[id] = models[best[0]];
     }

@@ -63,14 +63,21 @@ describe('price-books plugin (generated/price-books.ts)', () => {
   it('books are never published: no docs page, no contract names one', () => {
     const published = [...filesUnder(join(ROOT, 'generated/docs')), join(ROOT, 'generated/openapi.json')];
     for (const name of PRICE_BOOK_NAMES)
-      for (const file of published) expect(readFileSync(file, 'utf8')).not.toMatch(new RegExp(`price-books/${name}\\b`));
+      for (const file of published)
+        expect(readFileSync(file, 'utf8')).not.toMatch(new RegExp(`price-books/${name}\\b`));
   });
 
   it.each([
-    ['a decimal percent', { yaml: 'percent: 80.5\n', want: /book\.yaml:1:1: percent must be a whole number from 1 to 1000/ }],
+    [
+      'a decimal percent',
+      { yaml: 'percent: 80.5\n', want: /book\.yaml:1:1: percent must be a whole number from 1 to 1000/ },
+    ],
     ['a zero percent', { yaml: 'percent: 0\n', want: /book\.yaml:1:1: percent must be a whole number/ }],
     ['a negative percent', { yaml: 'percent: -5\n', want: /book\.yaml:1:1: percent must be a whole number/ }],
-    ['a percent over the cap', { yaml: 'percent: 1001\n', want: /book\.yaml:1:1: percent must be a whole number from 1 to 1000/ }],
+    [
+      'a percent over the cap',
+      { yaml: 'percent: 1001\n', want: /book\.yaml:1:1: percent must be a whole number from 1 to 1000/ },
+    ],
     ['a text percent', { yaml: 'percent: "80"\n', want: /book\.yaml:1:1: percent must be a whole number/ }],
     ['no percent', { yaml: 'models: {}\n', want: /book\.yaml:1:1: a price book needs a percent/ }],
     ['an unknown key', { yaml: 'percent: 80\ncolour: red\n', want: /book\.yaml:2:1: unknown key "colour"/ }],
@@ -80,15 +87,24 @@ describe('price-books plugin (generated/price-books.ts)', () => {
     ],
     [
       'an unknown model',
-      { yaml: 'percent: 80\nmodels:\n  vendor_a/nope/text-to-video: 90\n', want: /book\.yaml:3:3: unknown model "vendor_a\/nope\/text-to-video"/ },
+      {
+        yaml: 'percent: 80\nmodels:\n  vendor_a/nope/text-to-video: 90\n',
+        want: /book\.yaml:3:3: unknown model "vendor_a\/nope\/text-to-video"/,
+      },
     ],
     [
       'a pattern matching no model',
-      { yaml: 'percent: 80\nmodels:\n  vendor_z/*: 90\n', want: /book\.yaml:3:3: the pattern "vendor_z\/\*" matches no model/ },
+      {
+        yaml: 'percent: 80\nmodels:\n  vendor_z/*: 90\n',
+        want: /book\.yaml:3:3: the pattern "vendor_z\/\*" matches no model/,
+      },
     ],
     [
       'a * inside a segment',
-      { yaml: 'percent: 80\nmodels:\n  vendor_a/family_a*: 90\n', want: /book\.yaml:3:3: "vendor_a\/family_a\*": a \* stands for whole path segments only/ },
+      {
+        yaml: 'percent: 80\nmodels:\n  vendor_a/family_a*: 90\n',
+        want: /book\.yaml:3:3: "vendor_a\/family_a\*": a \* stands for whole path segments only/,
+      },
     ],
     [
       'two equally specific patterns',

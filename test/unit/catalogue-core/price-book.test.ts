@@ -35,7 +35,10 @@ describe('price books: the percent scales the rate before the one ceiling', () =
 
   it.each([
     ['the default book returns the published price itself', { given: [published(675, 5, 15), 100], want: [34, 102] }],
-    ['80 %: estimated and max from the rate, not from the rounded credits', { given: [published(338, 1, 15), 80], want: [3, 41] }],
+    [
+      '80 %: estimated and max from the rate, not from the rounded credits',
+      { given: [published(338, 1, 15), 80], want: [3, 41] },
+    ],
     ['a percent above 100', { given: [published(675, 3, 3), 150], want: [31, 31] }],
   ] as const)('priceAtPercent: %s', (_name, { given, want }) => {
     const [price, percent] = given;
