@@ -2,6 +2,7 @@ import { isPriceBook, PRICE_BOOK_NAMES } from '../../generated/price-books.js';
 import { recordAudit } from '../audit/audit-log.js';
 import type { ActingOperator } from '../operator/operator-actions.js';
 import type { Db } from '../storage/dialect.js';
+import type { Executor } from '../storage/executor.js';
 import { recordKeyRevocation } from './key-revision.js';
 
 /** What names the published catalogue where a book name is asked for (the CLI, the console): no book. */
@@ -54,4 +55,10 @@ export async function setAccountPriceBook(
     );
     return change;
   });
+}
+
+/** An account's book (null: the published catalogue, or no such account): the playground's caller reads it. */
+export async function priceBookOfAccount(db: Executor, accountId: string): Promise<string | null> {
+  const row = await db.selectFrom('accounts').select('price_book').where('id', '=', accountId).executeTakeFirst();
+  return row?.price_book ?? null;
 }
