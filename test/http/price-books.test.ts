@@ -148,3 +148,38 @@ describe('price books', () => {
     ]);
   });
 });
+
+describe('report margin by price book', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService({}, { startWorker: false });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('groups by the book each task was accepted under and warns where a book charged below the declared cost', async () => {
+    const onBook = await t.account(10_000);
+    const onDefault = await t.account(10_000);
+    await cli(t, ['accounts', 'set', '--account', onBook.accountId, '--price-book', 'partner']);
+    const settled: string[] = [];
+    for (const who of [onBook, onDefault]) {
+      const created = await createTask(t, who.apiKey, bodyD());
+      settled.push(created.body.data.taskId);
+    }
+    // Both ran on a deployment declaring 0.25 USD (25 credits): the book's 23 credits are below it, the published 28 not.
+    for (const taskId of settled) {
+      await t.service.ctx.db.kysely.updateTable('tasks').set({ deployment: 'sim' }).where('id', '=', taskId).execute();
+      await succeedTask(t.service.ctx, taskId, { outputs: [], outputSeconds: 5, upstreamCostMicros: 250_000 });
+    }
+    const report = await cli(t, ['report', 'margin']);
+    const books = Object.fromEntries(report.books.map((b: { book: string }) => [b.book, b]));
+    expect(books.partner).toMatchObject({ tasks: 1, revenueCredits: BOOK_D, marginUsd: '-0.020000' });
+    expect(books.default).toMatchObject({ tasks: 1, revenueCredits: PRICE_D, marginUsd: '0.030000' });
+    expect(report.belowCost).toEqual([
+      { book: 'partner', model: MODEL_D, tasks: 1, revenueUsd: '0.230000', upstreamCostUsd: '0.250000' },
+    ]);
+    const text = await mediaforgeCli(t.config.dbUrl, ['report', 'margin']);
+    expect(text.stdout).toContain(`warning: book partner prices ${MODEL_D} below its declared upstream cost`);
+  });
+});

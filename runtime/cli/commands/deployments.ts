@@ -1,4 +1,5 @@
 /** `mediaforge deployments check|status` and `mediaforge report margin` (docs/deployments.md). */
+import { marginByBook } from '../../routing/margin-by-book.js';
 import { buildDeployments } from '../../routing/build.js';
 import { DeploymentsFileError, type DeploymentsPlan, loadDeploymentsFile } from '../../routing/deployments-file.js';
 import { probeFailed, probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
@@ -125,13 +126,23 @@ export async function reportMargin({ values }: CommandInput): Promise<number> {
   const since = typeof values.since === 'string' ? Date.parse(values.since) : undefined;
   if (since !== undefined && Number.isNaN(since))
     throw new UsageError('--since must be a date (2025-01-31 or an ISO time)');
-  const report = await withCommandDb(config(values), (db) => marginReport(db.kysely, since));
+  const [report, byBook] = await withCommandDb(config(values), (db) =>
+    Promise.all([marginReport(db.kysely, since), marginByBook(db.kysely, since)]),
+  );
   print(
     values,
-    { ...report },
+    { ...report, ...byBook },
     [
       ...report.rows.map((r) => `${r.model} on ${r.deployment}: ${marginLine(r)}`),
       `total: ${marginLine(report.totals)}`,
+      ...byBook.books.map(
+        (b) =>
+          `book ${b.book}: ${b.tasks} tasks, revenue ${b.revenueUsd} USD, upstream ${b.upstreamCostUsd} USD, margin ${b.marginUsd} USD`,
+      ),
+      ...byBook.belowCost.map(
+        (w) =>
+          `warning: book ${w.book} prices ${w.model} below its declared upstream cost (${w.tasks} tasks: revenue ${w.revenueUsd} USD, cost ${w.upstreamCostUsd} USD)`,
+      ),
     ].join('\n'),
   );
   return 0;
