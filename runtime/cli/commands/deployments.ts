@@ -1,11 +1,10 @@
 /** `mediaforge deployments check|status` and `mediaforge report margin` (docs/deployments.md). */
-import { marginByBook } from '../../routing/margin-by-book.js';
 import { buildDeployments } from '../../routing/build.js';
 import { DeploymentsFileError, type DeploymentsPlan, loadDeploymentsFile } from '../../routing/deployments-file.js';
 import { probeFailed, probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
 import { defaultRequestLine, defaultRequestWarnings, notServedByKinds } from '../../routing/plan-coverage.js';
 import type { Deployments } from '../../routing/router.js';
-import { marginReport, type MarginReport } from '../../routing/margin.js';
+import { marginByBook, marginReport, type MarginReport } from '../../routing/margin.js';
 import { type DeploymentStatusReport, deploymentsStatus } from '../../routing/status.js';
 import { readServedPlan } from '../../routing/served-plan.js';
 import { databaseName } from '../../storage/database-name.js';
