@@ -278,6 +278,6 @@ export async function setAccountWebhookSettings(
   if (settings.language !== undefined) changes.language = settings.language;
   if (settings.payloadVersion !== undefined) changes.payload_version = settings.payloadVersion;
   if (Object.keys(changes).length === 0)
-    throw consoleRefusal('invalid_request', 'nothing to set: give --language and/or --payload-version');
+    throw consoleRefusal('invalid_request', 'nothing to set: give --language, --payload-version and/or --price-book');
   await db.kysely.updateTable('accounts').set(changes).where('id', '=', accountId).execute();
 }
