@@ -62,6 +62,7 @@ function callerOf(header: string | undefined): Caller | undefined {
           workspace: row.workspace,
           language: row.language,
           policy: NO_POLICY,
+          priceBook: null,
         }
       : undefined;
   callers.set(key, { caller, until: now + CACHE_MS });

@@ -19,6 +19,7 @@ import { benchMemory } from './memory.js';
 import { benchReferenceCheck } from './reference-check.js';
 import { benchS3Store } from './s3-store.js';
 import { benchPostgres } from './postgres.js';
+import { benchPriceBooks } from './price-books.js';
 import { benchProfiles } from './profiles.js';
 import { benchSignIns } from './signins.js';
 import { benchSimulator } from './simulator.js';
@@ -71,6 +72,8 @@ const FIGURES: [name: string, target: Target, unit: string][] = [
   ['createTaskWithPolicyPerSec', undefined, 'req/s'],
   ['createTaskWithoutPolicyPerSec', undefined, 'req/s'],
   ['createTaskWithPolicyVsWithout', { op: '>=', value: 0.95 }, 'ratio'],
+  // Issue 40: a price book costs quote nothing measurable (bench/price-books.ts).
+  ['quoteWithPriceBookVsWithout', { op: '>=', value: 0.95 }, 'ratio'],
   ['pgCreateTaskVsSqlite', { op: '>=', value: 0.6 }, 'ratio'],
   ['recordInfoAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
   ['createTaskAt1MVsEmpty', { op: '>=', value: 0.8 }, 'ratio'],
@@ -149,6 +152,7 @@ const BENCHES: [name: string, run: (mode: RunMode) => Promise<BenchOutput>][] = 
   ['end-to-end', benchEndToEnd],
   ['ledger', benchLedger],
   ['key-policy', benchKeyPolicy],
+  ['price-books', benchPriceBooks],
   ['postgres', benchPostgres],
   ['signins', benchSignIns],
   ['memory', benchMemory],

@@ -811,7 +811,7 @@ export interface components {
         };
         OperatorAuditEntry: {
             /** @enum {string} */
-            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote" | "account.create" | "account.set" | "key.create" | "key.policy" | "key.scope" | "usage.export" | "payments.reconcile" | "debt.forgive" | "webhook.add" | "webhook.disable" | "webhook.enable" | "webhook.delete" | "webhook.rotate-secret" | "webhook.resend" | "entity.create" | "entity.delete";
+            action: "credits.add" | "key.revoke" | "user.promote" | "user.demote" | "account.create" | "account.set" | "key.create" | "key.policy" | "account.price_book" | "key.scope" | "usage.export" | "payments.reconcile" | "debt.forgive" | "webhook.add" | "webhook.disable" | "webhook.enable" | "webhook.delete" | "webhook.rotate-secret" | "webhook.resend" | "entity.create" | "entity.delete";
             /** @description The operator's user id, or `cli` for the mediaforge command. */
             actor: string;
             actorEmail: string | null;

@@ -8,6 +8,7 @@ import { markersPlugin } from './markers/emit.js';
 import { openapiPlugin } from './openapi/emit.js';
 import { pythonClientPlugin } from './python-client/emit.js';
 import { pricesPlugin } from './prices/emit.js';
+import { priceBooksPlugin } from './price-books/emit.js';
 import { requestsPlugin } from './requests/emit.js';
 import { providerMappingsPlugin } from './provider-mappings/emit.js';
 import { providerProfilesPlugin } from './provider-profiles/emit.js';
@@ -37,6 +38,7 @@ export const plugins: Plugin[] = [
   vectorsPlugin,
   storagePlansPlugin,
   creditPacksPlugin,
+  priceBooksPlugin,
   uiTextPlugin,
   statesPlugin,
   providerMappingsPlugin,

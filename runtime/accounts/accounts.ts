@@ -249,6 +249,8 @@ export interface Caller {
   language: string | null;
   /** The key's policy (key-policy.ts), read with the key: checked at authentication and acceptance. */
   policy: KeyPolicy;
+  /** The account's price book (spec/price-books/; null: the published catalogue), read with the key: reassigning moves the key revision. */
+  priceBook: string | null;
 }
 
 export async function findCaller(db: Db, apiKey: string): Promise<Caller | undefined> {
@@ -260,6 +262,7 @@ export async function findCaller(db: Db, apiKey: string): Promise<Caller | undef
       'api_keys.account_id as accountId',
       'api_keys.workspace',
       'accounts.language',
+      'accounts.price_book',
       'api_keys.revoked_at',
       ...KEY_POLICY_COLUMNS.map((c) => `api_keys.${c}` as const),
     ])
@@ -272,6 +275,7 @@ export async function findCaller(db: Db, apiKey: string): Promise<Caller | undef
     workspace: row.workspace,
     language: row.language,
     policy: policyOfRow(row),
+    priceBook: row.price_book,
   };
 }
 
@@ -302,12 +306,13 @@ export async function findCallerAtRevision(
       accountId: string | null;
       workspace: string | null;
       language: string | null;
+      price_book: string | null;
       revoked_at: number | null;
     } & KeyPolicyColumns
   >({
     name: 'caller-at-key-revision',
     text: `SELECT (SELECT value FROM settings WHERE key = $1) AS revision,
-        k.id AS "keyId", k.account_id AS "accountId", k.workspace, a.language, k.revoked_at,
+        k.id AS "keyId", k.account_id AS "accountId", k.workspace, a.language, a.price_book, k.revoked_at,
         ${KEY_POLICY_COLUMNS.map((c) => `k.${c}`).join(', ')}
       FROM (VALUES (1)) AS one
       LEFT JOIN api_keys k ON k.key_hash = $2
@@ -323,6 +328,7 @@ export async function findCallerAtRevision(
           workspace: row.workspace,
           language: row.language,
           policy: policyOfRow(row),
+          priceBook: row.price_book,
         }
       : undefined;
   return { caller, revision: row?.revision ?? '' };

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError } from '../errors.js';
+import { modelMatches } from '../../generated/support.js';
 
 /**
  * What one API key may do (issue 40): a budget per UTC period, the models it may call, the most
@@ -111,26 +112,8 @@ export function budgetPeriodAt(period: BudgetPeriod, now: number): { start: numb
   }
 }
 
-/**
- * Whether a model id matches an allow-list entry: an exact id, or a pattern whose `*` segments stand
- * for whole path segments (`acme/*` matches `acme/x/y`, never `acmeb/x`); a final `*`
- * stands for one or more segments, any other `*` for exactly one.
- */
-export function modelMatches(entry: string, modelId: string): boolean {
-  if (!entry.includes('*')) return entry === modelId;
-  const want = entry.split('/');
-  const have = modelId.split('/');
-  for (let i = 0; i < want.length; i++) {
-    const last = i === want.length - 1;
-    if (want[i] === '*') {
-      if (last) return have.length > i;
-      if (i >= have.length) return false;
-      continue;
-    }
-    if (want[i] !== have[i]) return false;
-  }
-  return have.length === want.length;
-}
+/** Whole-segment patterns are catalogue-core's (model-patterns.ts): price books read them the same way. */
+export { modelMatches };
 
 export function modelAllowed(policy: KeyPolicy, modelId: string): boolean {
   return policy.models === null || policy.models.some((entry) => modelMatches(entry, modelId));

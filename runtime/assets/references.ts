@@ -1,4 +1,5 @@
 import type { ModelInfo } from '../../generated/catalogue.js';
+import { priceUnderBook } from '../accounts/book-price.js';
 import type { FieldIssue, PriceFacts } from '../../generated/support.js';
 import type { Context } from '../context.js';
 import { fieldIssue, invalidInput } from '../errors.js';
@@ -170,5 +171,6 @@ export function clipSeconds(
  */
 export async function applyAssetReferences(ctx: Context, owner: LibraryOwner, request: PreparedRequest): Promise<void> {
   const facts = await checkAssetReferences(ctx, owner, request.model.info, request.input);
-  if (facts.referenceClipSeconds?.some((s) => s !== null)) request.price = request.model.price(request.input, facts);
+  if (facts.referenceClipSeconds?.some((s) => s !== null))
+    request.price = priceUnderBook(request.model, request.input, facts, request.priceBook);
 }

@@ -16,6 +16,8 @@ export type AuditAction =
   | 'key.create'
   // A key's policy set or changed (issue 40): the console's owner or operator, or the CLI.
   | 'key.policy'
+  // An account's price book assigned or cleared by an operator (issue 40: spec/price-books/).
+  | 'account.price_book'
   // A key's account-reports scope turned on or off (issue 39: statements, account-wide usage).
   | 'key.scope'
   // Every account's billed usage exported by the operator (issue 39: `mediaforge usage export`).

@@ -152,7 +152,7 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['accounts', 'set'],
-    summary: "change an account's language, webhook payload version or low-balance alert",
+    summary: "change an account's language, webhook payload version, low-balance alert or price book",
     required: ['account'],
     flags: {
       account: ACCOUNT,
@@ -161,6 +161,10 @@ export const COMMANDS: Command[] = [
       'low-balance': {
         value: 'N',
         description: 'send account.balance_low once available credits go below N (off: never)',
+      },
+      'price-book': {
+        value: 'NAME',
+        description: 'a book of spec/price-books/, or default (the published prices); running tasks keep theirs',
       },
       db: DB,
       json: JSON_OUT,

@@ -1,4 +1,5 @@
 import { NO_POLICY } from '../accounts/key-policy.js';
+import { priceBookOfAccount } from '../accounts/price-book.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { firstKeyOfAccount, insertAccount, type Caller } from '../accounts/accounts.js';
 import {
@@ -154,11 +155,13 @@ export async function findSession(db: Db, cookie: string, now: number): Promise<
 /** The caller playground tasks are made as: the playground account and its one (never shown) key. */
 export async function playgroundCaller(db: Db, user: SessionUser): Promise<Caller> {
   const keyId = await firstKeyOfAccount(db, user.playgroundAccountId);
+  const priceBook = await priceBookOfAccount(db.kysely, user.playgroundAccountId);
   return {
     keyId,
     accountId: user.playgroundAccountId,
     workspace: 'personal',
     language: user.language,
     policy: NO_POLICY,
+    priceBook,
   };
 }

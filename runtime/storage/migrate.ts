@@ -22,6 +22,7 @@ import { payments } from './migrations/0022-payments.js';
 import { keyPolicies } from './migrations/0023-key-policies.js';
 import { accountReports } from './migrations/0026-account-reports.js';
 import { billedSeconds } from './migrations/0028-billed-seconds.js';
+import { priceBooks } from './migrations/0029-price-books.js';
 import { alerts } from './migrations/0030-alerts.js';
 import { referenceCopies } from './migrations/0031-reference-copies.js';
 
@@ -50,6 +51,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0023-key-policies': keyPolicies(db.engine),
     '0026-account-reports': accountReports(),
     '0028-billed-seconds': billedSeconds(),
+    '0029-price-books': priceBooks(),
     '0030-alerts': alerts(db.engine),
     '0031-reference-copies': referenceCopies(db.engine),
   };

@@ -25,6 +25,8 @@ export interface Database {
     payload_version: number;
     /** Below this many available credits `account.balance_low` is sent (migration 0030); null: never. */
     low_balance_credits: number | null;
+    /** The account's price book (migration 0029, spec/price-books/); null: the published catalogue. */
+    price_book: string | null;
   };
   /** One row per alert sent (migration 0030): its uniqueness is "once per crossing". */
   alert_crossings: { account_id: string; kind: string; subject: string; generation: number; created_at: number };
@@ -146,6 +148,8 @@ export interface Database {
     unknown_submit_cost_micros: number | null;
     retry_of: string | null;
     retention_seconds: number | null;
+    /** The price book the task was accepted under (migration 0029): settlement charges at it. */
+    price_book: string | null;
     created_at: number;
     updated_at: number;
     started_at: number | null;

@@ -5,6 +5,7 @@ import { ApiError, invalidInput } from '../errors.js';
 import { requestFingerprint } from '../idempotency/fingerprint.js';
 import { verifyQuote } from '../quotes/quotes.js';
 import type { OutboundPolicy } from '../net/address-policy.js';
+import { priceUnderBook } from '../accounts/book-price.js';
 import { checkCallbackUrl } from './callback-url.js';
 import { sourceClipFacts, type SourceClipLookup } from './source-clip.js';
 
@@ -14,6 +15,8 @@ export interface PreparedRequest {
   input: Record<string, unknown>;
   callbackUrl: string | null;
   price: PriceResult;
+  /** The price book the price is at (the caller's account's; null: the published catalogue); a task keeps it. */
+  priceBook: string | null;
   /** What the price knew beyond the input (a source clip's length); re-pricing merges its own facts into these. */
   facts: PriceFacts;
   warnings: Warning[];
@@ -37,12 +40,13 @@ export interface RequestEnvelope {
 /**
  * Prepares a checked envelope: the model's generated validator on `input`, the callback URL, the
  * price. `sourceClips` looks up a task named as a model's source clip (same API key only);
- * without it such a task id is refused as unknown.
+ * without it such a task id is refused as unknown. `priceBook` is the caller's account's (Caller.priceBook).
  */
 export async function prepareRequest(
   body: RequestEnvelope,
   policy: OutboundPolicy,
-  sourceClips?: SourceClipLookup,
+  sourceClips: SourceClipLookup | undefined,
+  priceBook: string | null,
 ): Promise<PreparedRequest> {
   const model = catalogue.get(body.model);
   if (!model) throw new ApiError('unknown_model', { params: { model: body.model.slice(0, 200) }, param: 'model' });
@@ -62,7 +66,8 @@ export async function prepareRequest(
     model,
     input: validated.value,
     callbackUrl,
-    price: model.price(validated.value, facts),
+    price: priceUnderBook(model, validated.value, facts, priceBook),
+    priceBook,
     facts,
     warnings: model.warnings(validated.value),
     fingerprint: requestFingerprint(model.info.id, validated.value, callbackUrl),

@@ -1,4 +1,5 @@
 import { catalogue } from '../../generated/catalogue.js';
+import { priceUnderBook } from '../accounts/book-price.js';
 import type { TaskErrorCode } from '../../generated/errors.js';
 import type { Warning } from '../../generated/support.js';
 import type { Context } from '../context.js';
@@ -86,11 +87,17 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
   return resolveOnce(ctx, taskId, async (trx, task, now) => {
     const model = catalogue.get(task.model);
     const input = JSON.parse(task.input_json ?? '{}') as Record<string, unknown>;
-    const price = model!.price(input, {
-      outputSeconds: facts.outputSeconds,
-      referenceClipSeconds: facts.referenceClipSeconds,
-      sourceClipSeconds: facts.sourceClipSeconds,
-    });
+    // At the book the task was accepted under, never the account's current one.
+    const price = priceUnderBook(
+      model!,
+      input,
+      {
+        outputSeconds: facts.outputSeconds,
+        referenceClipSeconds: facts.referenceClipSeconds,
+        sourceClipSeconds: facts.sourceClipSeconds,
+      },
+      task.price_book,
+    );
     const charged = (await settleHold(trx, ctx.db.engine, taskId, price.estimatedCredits, now)) ?? 0;
     return {
       state: 'succeeded',

@@ -285,7 +285,10 @@ export async function setAccountWebhookSettings(
   if (settings.payloadVersion !== undefined) changes.payload_version = settings.payloadVersion;
   if (low !== undefined) changes.low_balance_credits = low;
   if (Object.keys(changes).length === 0)
-    throw consoleRefusal('invalid_request', 'nothing to set: give --language, --payload-version and/or --low-balance');
+    throw consoleRefusal(
+      'invalid_request',
+      'nothing to set: give --language, --payload-version, --low-balance and/or --price-book',
+    );
   await db.kysely.updateTable('accounts').set(changes).where('id', '=', accountId).execute();
 }
 

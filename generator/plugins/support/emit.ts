@@ -2,7 +2,17 @@ import type { Plugin } from '../../plugin.js';
 import { printModule } from '../../print/module.js';
 
 /** The modules of catalogue-core/ that generated/support.ts re-exports, as the template names them. */
-const LIBRARY = ['issues', 'ajv-errors', 'json-values', 'rules', 'money', 'price', 'markers'];
+const LIBRARY = [
+  'issues',
+  'ajv-errors',
+  'json-values',
+  'rules',
+  'money',
+  'price',
+  'markers',
+  'model-patterns',
+  'price-book',
+];
 
 /**
  * generated/support.ts: the re-exports of catalogue-core/ (the rules, prices and money every

@@ -11,3 +11,5 @@ export * from '../../../catalogue-core/rules.js';
 export * from '../../../catalogue-core/money.js';
 export * from '../../../catalogue-core/price.js';
 export * from '../../../catalogue-core/markers.js';
+export * from '../../../catalogue-core/model-patterns.js';
+export * from '../../../catalogue-core/price-book.js';

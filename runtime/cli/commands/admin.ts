@@ -1,6 +1,7 @@
 /** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
 import { LANGUAGES, type Language } from '../../../generated/errors.js';
 import { createAccount, createKey } from '../../accounts/accounts.js';
+import { DEFAULT_BOOK, parsePriceBook, priceBookChoices, setAccountPriceBook } from '../../accounts/price-book.js';
 import {
   applyPolicyInput,
   type KeyPolicy,
@@ -77,7 +78,18 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
   const low = text(values['low-balance']);
   // `off` clears the threshold; a number is credits of available balance.
   const lowBalanceCredits = low === undefined ? undefined : low === 'off' ? null : wholeNumber(low, 'low-balance', 1);
+  const bookName = text(values['price-book']);
+  const book = bookName === undefined ? undefined : parsePriceBook(bookName);
+  if (bookName !== undefined && book === undefined)
+    throw new UsageError(`--price-book: no book "${bookName}"; one of: ${priceBookChoices().join(', ')}`);
+  const settings = lang !== undefined || payloadVersion !== undefined || lowBalanceCredits !== undefined;
   await withCommandDb(commandConfig(values), async (db) => {
+    if (book !== undefined) {
+      const changed = await setAccountPriceBook(db, CLI_OPERATOR, accountId, book, Date.now());
+      if (!changed) throw new UsageError(`no account ${accountId}`);
+    }
+    // The book's change has its own audit row (account.price_book); the rest is account.set.
+    if (!settings && book !== undefined) return;
     await setAccountWebhookSettings(db, accountId, { language: lang, payloadVersion, lowBalanceCredits });
     await recordCliAction(
       db,
@@ -98,6 +110,7 @@ export async function accountsSet({ values }: CommandInput): Promise<number> {
       ...(lang !== undefined ? { language: lang } : {}),
       ...(payloadVersion !== undefined ? { payloadVersion } : {}),
       ...(lowBalanceCredits !== undefined ? { lowBalanceCredits } : {}),
+      ...(book !== undefined ? { priceBook: book ?? DEFAULT_BOOK } : {}),
     },
     `updated ${accountId}`,
   );

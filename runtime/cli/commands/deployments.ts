@@ -4,7 +4,7 @@ import { DeploymentsFileError, type DeploymentsPlan, loadDeploymentsFile } from 
 import { probeFailed, probeLine, probeUpstreams } from '../../routing/probe-upstreams.js';
 import { defaultRequestLine, defaultRequestWarnings, notServedByKinds } from '../../routing/plan-coverage.js';
 import type { Deployments } from '../../routing/router.js';
-import { marginReport, type MarginReport } from '../../routing/margin.js';
+import { marginByBook, marginReport, type MarginReport } from '../../routing/margin.js';
 import { type DeploymentStatusReport, deploymentsStatus } from '../../routing/status.js';
 import { readServedPlan } from '../../routing/served-plan.js';
 import { databaseName } from '../../storage/database-name.js';
@@ -125,13 +125,23 @@ export async function reportMargin({ values }: CommandInput): Promise<number> {
   const since = typeof values.since === 'string' ? Date.parse(values.since) : undefined;
   if (since !== undefined && Number.isNaN(since))
     throw new UsageError('--since must be a date (2025-01-31 or an ISO time)');
-  const report = await withCommandDb(config(values), (db) => marginReport(db.kysely, since));
+  const [report, byBook] = await withCommandDb(config(values), (db) =>
+    Promise.all([marginReport(db.kysely, since), marginByBook(db.kysely, since)]),
+  );
   print(
     values,
-    { ...report },
+    { ...report, ...byBook },
     [
       ...report.rows.map((r) => `${r.model} on ${r.deployment}: ${marginLine(r)}`),
       `total: ${marginLine(report.totals)}`,
+      ...byBook.books.map(
+        (b) =>
+          `book ${b.book}: ${b.tasks} tasks, revenue ${b.revenueUsd} USD, upstream ${b.upstreamCostUsd} USD, margin ${b.marginUsd} USD`,
+      ),
+      ...byBook.belowCost.map(
+        (w) =>
+          `warning: book ${w.book} prices ${w.model} below its declared upstream cost (${w.tasks} tasks: revenue ${w.revenueUsd} USD, cost ${w.upstreamCostUsd} USD)`,
+      ),
     ].join('\n'),
   );
   return 0;

@@ -105,7 +105,12 @@ export const compatHandlers: CompatHandlers = {
     });
     let request: PreparedRequest;
     try {
-      request = await prepareRequest(mapped.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
+      request = await prepareRequest(
+        mapped.body,
+        outboundPolicy(ctx.config),
+        sourceClipsOf(ctx, caller),
+        caller.priceBook,
+      );
     } catch (error) {
       throw error instanceof ApiError ? renameIssues(error, mapped) : error;
     }

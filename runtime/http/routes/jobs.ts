@@ -87,7 +87,12 @@ async function replyWithTask(
 export const jobHandlers: JobHandlers = {
   async quoteTask(req) {
     const { ctx, caller } = req;
-    const request = await prepareRequest(req.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
+    const request = await prepareRequest(
+      req.body,
+      outboundPolicy(ctx.config),
+      sourceClipsOf(ctx, caller),
+      caller.priceBook,
+    );
     applyModelSunset(request, ctx.clock.now());
     // As createTask does in acceptTask: asset references checked, measured clip lengths priced.
     await applyAssetReferences(ctx, ownerOf(caller), request);
@@ -133,7 +138,12 @@ export const jobHandlers: JobHandlers = {
     const wait = parseWait(req.query.wait);
     const idempotencyKey = req.headers['Idempotency-Key'];
     const retentionSeconds = req.headers['X-Service-Retention'];
-    const request = await prepareRequest(req.body, outboundPolicy(ctx.config), sourceClipsOf(ctx, caller));
+    const request = await prepareRequest(
+      req.body,
+      outboundPolicy(ctx.config),
+      sourceClipsOf(ctx, caller),
+      caller.priceBook,
+    );
     // The sunset and the quote are checked for a new task only: a replay of an accepted Idempotency-Key returns the original task.
     const cooling = await coolingRefusal(ctx, request, caller.accountId);
     const debt = await debtRefusal(ctx, caller.accountId);
@@ -174,6 +184,7 @@ export const jobHandlers: JobHandlers = {
       },
       outboundPolicy(ctx.config),
       sourceClipsOf(ctx, caller),
+      caller.priceBook,
     );
     const cooling = await coolingRefusal(ctx, request, caller.accountId);
     const debt = await debtRefusal(ctx, caller.accountId);

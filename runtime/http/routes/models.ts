@@ -1,11 +1,14 @@
 import { catalogue, type ModelInfo } from '../../../generated/catalogue.js';
 import type { Handlers } from '../../../generated/routes.js';
+import { pricingUnderBook } from '../../accounts/book-price.js';
 import { ApiError } from '../../errors.js';
 import type { ApiRequests } from '../api-request.js';
 
-function summary(info: ModelInfo, withSchema: boolean) {
+/** A model's info for the calling key: its account's price book's prices (pricingUnderBook). */
+function summary(info: ModelInfo, withSchema: boolean, book: string | null) {
   const { inputSchema, ...rest } = info;
-  return withSchema ? { ...rest, inputSchema } : rest;
+  const priced = { ...rest, pricing: pricingUnderBook(info.id, info.pricing, book) };
+  return withSchema ? { ...priced, inputSchema } : priced;
 }
 
 export const modelHandlers: Pick<Handlers<ApiRequests>, 'listModels' | 'getModel'> = {
@@ -14,7 +17,7 @@ export const modelHandlers: Pick<Handlers<ApiRequests>, 'listModels' | 'getModel
     const withSchema = flag === '1' || flag === 'true';
     const items = [...catalogue.values()]
       .filter((m) => req.ctx.deployments.serves(m.info))
-      .map((m) => summary(m.info, withSchema));
+      .map((m) => summary(m.info, withSchema, req.caller.priceBook));
     return { status: 200, data: { items } };
   },
 
@@ -29,6 +32,6 @@ export const modelHandlers: Pick<Handlers<ApiRequests>, 'listModels' | 'getModel
     }
     const model = catalogue.get(id);
     if (!model) throw new ApiError('model_not_found', { param: 'model' });
-    return { status: 200, data: summary(model.info, true) };
+    return { status: 200, data: summary(model.info, true, req.caller.priceBook) };
   },
 };

@@ -79,7 +79,12 @@ export const playgroundHandlers: PlaygroundHandlers = {
   async playgroundQuote(req) {
     const { ctx, language } = req;
     const caller = await playgroundCaller(ctx.db, req.user);
-    const request = await prepareRequest(playgroundBody(req.body), outboundPolicy(ctx.config));
+    const request = await prepareRequest(
+      playgroundBody(req.body),
+      outboundPolicy(ctx.config),
+      undefined,
+      caller.priceBook,
+    );
     await applyAssetReferences(ctx, ownerOf(caller), request);
     const balance = await wallet(ctx, caller.accountId);
     const { price } = request;
@@ -102,7 +107,12 @@ export const playgroundHandlers: PlaygroundHandlers = {
   async playgroundCreateTask(req) {
     const { ctx } = req;
     const caller = await playgroundCaller(ctx.db, req.user);
-    const prepared = await prepareRequest(playgroundBody(req.body), outboundPolicy(ctx.config));
+    const prepared = await prepareRequest(
+      playgroundBody(req.body),
+      outboundPolicy(ctx.config),
+      undefined,
+      caller.priceBook,
+    );
     const created = await acceptTask(ctx, caller, prepared, { requestId: req.requestId, idempotencyScope: 'create' });
     return ok(await taskRecord(ctx, created.task, req.language));
   },
