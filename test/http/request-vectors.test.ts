@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CODES, codeMessage, type ErrorName, type Language } from '../../generated/errors.js';
 import type { RequestVector } from '../../generator/plugins/requests/vectors.js';
 import { routes } from '../../generated/routes.js';
-import { type HttpResult } from '../support/service.js';
+import type { HttpResult } from '../support/service.js';
 import { serviceForSuite } from '../support/suite-service.js';
 
 const vectors = (
