@@ -2,46 +2,12 @@
  * `mediaforge serve` and its media store: a setting that names no store, and an S3 store it cannot
  * use (no bucket, unreachable), stop it at once with one line; a usable bucket starts it.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../support/build.js';
+import { serveUntilListening } from '../support/cli-process.js';
 import { startTestS3Server, TEST_BUCKET, type TestS3Server } from '../support/s3-server.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `serve` until it exits, or until it prints its listening line (then stops it with SIGTERM). */
-function serve(dir: string, env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'serve', '--port', '0', '--migrate'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      MEDIAFORGE_DB: `sqlite:${join(dir, 'db.sqlite')}`,
-      MEDIAFORGE_DATA_DIR: dir,
-      MEDIAFORGE_SECRET: 'test-secret',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const run: Run = { code: null, stdout: '', stderr: '' };
-  child.stdout.on('data', (chunk) => {
-    run.stdout += chunk;
-    if (run.stdout.includes('mediaforge listening on')) child.kill('SIGTERM');
-  });
-  child.stderr.on('data', (chunk) => (run.stderr += chunk));
-  return new Promise((resolve) =>
-    child.on('exit', (code) => {
-      run.code = code;
-      resolve(run);
-    }),
-  );
-}
 
 /** stderr without Node's own warnings (the AWS SDK's notice about future Node versions). */
 const ownLines = (stderr: string) =>
@@ -63,7 +29,7 @@ describe('serve and MEDIAFORGE_BLOB_STORE', () => {
   });
 
   it('refuses a value that names no store, in one line', async () => {
-    const run = await serve(dir, { MEDIAFORGE_BLOB_STORE: 'S3:media' });
+    const run = await serveUntilListening(dir, { MEDIAFORGE_BLOB_STORE: 'S3:media' });
     expect(run.code).toBe(1);
     expect(ownLines(run.stderr)).toBe(
       'mediaforge: MEDIAFORGE_BLOB_STORE must be local, database or s3://BUCKET[/PREFIX] (got S3:media)',
@@ -76,7 +42,7 @@ describe('serve and MEDIAFORGE_BLOB_STORE', () => {
       MEDIAFORGE_BLOB_STORE: 's3://missing-bucket',
       AWS_SECRET_ACCESS_KEY: 'shh-7f3a',
     };
-    const run = await serve(dir, env);
+    const run = await serveUntilListening(dir, env);
     expect(run.code).toBe(1);
     expect(ownLines(run.stderr)).toBe(
       `mediaforge: the S3 blob store is not usable: bucket missing-bucket at ${s3.endpoint}: there is no such bucket`,
@@ -85,7 +51,7 @@ describe('serve and MEDIAFORGE_BLOB_STORE', () => {
   }, 60_000);
 
   it('refuses an endpoint nothing answers', async () => {
-    const run = await serve(dir, {
+    const run = await serveUntilListening(dir, {
       ...s3.environment('serve/'),
       MEDIAFORGE_S3_ENDPOINT: 'http://s3.mediaforge.invalid',
     });
@@ -96,7 +62,7 @@ describe('serve and MEDIAFORGE_BLOB_STORE', () => {
   }, 60_000);
 
   it('starts on a bucket it can write, and leaves no check object behind', async () => {
-    const run = await serve(dir, s3.environment('serve/'));
+    const run = await serveUntilListening(dir, s3.environment('serve/'));
     // Stopped by the test once it listens (through tsx in development, the exit is the signal's).
     expect(run.stdout).toContain('mediaforge listening on');
     expect(ownLines(run.stderr)).toBe('');

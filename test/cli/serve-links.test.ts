@@ -6,46 +6,11 @@
  * upstream can reach, or an upstream on this host, starts it. Nothing is contacted: the remote
  * upstream's name ends in .invalid and the refusal comes before any probe.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../support/build.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `serve` until it exits, or until it prints its listening line (then stops it with SIGTERM). */
-function serve(dir: string, env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'serve', '--port', '0', '--migrate'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      MEDIAFORGE_DB: `sqlite:${join(dir, `db-${Math.random().toString(36).slice(2)}.sqlite`)}`,
-      MEDIAFORGE_DATA_DIR: dir,
-      MEDIAFORGE_SECRET: 'test-secret',
-      UP_KEY: 'up-key',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const run: Run = { code: null, stdout: '', stderr: '' };
-  child.stdout.on('data', (chunk) => {
-    run.stdout += chunk;
-    if (run.stdout.includes('mediaforge listening on')) child.kill('SIGTERM');
-  });
-  child.stderr.on('data', (chunk) => (run.stderr += chunk));
-  return new Promise((resolve) =>
-    child.on('exit', (code) => {
-      run.code = code;
-      resolve(run);
-    }),
-  );
-}
+import { serveUntilListening } from '../support/cli-process.js';
 
 const fileWith = (dir: string, name: string, baseUrl: string): string => {
   const path = join(dir, name);
@@ -80,7 +45,7 @@ describe('serve refuses loopback links for a remote upstream (issue 37, point 3)
   ])(
     '%s, a remote upstream: exits 1 before listening, naming the upstream and the setting',
     async (_n, env) => {
-      const run = await serve(dir, { MEDIAFORGE_DEPLOYMENTS: remote, ...env });
+      const run = await serveUntilListening(dir, { UP_KEY: 'up-key', MEDIAFORGE_DEPLOYMENTS: remote, ...env });
       expect(run.code).toBe(1);
       expect(run.stdout).not.toContain('mediaforge listening on');
       expect(run.stderr).toMatch(
@@ -100,7 +65,11 @@ describe('serve refuses loopback links for a remote upstream (issue 37, point 3)
   ])(
     '%s: starts',
     async (_n, env, which) => {
-      const run = await serve(dir, { MEDIAFORGE_DEPLOYMENTS: which === 'remote' ? remote : local, ...env });
+      const run = await serveUntilListening(dir, {
+        UP_KEY: 'up-key',
+        MEDIAFORGE_DEPLOYMENTS: which === 'remote' ? remote : local,
+        ...env,
+      });
       // Stopped by the test once it listens (SIGTERM may land before its handler: the exit code says nothing here).
       expect(run.stdout).toContain('mediaforge listening on');
       expect(run.stderr).not.toContain('is not on this host');

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLedger, startTestService, type TestService } from '../support/service.js';
+import { describe, expect, it } from 'vitest';
+import { checkLedger } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 
 /**
  * The envelope of POST /v1/videos: the compat fields (model, seconds, size, input_reference) of a
@@ -38,25 +39,17 @@ interface Want {
 }
 
 describe('POST /v1/videos: the envelope of a JSON body and of a form', () => {
-  let t: TestService;
-  let account: { accountId: string; apiKey: string };
-  beforeAll(async () => {
-    t = await startTestService();
-    account = await t.account(1000);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(1000);
 
   async function send(given: Given) {
     const headers: Record<string, string> = given.language ? { 'accept-language': given.language } : {};
     if (given.form) {
       const form = new FormData();
       for (const [name, value] of given.form) form.append(name, value);
-      return t.call('POST', '/v1/videos', { key: account.apiKey, form, headers });
+      return svc.t.call('POST', '/v1/videos', { key: svc.account.apiKey, form, headers });
     }
-    return t.call('POST', '/v1/videos', {
-      key: account.apiKey,
+    return svc.t.call('POST', '/v1/videos', {
+      key: svc.account.apiKey,
       rawBody: JSON.stringify(given.json),
       headers: { ...headers, 'content-type': 'application/json' },
     });
@@ -261,13 +254,13 @@ describe('POST /v1/videos: the envelope of a JSON body and of a form', () => {
       },
     ],
   ])('%s', async (_name, { given, want }) => {
-    const before = await t.wallet(account.accountId);
+    const before = await svc.t.wallet(svc.account.accountId);
     const r = await send(given);
     expect(r.status, JSON.stringify(r.body)).toBe(want.status);
     expect(r.body).toEqual({
       error: { code: want.code, param: want.param, message: want.message, type: 'invalid_request_error' },
     });
-    expect(await t.wallet(account.accountId)).toEqual(before);
-    await checkLedger(t.service, account.accountId);
+    expect(await svc.t.wallet(svc.account.accountId)).toEqual(before);
+    await checkLedger(svc.t.service, svc.account.accountId);
   });
 });

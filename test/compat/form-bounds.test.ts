@@ -1,7 +1,8 @@
 // @store-suite: the compatible layer's form uploads go to the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { png } from '../../support/media/fixtures.js';
-import { checkLedger, startTestService, type TestService } from '../support/service.js';
+import { checkLedger } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 
 /**
  * Multipart bodies of POST /v1/videos are bounded before any work: array indexes by the field's
@@ -15,22 +16,14 @@ const MiB = 1024 * 1024;
 type Part = [name: string, value: string | Blob];
 
 describe('bounds of multipart bodies on /v1/videos', () => {
-  let t: TestService;
-  let account: { accountId: string; apiKey: string };
-  beforeAll(async () => {
-    t = await startTestService();
-    account = await t.account(1000);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(1000);
 
   async function send(parts: Part[]) {
     const form = new FormData();
     for (const [name, value] of parts) form.append(name, value);
-    const response = await fetch(`${t.url}/v1/videos`, {
+    const response = await fetch(`${svc.t.url}/v1/videos`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${account.apiKey}` },
+      headers: { authorization: `Bearer ${svc.account.apiKey}` },
       body: form,
     });
     return { status: response.status, body: (await response.json()) as any };
@@ -116,13 +109,13 @@ describe('bounds of multipart bodies on /v1/videos', () => {
       },
     ],
   ])('%s is refused', async (_name, { given, want }) => {
-    const before = await t.wallet(account.accountId);
+    const before = await svc.t.wallet(svc.account.accountId);
     const r = await send(given);
     expect(r.status).toBe(want.status);
     expect(r.body.error).toMatchObject({ code: want.code, param: want.param, type: 'invalid_request_error' });
     if (want.rule) expect(r.body.error.message).toContain(want.rule);
-    expect(await t.wallet(account.accountId)).toEqual(before);
-    await checkLedger(t.service, account.accountId);
+    expect(await svc.t.wallet(svc.account.accountId)).toEqual(before);
+    await checkLedger(svc.t.service, svc.account.accountId);
   });
 
   it('honest forms still pass: two references by index and by append, and a file', async () => {
@@ -130,7 +123,9 @@ describe('bounds of multipart bodies on /v1/videos', () => {
     expect(byIndex.status).toBe(200);
     const byAppend = await send([...base, ['reference_image_urls[]', url(0)], ['reference_image_urls[]', url(1)]]);
     expect(byAppend.status).toBe(200);
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${byAppend.body.id}`, { key: account.apiKey });
+    const record = await svc.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${byAppend.body.id}`, {
+      key: svc.account.apiKey,
+    });
     expect(record.body.data.input.reference_image_urls).toEqual([url(0), url(1)]);
   });
 });

@@ -1,6 +1,7 @@
 // @store-suite: the compatible layer's content is read from the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/service.js';
+import { describe, expect, it } from 'vitest';
+import type { TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 
 /**
  * Issue 21 item 7: a running task shows the deployment's progress, not 0 until it jumps to 100.
@@ -72,20 +73,16 @@ const SURFACES: [string, Surface][] = [
 ];
 
 describe('progress moves while the deployment works (issue 21 item 7)', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService({ simulatorLatencyMs: LATENCY_MS });
-  });
-  afterAll(async () => t?.close());
+  const svc = serviceForSuite(undefined, { simulatorLatencyMs: LATENCY_MS });
 
   it.each(SURFACES)('%s: 0 < progress < 100 while running, then 100 when completed', async (_name, surface) => {
-    const { apiKey } = await t.account(10_000);
-    const id = await surface.create(t, apiKey);
+    const { apiKey } = await svc.t.account(10_000);
+    const id = await surface.create(svc.t, apiKey);
     const seen: number[] = [];
     const until = Date.now() + WAIT_LIMIT_MS;
     let last: Reading;
     for (;;) {
-      last = await surface.read(t, apiKey, id);
+      last = await surface.read(svc.t, apiKey, id);
       if (last.done) break;
       seen.push(last.progress);
       if (Date.now() > until) throw new Error(`task ${id} not finished; progress seen: ${seen.join(', ')}`);

@@ -13,7 +13,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reverseCredits } from '../../runtime/ledger/reversals.js';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
@@ -24,7 +24,7 @@ import { bodyD, createTask, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.j
 const MODEL_FREE = 'vendor_b/family_c-2.6/reference-to-video';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { systemBrowser } from '../support/system-browser.js';
+import { confineToOrigin, launchBrowser } from '../support/browser.js';
 import { signUp } from './support.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -81,21 +81,10 @@ describe('the operator console in a browser', () => {
     });
     expect((await waitForTerminal(t, apiKey, free.body.data.taskId, 20_000)).state).toBe('succeeded');
     await signUp(t, 'grace@example.com');
-    browser = await chromium.launch({
-      executablePath: systemBrowser(),
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-sync'],
-    });
+    browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     const origin = new URL(t.url).origin;
-    await context.route('**/*', async (route) => {
-      const url = route.request().url();
-      if (new URL(url).origin !== origin) {
-        foreign.push(url);
-        return route.abort('blockedbyclient');
-      }
-      return route.continue();
-    });
+    await confineToOrigin(context, origin, foreign);
     page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
   }, 120_000);

@@ -11,14 +11,14 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { codeMessage } from '../../generated/errors.js';
 import { UI_TEXT } from '../../generated/ui-text.js';
 import { addCredits } from '../../runtime/accounts/accounts.js';
 import { signCallback } from '../../runtime/webhooks/signing.js';
-import { systemBrowser } from '../support/system-browser.js';
+import { confineToOrigin, launchBrowser } from '../support/browser.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
 import { png } from '../../support/media/fixtures.js';
@@ -44,29 +44,10 @@ describe('the playground and the console in a browser', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     t = await startTestService({ ...LOOPBACK });
     receiver = await startReceiver();
-    browser = await chromium.launch({
-      executablePath: systemBrowser(),
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-        '--autoplay-policy=no-user-gesture-required',
-      ],
-    });
+    browser = await launchBrowser(['--autoplay-policy=no-user-gesture-required']);
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     const origin = new URL(t.url).origin;
-    await context.route('**/*', async (route) => {
-      const url = route.request().url();
-      if (new URL(url).origin !== origin) {
-        foreign.push(url);
-        return route.abort('blockedbyclient');
-      }
-      return route.continue();
-    });
+    await confineToOrigin(context, origin, foreign);
     page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
     page.on('response', (response) => {

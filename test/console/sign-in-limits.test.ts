@@ -11,6 +11,7 @@ import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTestService, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import { CONSOLE_HEADERS, requestFrom } from './support.js';
 
 const PASSWORD = 'correct horse battery';
@@ -179,13 +180,7 @@ describe('sign-in and sign-up limits', () => {
 });
 
 describe('a malformed mf_session cookie is no session', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService();
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite();
 
   // [name, { given: a request carrying the cookie, want: the answer to a request without a session }]
   it.each([
@@ -196,7 +191,7 @@ describe('a malformed mf_session cookie is no session', () => {
     ['the playground API', { method: 'GET', path: '/playground/api/balance', status: 401 }],
   ])('%s answers as without a session, not 500', async (_name, { method, path, status }) => {
     for (const cookie of ['mf_session=%E0%A4%A', 'theme=dark; mf_session=%', 'mf_session=%ZZ']) {
-      const r = await t.call(method, path, { headers: { cookie } });
+      const r = await svc.t.call(method, path, { headers: { cookie } });
       expect([cookie, r.status]).toEqual([cookie, status]);
       if (status === 401) expect(r.body.data.reason).toBe('no_session');
     }

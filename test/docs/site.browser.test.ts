@@ -6,9 +6,9 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemBrowser } from '../support/system-browser.js';
+import { confineToOrigin, launchBrowser } from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -30,30 +30,11 @@ describe('the documentation site in a browser', { timeout: 120_000 }, () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     t = await startTestService();
     apiKey = (await t.account(100_000)).apiKey;
-    browser = await chromium.launch({
-      executablePath: systemBrowser(),
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
     const origin = new URL(t.url).origin;
     // Record every request of every page; anything for another host is recorded and never sent.
-    await context.route('**/*', async (route) => {
-      const url = route.request().url();
-      requests.push(url);
-      if (new URL(url).origin !== origin) {
-        blocked.push(url);
-        return route.abort('blockedbyclient');
-      }
-      return route.continue();
-    });
+    await confineToOrigin(context, origin, blocked, requests);
     context.on('request', (request) => {
       if (!requests.includes(request.url())) requests.push(request.url());
     });

@@ -6,10 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { renderSite, type Site } from '../../docs-site/site.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -97,28 +97,24 @@ describe('the documentation site', () => {
   }, 60_000);
 
   describe('served by the server', () => {
-    let t: TestService;
-    beforeAll(async () => {
-      t = await startTestService();
-    });
-    afterAll(async () => t?.close());
+    const svc = serviceForSuite();
 
     it('serves /docs with a content security policy, redirects folders, 404s unknown pages', async () => {
-      const redirect = await fetch(`${t.url}/docs`, { redirect: 'manual' });
+      const redirect = await fetch(`${svc.t.url}/docs`, { redirect: 'manual' });
       expect(redirect.status).toBe(301);
       expect(redirect.headers.get('location')).toBe('/docs/');
-      const index = await fetch(`${t.url}/docs/`);
+      const index = await fetch(`${svc.t.url}/docs/`);
       expect(index.status).toBe(200);
       expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(index.headers.get('content-security-policy')).toMatch(/^default-src 'self'; script-src 'self';/);
       expect(await index.text()).toContain('<h1 id="mediaforge-models">mediaforge models</h1>');
-      const api = await fetch(`${t.url}/docs/api`, { redirect: 'manual' });
+      const api = await fetch(`${svc.t.url}/docs/api`, { redirect: 'manual' });
       expect(api.headers.get('location')).toBe('/docs/api/');
-      const script = await fetch(`${t.url}/docs/assets/calculator.js`);
+      const script = await fetch(`${svc.t.url}/docs/assets/calculator.js`);
       expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-      expect((await fetch(`${t.url}/docs/nothing-here.html`)).status).toBe(404);
-      expect((await fetch(`${t.url}/docs/../package.json`)).status).toBe(404);
-      expect((await fetch(`${t.url}/docs/%2e%2e/package.json`)).status).toBe(404);
+      expect((await fetch(`${svc.t.url}/docs/nothing-here.html`)).status).toBe(404);
+      expect((await fetch(`${svc.t.url}/docs/../package.json`)).status).toBe(404);
+      expect((await fetch(`${svc.t.url}/docs/%2e%2e/package.json`)).status).toBe(404);
     }, 60_000);
   });
 });

@@ -2,8 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import { jpg, mp4, png, wav } from '../../support/media/fixtures.js';
-import { UNLOCKED, upload } from './support.js';
+import { UNLOCKED, upload, taskLedger } from './support.js';
 
 /** Tests may name models; the runtime may not (the rules come from the model YAML). */
 const FAMILY_B = 'vendor_b/family_b-1.1/reference-to-video';
@@ -96,66 +97,81 @@ describe('service:// references are checked at acceptance from stored metadata',
     expect((await waitForTerminal(t, apiKey, accepted.body.data.taskId)).state).toBe('succeeded');
   });
 
-  it('family_c-3.0: every problem of every reference is listed, each at its path with its rule', async () => {
-    const r = await createTask(t, apiKey, {
-      model: FAMILY_C3,
-      input: { reference_image_urls: [uri.opaque, uri.tinyAlpha, 'service://a/a_doesnotexist'] },
-    });
+  // [name, { given: the createTask body, from the uploaded assets' URIs; want: every error listed, in order }]
+  it.each<
+    [
+      string,
+      { given: (uri: Record<string, string>) => unknown; want: { path: string; rule: string; message: string }[] },
+    ]
+  >([
+    [
+      'family_c-3.0: every problem of every reference is listed, each at its path with its rule',
+      {
+        given: (uri) => ({
+          model: FAMILY_C3,
+          input: { reference_image_urls: [uri.opaque, uri.tinyAlpha, 'service://a/a_doesnotexist'] },
+        }),
+        want: [
+          {
+            path: 'input.reference_image_urls[2]',
+            rule: 'asset',
+            message: 'input.reference_image_urls[2] names an asset that does not exist in your library.',
+          },
+          {
+            path: 'input.reference_image_urls[1]',
+            rule: 'opaque',
+            message: 'input.reference_image_urls[1] has transparency; only opaque images are accepted.',
+          },
+          {
+            path: 'input.reference_image_urls[1]',
+            rule: 'sidePx',
+            message: 'input.reference_image_urls[1] is 200x200 px; each side must be between 240 and 8000 px.',
+          },
+        ],
+      },
+    ],
+    [
+      'q4-preview: an audio reference must be MP3 of 3 to 12 s (a 1.5 s WAV breaks both rules)',
+      {
+        given: (uri) => ({
+          model: Q4,
+          input: {
+            prompt: 'the first image sings',
+            reference_image_urls: [uri.opaque],
+            reference_audio_urls: [uri.wav],
+          },
+        }),
+        want: [
+          {
+            path: 'input.reference_audio_urls[0]',
+            rule: 'formats',
+            message: 'input.reference_audio_urls[0] has format wav; accepted formats: mp3.',
+          },
+          {
+            path: 'input.reference_audio_urls[0]',
+            rule: 'clipSeconds',
+            message: 'input.reference_audio_urls[0] is 1.5 s long; it must be between 3 and 12 s.',
+          },
+        ],
+      },
+    ],
+    [
+      'a file of the wrong kind in a reference field is refused even where the model has no limits',
+      {
+        given: (uri) => ({ model: MINI, input: { prompt: 'image 1 dances', reference_image_urls: [uri.wav] } }),
+        want: [
+          {
+            path: 'input.reference_image_urls[0]',
+            rule: 'kind',
+            message: 'input.reference_image_urls[0] has format wav (audio); accepted formats: image files.',
+          },
+        ],
+      },
+    ],
+  ])('%s', async (_name, { given, want }) => {
+    const r = await createTask(t, apiKey, given(uri));
     expectError(r, 400, 40001);
-    expect(r.body.data.errors).toEqual([
-      {
-        path: 'input.reference_image_urls[2]',
-        rule: 'asset',
-        message: 'input.reference_image_urls[2] names an asset that does not exist in your library.',
-      },
-      {
-        path: 'input.reference_image_urls[1]',
-        rule: 'opaque',
-        message: 'input.reference_image_urls[1] has transparency; only opaque images are accepted.',
-      },
-      {
-        path: 'input.reference_image_urls[1]',
-        rule: 'sidePx',
-        message: 'input.reference_image_urls[1] is 200x200 px; each side must be between 240 and 8000 px.',
-      },
-    ]);
-    await untouched();
-  });
-
-  it('q4-preview: an audio reference must be MP3 of 3 to 12 s (a 1.5 s WAV breaks both rules)', async () => {
-    const r = await createTask(t, apiKey, {
-      model: Q4,
-      input: { prompt: 'the first image sings', reference_image_urls: [uri.opaque], reference_audio_urls: [uri.wav] },
-    });
-    expectError(r, 400, 40001);
-    expect(r.body.data.errors).toEqual([
-      {
-        path: 'input.reference_audio_urls[0]',
-        rule: 'formats',
-        message: 'input.reference_audio_urls[0] has format wav; accepted formats: mp3.',
-      },
-      {
-        path: 'input.reference_audio_urls[0]',
-        rule: 'clipSeconds',
-        message: 'input.reference_audio_urls[0] is 1.5 s long; it must be between 3 and 12 s.',
-      },
-    ]);
-    await untouched();
-  });
-
-  it('a file of the wrong kind in a reference field is refused even where the model has no limits', async () => {
-    const r = await createTask(t, apiKey, {
-      model: MINI,
-      input: { prompt: 'image 1 dances', reference_image_urls: [uri.wav] },
-    });
-    expectError(r, 400, 40001);
-    expect(r.body.data.errors).toEqual([
-      {
-        path: 'input.reference_image_urls[0]',
-        rule: 'kind',
-        message: 'input.reference_image_urls[0] has format wav (audio); accepted formats: image files.',
-      },
-    ]);
+    expect(r.body.data.errors).toEqual(want);
     await untouched();
   });
 
@@ -209,19 +225,22 @@ describe('service:// references are checked at acceptance from stored metadata',
 });
 
 describe('limits checked during generation fail the task with a clear errorCode, and the hold is released', () => {
-  let t: TestService;
-  let apiKey: string;
-  let accountId: string;
-  beforeAll(async () => {
-    t = await startTestService();
-    ({ apiKey, accountId } = await t.account(UNLOCKED));
-  });
-  afterAll(async () => t?.close());
+  const svc = serviceForSuite(UNLOCKED);
+  /** The hold came back whole: the balance is what the account was given, and the ledger adds up. */
+  const holdReleased = async () => {
+    expect(await svc.t.wallet(svc.account.accountId)).toEqual({
+      available: UNLOCKED,
+      held: 0,
+      spent: 0,
+      purchased: UNLOCKED,
+    });
+    await svc.t.checkLedger(svc.account.accountId);
+  };
 
   it('family_c-3.0: a 4 fps clip is accepted (video limits are for generation) and then fails reference_invalid', async () => {
-    const clip = (await upload(t, apiKey, mp4(), 'video/mp4', 'clip.mp4')).asset.uri;
-    const image = (await upload(t, apiKey, png(320, 240, false), 'image/png', 'opaque.png')).asset.uri;
-    const r = await createTask(t, apiKey, {
+    const clip = (await upload(svc.t, svc.account.apiKey, mp4(), 'video/mp4', 'clip.mp4')).asset.uri;
+    const image = (await upload(svc.t, svc.account.apiKey, png(320, 240, false), 'image/png', 'opaque.png')).asset.uri;
+    const r = await createTask(svc.t, svc.account.apiKey, {
       model: FAMILY_C3,
       input: {
         prompt: 'the first image moves like the clip',
@@ -230,14 +249,9 @@ describe('limits checked during generation fail the task with a clear errorCode,
       },
     });
     expectOk(r, 202);
-    const done = await waitForTerminal(t, apiKey, r.body.data.taskId);
+    const done = await waitForTerminal(svc.t, svc.account.apiKey, r.body.data.taskId);
     expect(done).toMatchObject({ state: 'failed', errorCode: 'reference_invalid', credits: 0, settled: true });
-    const entries = await t.service.ctx.db.kysely
-      .selectFrom('ledger_entries')
-      .select(['kind', 'amount'])
-      .where('task_id', '=', done.taskId)
-      .orderBy('id')
-      .execute();
+    const entries = await taskLedger(svc.t, done.taskId);
     expect(entries).toEqual([
       { kind: 'hold', amount: r.body.data.maxCredits },
       { kind: 'release', amount: r.body.data.maxCredits },
@@ -245,24 +259,22 @@ describe('limits checked during generation fail the task with a clear errorCode,
     expect(done.errorMessage).toBe(
       "A reference file does not meet the model's limits: input.reference_video_urls[0] has 4 frames per second; at least 16 are required.",
     );
-    expect(await t.wallet(accountId)).toEqual({ available: UNLOCKED, held: 0, spent: 0, purchased: UNLOCKED });
-    await t.checkLedger(accountId);
+    await holdReleased();
   });
 
   it('an external reference is fetched through the SSRF guard: a private address fails reference_unreachable, hold released', async () => {
-    const r = await createTask(t, apiKey, {
+    const r = await createTask(svc.t, svc.account.apiKey, {
       model: FAMILY_C3,
       input: { reference_video_urls: ['https://127.0.0.1/clip.mp4'] },
     });
     expectOk(r, 202);
-    const done = await waitForTerminal(t, apiKey, r.body.data.taskId);
+    const done = await waitForTerminal(svc.t, svc.account.apiKey, r.body.data.taskId);
     expect(done).toMatchObject({
       state: 'failed',
       errorCode: 'reference_unreachable',
       errorMessage: 'A reference file could not be fetched.',
     });
-    expect(await t.wallet(accountId)).toEqual({ available: UNLOCKED, held: 0, spent: 0, purchased: UNLOCKED });
-    await t.checkLedger(accountId);
+    await holdReleased();
   });
 
   it('an asset deleted after acceptance fails reference_unreachable before the model runs', async () => {

@@ -1,11 +1,12 @@
 // @store-suite: uploads cut at their limits leave nothing in the store (vitest.config.ts runs it on the local and the S3 store).
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { waitForTerminal } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import { clip, png, wav } from '../../support/media/fixtures.js';
-import { UNLOCKED, upload } from './support.js';
+import { UNLOCKED, upload, taskLedger } from './support.js';
 
 /**
  * Issue 21 item 1: a length limit is checked when the task is accepted whenever the lengths it
@@ -116,11 +117,7 @@ const TABLE = TARGETS.flatMap((target) =>
 );
 
 describe('a length limit is checked at acceptance whenever the lengths are known (issue 21 item 1)', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService();
-  });
-  afterAll(async () => t?.close());
+  const svc = serviceForSuite();
 
   it('covers every model with a reference length limit, from the catalogue', () => {
     const ids = new Set(TARGETS.map((target) => target.id));
@@ -137,7 +134,7 @@ describe('a length limit is checked at acceptance whenever the lengths are known
   it.each(TABLE)(
     '%s',
     async (_name, { target, row }) => {
-      const { apiKey, accountId } = await t.account(UNLOCKED);
+      const { apiKey, accountId } = await svc.t.account(UNLOCKED);
       const model = catalogue.get(target.id)!.info;
       const input = baseInput(target.id);
       // The base vector's links are replaced by library files: images that meet every image limit, no other reference.
@@ -145,21 +142,21 @@ describe('a length limit is checked at acceptance whenever the lengths are known
         if (!(field in input) || field === target.field) continue;
         if (kind !== 'image') delete input[field];
         else {
-          const image = (await upload(t, apiKey, png(400, 400, false), 'image/png', 'opaque.png')).asset.uri;
+          const image = (await upload(svc.t, apiKey, png(400, 400, false), 'image/png', 'opaque.png')).asset.uri;
           input[field] = Array.isArray(input[field]) ? (input[field] as unknown[]).map(() => image) : image;
         }
       }
       const media = MEDIA[target.kind];
       const refs: string[] = [];
       for (const seconds of row.assets)
-        refs.push((await upload(t, apiKey, media.bytes(seconds), media.type, media.file)).asset.uri);
+        refs.push((await upload(svc.t, apiKey, media.bytes(seconds), media.type, media.file)).asset.uri);
       if (row.external) refs.push(`${EXTERNAL}.${target.kind === 'video' ? 'mp4' : 'wav'}`);
       input[target.field] = refs;
       const body = { model: target.id, input };
       // Deferred to generation only where the specification publishes it for the model (its notes say so), whatever the YAML marks.
       const atGeneration = PUBLISHED_AT_GENERATION.test(model.notes.join(' '));
 
-      const r = await createTask(t, apiKey, body);
+      const r = await createTask(svc.t, apiKey, body);
       if (row.want !== 'accepted' && !atGeneration) {
         // Refused before anything is charged: 400 with the asset error at the field, no task, nothing held.
         expectError(r, 400, 40001);
@@ -174,7 +171,7 @@ describe('a length limit is checked at acceptance whenever the lengths are known
             message: `The clips in input.${target.field} last ${row.want.seconds} s in all; at most ${target.limit.totalSeconds!.max} s are accepted.`,
           });
           // The quote refuses it too, in the caller's language.
-          const quote = await t.call('POST', '/api/v1/jobs/quote', {
+          const quote = await svc.t.call('POST', '/api/v1/jobs/quote', {
             key: apiKey,
             body,
             headers: { 'accept-language': 'de-DE' },
@@ -186,22 +183,21 @@ describe('a length limit is checked at acceptance whenever the lengths are known
             message: `Die Clips in input.${target.field} sind insgesamt ${row.want.seconds} s lang; zulässig sind höchstens ${target.limit.totalSeconds!.max} s.`,
           });
         } else expect(issue.path).toBe(`input.${target.field}[0]`);
-        expect(await t.wallet(accountId)).toEqual({ available: UNLOCKED, held: 0, spent: 0, purchased: UNLOCKED });
+        expect(await svc.t.wallet(accountId)).toEqual({ available: UNLOCKED, held: 0, spent: 0, purchased: UNLOCKED });
         expect(
-          await t.service.ctx.db.kysely.selectFrom('tasks').select('id').where('account_id', '=', accountId).execute(),
+          await svc.t.service.ctx.db.kysely
+            .selectFrom('tasks')
+            .select('id')
+            .where('account_id', '=', accountId)
+            .execute(),
         ).toEqual([]);
-        await t.checkLedger(accountId);
+        await svc.t.checkLedger(accountId);
         return;
       }
       // Accepted: the lengths are within the limit, or one is unknown until the task runs, or the model publishes generation-time checks.
       expectOk(r, 202);
-      const done = await waitForTerminal(t, apiKey, r.body.data.taskId, 20_000);
-      const entries = await t.service.ctx.db.kysely
-        .selectFrom('ledger_entries')
-        .select(['kind', 'amount'])
-        .where('task_id', '=', done.taskId)
-        .orderBy('id')
-        .execute();
+      const done = await waitForTerminal(svc.t, apiKey, r.body.data.taskId, 20_000);
+      const entries = await taskLedger(svc.t, done.taskId);
       expect(entries[0]).toEqual({ kind: 'hold', amount: r.body.data.maxCredits });
       if (row.want !== 'accepted' && row.external) {
         // Published generation-time checks: the link is fetched first when the task runs, and fails there.
@@ -222,8 +218,8 @@ describe('a length limit is checked at acceptance whenever the lengths are known
         expect(done.errorMessage).not.toMatch(/in all|s long/);
       } else expect(done.state).toBe('succeeded');
       if (done.state === 'failed')
-        expect(await t.wallet(accountId)).toEqual({ available: UNLOCKED, held: 0, spent: 0, purchased: UNLOCKED });
-      await t.checkLedger(accountId);
+        expect(await svc.t.wallet(accountId)).toEqual({ available: UNLOCKED, held: 0, spent: 0, purchased: UNLOCKED });
+      await svc.t.checkLedger(accountId);
     },
     60_000,
   );

@@ -7,11 +7,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { systemBrowser } from '../support/system-browser.js';
+import { launchBrowser } from '../support/browser.js';
 
 const MODEL = 'vendor_d/family_d/text-to-video';
 
@@ -70,17 +70,7 @@ describe('a finished video plays and seeks in a browser through its signed link'
       t.url,
       () => `<!doctype html><video id="v" muted playsinline preload="auto" src="${mediaPath}"></video>`,
     );
-    browser = await chromium.launch({
-      executablePath: systemBrowser(),
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchBrowser();
   }, 120_000);
 
   afterAll(async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import { driveToTerminal } from '../webhooks/support.js';
 import { png } from '../../support/media/fixtures.js';
 import { UNLOCKED, upload, withoutRequestId } from './support.js';
@@ -55,30 +56,23 @@ async function databaseText(t: TestService): Promise<string> {
 describe.each(['local', 'database'] as const)(
   'purge with the %s blob store: no prompt, no media, billing kept, the library untouched',
   (blobStore) => {
-    let t: TestService;
-    let apiKey: string;
-    let accountId: string;
-    beforeAll(async () => {
-      t = await startTestService({ blobStore });
-      ({ apiKey, accountId } = await t.account(UNLOCKED));
-    });
-    afterAll(async () => t?.close());
+    const svc = serviceForSuite(UNLOCKED, { blobStore });
 
     it('purges the task and keeps the asset saved from it', async () => {
-      const image = (await upload(t, apiKey, png(320, 240, false), 'image/png', 'keeper.png')).asset;
-      const created = await createTask(t, apiKey, {
+      const image = (await upload(svc.t, svc.account.apiKey, png(320, 240, false), 'image/png', 'keeper.png')).asset;
+      const created = await createTask(svc.t, svc.account.apiKey, {
         model: FAMILY_C3,
         input: { prompt: PROMPT, reference_image_urls: [image.uri] },
       });
       expectOk(created, 202);
-      const done = await waitForTerminal(t, apiKey, created.body.data.taskId);
+      const done = await waitForTerminal(svc.t, svc.account.apiKey, created.body.data.taskId);
       expect(done.state).toBe('succeeded');
       const outputKey = decodeURIComponent(new URL(done.output.assets[0].url).pathname.split('/').pop()!);
       const outputBytes = Buffer.from(await (await fetch(done.output.assets[0].url)).arrayBuffer());
 
       // The output saved into the library: a copy of its own.
-      const saved = await t.call('POST', '/api/v1/assets', {
-        key: apiKey,
+      const saved = await svc.t.call('POST', '/api/v1/assets', {
+        key: svc.account.apiKey,
         body: { taskId: done.taskId, name: 'Lighthouse' },
       });
       expectOk(saved);
@@ -89,14 +83,17 @@ describe.each(['local', 'database'] as const)(
         durationSeconds: 5,
         source: 'task',
       });
-      expect(await databaseText(t)).toContain('SECRET-PROMPT');
+      expect(await databaseText(svc.t)).toContain('SECRET-PROMPT');
 
-      const purged = await t.call('POST', '/api/v1/jobs/purge', { key: apiKey, body: { taskId: done.taskId } });
+      const purged = await svc.t.call('POST', '/api/v1/jobs/purge', {
+        key: svc.account.apiKey,
+        body: { taskId: done.taskId },
+      });
       expectOk(purged);
       expect(purged.body.data).toMatchObject({ taskId: done.taskId, billingRetained: true });
 
       // The database: the task row keeps billing evidence only; the prompt is nowhere.
-      const row = await t.service.ctx.db.kysely
+      const row = await svc.t.service.ctx.db.kysely
         .selectFrom('tasks')
         .selectAll()
         .where('id', '=', done.taskId)
@@ -113,23 +110,25 @@ describe.each(['local', 'database'] as const)(
       });
       expect(row.request_id).toBe(done.requestId);
       expect(row.purged_at).toEqual(expect.any(Number));
-      expect(await databaseText(t)).not.toContain('SECRET-PROMPT');
+      expect(await databaseText(svc.t)).not.toContain('SECRET-PROMPT');
 
       // The blobs: the task's output object is gone; the library copy is not.
       const assetKey = `library/${saved.body.data.assetId}.mp4`;
       if (blobStore === 'local') {
-        const stored = files(join(t.config.dataDir, 'blobs'));
+        const stored = files(join(svc.t.config.dataDir, 'blobs'));
         expect(stored).not.toContain(outputKey);
         expect(stored.filter((f) => f.startsWith(`outputs/${done.taskId}`))).toEqual([]);
         expect(stored).toContain(assetKey);
-        expect(readFileSync(join(t.config.dataDir, 'blobs', assetKey)).equals(outputBytes)).toBe(true);
+        expect(readFileSync(join(svc.t.config.dataDir, 'blobs', assetKey)).equals(outputBytes)).toBe(true);
       } else {
-        const keys = (await t.service.ctx.db.kysely.selectFrom('blobs').select('key').execute()).map((b) => b.key);
+        const keys = (await svc.t.service.ctx.db.kysely.selectFrom('blobs').select('key').execute()).map((b) => b.key);
         expect(keys).not.toContain(outputKey);
         expect(keys).toContain(assetKey);
       }
       expect((await fetch(done.output.assets[0].url)).status).toBe(404);
-      const record = (await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${done.taskId}`, { key: apiKey })).body.data;
+      const record = (
+        await svc.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${done.taskId}`, { key: svc.account.apiKey })
+      ).body.data;
       expect(record).toMatchObject({
         input: null,
         output: null,
@@ -138,24 +137,27 @@ describe.each(['local', 'database'] as const)(
         model: FAMILY_C3,
       });
       expectError(
-        await t.call('POST', '/api/v1/common/download-url', { key: apiKey, body: { taskId: done.taskId } }),
+        await svc.t.call('POST', '/api/v1/common/download-url', {
+          key: svc.account.apiKey,
+          body: { taskId: done.taskId },
+        }),
         400,
         40008,
       );
 
       // The asset is the user's: still listed, still served, still usable.
-      const asset = await t.call('GET', `/api/v1/assets/${saved.body.data.assetId}`, { key: apiKey });
+      const asset = await svc.t.call('GET', `/api/v1/assets/${saved.body.data.assetId}`, { key: svc.account.apiKey });
       expectOk(asset);
       expect(Buffer.from(await (await fetch(asset.body.data.preview)).arrayBuffer()).equals(outputBytes)).toBe(true);
 
       // The ledger balances: the charge stands, nothing held.
-      expect(await t.wallet(accountId)).toEqual({
+      expect(await svc.t.wallet(svc.account.accountId)).toEqual({
         available: UNLOCKED - done.credits,
         held: 0,
         spent: done.credits,
         purchased: UNLOCKED,
       });
-      await t.checkLedger(accountId);
+      await svc.t.checkLedger(svc.account.accountId);
     });
   },
 );

@@ -56,3 +56,13 @@ export function withoutRequestId(r: HttpResult) {
   const { request_id: _ignored, ...rest } = r.body;
   return { status: r.status, ...rest };
 }
+
+/** A task's ledger entries, oldest first, as kind and amount: what a hold came to (settled, released). */
+export function taskLedger(t: TestService, taskId: string): Promise<{ kind: string; amount: number }[]> {
+  return t.service.ctx.db.kysely
+    .selectFrom('ledger_entries')
+    .select(['kind', 'amount'])
+    .where('task_id', '=', taskId)
+    .orderBy('id')
+    .execute();
+}

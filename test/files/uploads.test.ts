@@ -5,21 +5,15 @@ import { ManualClock } from '../../runtime/clock.js';
 import { expireUploads } from '../../runtime/files/cleanup.js';
 import { expectError, expectOk } from '../http/helpers.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import { jpg, mp4, png, safetensors, wav } from '../../support/media/fixtures.js';
 import { putBytes, ticketFor, UNLOCKED, upload } from './support.js';
 
 describe('the upload flow with real files', () => {
-  let t: TestService;
-  let apiKey: string;
-  let accountId: string;
-  beforeAll(async () => {
-    t = await startTestService();
-    ({ apiKey, accountId } = await t.account(UNLOCKED));
-  });
-  afterAll(async () => t?.close());
+  const svc = serviceForSuite(UNLOCKED);
 
   it('a ticket is a signed single-use PUT URL on the service itself, with the declared type as header', async () => {
-    const r = await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 1234 });
+    const r = await ticketFor(svc.t, svc.account.apiKey, { fileName: 'a.png', contentType: 'image/png', size: 1234 });
     expectOk(r);
     const ticket = r.body.data;
     expect(ticket).toMatchObject({
@@ -29,7 +23,7 @@ describe('the upload flow with real files', () => {
       maxBytes: 1234,
     });
     expect(ticket.uploadUrl).toMatch(
-      new RegExp(`^${t.url}/api/v1/uploads/${ticket.fileId}\\?expires=\\d+&sig=[\\w-]+$`),
+      new RegExp(`^${svc.t.url}/api/v1/uploads/${ticket.fileId}\\?expires=\\d+&sig=[\\w-]+$`),
     );
     const minutes = (Date.parse(ticket.expiresAt) - Date.now()) / 60_000;
     expect(minutes).toBeGreaterThan(14);
@@ -87,8 +81,8 @@ describe('the upload flow with real files', () => {
       { kind: 'document', mime: 'text/plain', format: 'txt' },
     ],
   ])('%s: uploaded, committed and probed from its bytes', async (_name, bytes, contentType, fileName, expected) => {
-    const before = await t.wallet(accountId);
-    const { ticket, put, asset } = await upload(t, apiKey, bytes, contentType, fileName);
+    const before = await svc.t.wallet(svc.account.accountId);
+    const { ticket, put, asset } = await upload(svc.t, svc.account.apiKey, bytes, contentType, fileName);
     expect(put.body.data).toEqual({ fileId: ticket.fileId, size: bytes.byteLength });
     expect(asset).toMatchObject({
       ...expected,
@@ -107,20 +101,20 @@ describe('the upload flow with real files', () => {
       expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
     } else expect(asset.preview).toBeNull();
     // Uploads never touch credits.
-    expect(await t.wallet(accountId)).toEqual(before);
-    await t.checkLedger(accountId);
+    expect(await svc.t.wallet(svc.account.accountId)).toEqual(before);
+    await svc.t.checkLedger(svc.account.accountId);
   });
 
   it('the mime comes from the bytes, not from the name: a PNG named .jpg is a PNG', async () => {
-    const { asset } = await upload(t, apiKey, png(300, 300, false), 'image/jpeg', 'misnamed.jpg');
+    const { asset } = await upload(svc.t, svc.account.apiKey, png(300, 300, false), 'image/jpeg', 'misnamed.jpg');
     expect(asset).toMatchObject({ mime: 'image/png', format: 'png', name: 'misnamed.jpg' });
   });
 
   it('commit takes a name; committing again returns the same asset', async () => {
     const bytes = png(300, 300, false);
-    const { ticket, asset } = await upload(t, apiKey, bytes, 'image/png', 'x.png', 'Hero shot');
+    const { ticket, asset } = await upload(svc.t, svc.account.apiKey, bytes, 'image/png', 'x.png', 'Hero shot');
     expect(asset.name).toBe('Hero shot');
-    const again = await t.call('POST', `/api/v1/files/${ticket.fileId}/commit`, { key: apiKey });
+    const again = await svc.t.call('POST', `/api/v1/files/${ticket.fileId}/commit`, { key: svc.account.apiKey });
     expectOk(again);
     expect(again.body.data.assetId).toBe(asset.assetId);
   });
@@ -334,21 +328,17 @@ describe('every rejection of the upload flow, with its message and the balance u
 });
 
 describe('storage plans: locked below the first tier, full at the limit', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService();
-  });
-  afterAll(async () => t?.close());
+  const svc = serviceForSuite();
 
   it('an account whose owner bought fewer than 1000 credits is locked: ticket and import 403 40302', async () => {
-    const { apiKey, accountId } = await t.account(999);
-    const r = await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 100 });
+    const { apiKey, accountId } = await svc.t.account(999);
+    const r = await ticketFor(svc.t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 100 });
     expectError(r, 403, 40302);
     // The message names the purchases that unlock storage (spec/storage-plans.yaml's first plan with room) and how far the account is.
     expect(r.body.msg).toBe(
       "Asset storage is locked for this account: it unlocks once the account's credit purchases reach 1000 credits in all (so far 999). Purchase more credits to unlock it.",
     );
-    const usage = await t.call('GET', '/api/v1/assets/usage', { key: apiKey });
+    const usage = await svc.t.call('GET', '/api/v1/assets/usage', { key: apiKey });
     expectOk(usage);
     expect(usage.body.data).toMatchObject({
       plan: 'locked',
@@ -358,16 +348,16 @@ describe('storage plans: locked below the first tier, full at the limit', () => 
       assetCount: 0,
       lifetimePurchasedCredits: 999,
     });
-    expect(await t.wallet(accountId)).toEqual({ available: 999, held: 0, spent: 0, purchased: 999 });
+    expect(await svc.t.wallet(accountId)).toEqual({ available: 999, held: 0, spent: 0, purchased: 999 });
   });
 
   it('lifetime purchases count, not the balance: a spent-down account stays unlocked; a purchase unlocks', async () => {
-    const { apiKey, accountId } = await t.account(600);
-    expectError(await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 100 }), 403, 40302);
+    const { apiKey, accountId } = await svc.t.account(600);
+    expectError(await ticketFor(svc.t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 100 }), 403, 40302);
     const { addCredits } = await import('../../runtime/accounts/accounts.js');
-    await addCredits(t.service.ctx.db, accountId, 400, Date.now());
-    expectOk(await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 100 }));
-    const usage = await t.call('GET', '/api/v1/assets/usage', { key: apiKey });
+    await addCredits(svc.t.service.ctx.db, accountId, 400, Date.now());
+    expectOk(await ticketFor(svc.t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: 100 }));
+    const usage = await svc.t.call('GET', '/api/v1/assets/usage', { key: apiKey });
     expect(usage.body.data).toMatchObject({
       plan: 'basic',
       unlocked: true,
@@ -377,13 +367,13 @@ describe('storage plans: locked below the first tier, full at the limit', () => 
   });
 
   it('a file that would pass the plan limit: 403 40303 at the ticket and at commit', async () => {
-    const { apiKey, accountId } = await t.account(UNLOCKED);
+    const { apiKey, accountId } = await svc.t.account(UNLOCKED);
     const bytes = png(300, 300, false);
-    const a = (await ticketFor(t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: bytes.length })).body
+    const a = (await ticketFor(svc.t, apiKey, { fileName: 'a.png', contentType: 'image/png', size: bytes.length })).body
       .data;
     expectOk(await putBytes(a.uploadUrl, bytes, a.headers));
     // The library fills up between the ticket and the commit.
-    await t.service.ctx.db.kysely
+    await svc.t.service.ctx.db.kysely
       .insertInto('assets')
       .values({
         id: 'a_filler',
@@ -406,12 +396,12 @@ describe('storage plans: locked below the first tier, full at the limit', () => 
         deleted_at: null,
       })
       .execute();
-    const commit = await t.call('POST', `/api/v1/files/${a.fileId}/commit`, { key: apiKey });
+    const commit = await svc.t.call('POST', `/api/v1/files/${a.fileId}/commit`, { key: apiKey });
     expectError(commit, 403, 40303);
     expect(commit.body.msg).toBe('Asset storage for this account is full.');
-    expectError(await ticketFor(t, apiKey, { fileName: 'b.png', contentType: 'image/png', size: 101 }), 403, 40303);
+    expectError(await ticketFor(svc.t, apiKey, { fileName: 'b.png', contentType: 'image/png', size: 101 }), 403, 40303);
     // The team library of the same account has its own room.
-    const team = await t.siblingKey(accountId, 'team:studio');
-    expectOk(await ticketFor(t, team, { fileName: 'b.png', contentType: 'image/png', size: 101 }));
+    const team = await svc.t.siblingKey(accountId, 'team:studio');
+    expectOk(await ticketFor(svc.t, team, { fileName: 'b.png', contentType: 'image/png', size: 101 }));
   });
 });

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { describe, expect, it } from 'vitest';
+import { waitForTerminal, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import { bodyD, checkBalance, createTask, expectOk, PRICE_D } from './helpers.js';
 
 /** Watches the wallet while `work` runs and returns every (available, held) pair it saw. */
@@ -26,18 +27,12 @@ async function watchWallet<T>(
 }
 
 describe('concurrency', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService();
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite();
 
   it('200 parallel createTask calls on a balance that covers 50 accept exactly 50', async () => {
-    const { accountId, apiKey } = await t.account(50 * PRICE_D);
-    const calls = Array.from({ length: 200 }, (_, i) => createTask(t, apiKey, bodyD(`parallel task number ${i}`)));
-    const { result: responses, seen } = await watchWallet(t, accountId, Promise.all(calls));
+    const { accountId, apiKey } = await svc.t.account(50 * PRICE_D);
+    const calls = Array.from({ length: 200 }, (_, i) => createTask(svc.t, apiKey, bodyD(`parallel task number ${i}`)));
+    const { result: responses, seen } = await watchWallet(svc.t, accountId, Promise.all(calls));
 
     const accepted = responses.filter((r) => r.status === 202);
     const refused = responses.filter((r) => r.status !== 202);
@@ -52,18 +47,18 @@ describe('concurrency', () => {
       expect(w.held).toBeGreaterThanOrEqual(0);
       expect(w.available + w.held).toBeLessThanOrEqual(50 * PRICE_D);
     }
-    await checkBalance(t, accountId, apiKey);
+    await checkBalance(svc.t, accountId, apiKey);
 
-    const finals = await Promise.all(accepted.map((r) => waitForTerminal(t, apiKey, r.body.data.taskId, 60_000)));
+    const finals = await Promise.all(accepted.map((r) => waitForTerminal(svc.t, apiKey, r.body.data.taskId, 60_000)));
     for (const f of finals) expect(f).toMatchObject({ state: 'succeeded', credits: PRICE_D, settled: true });
-    await checkBalance(t, accountId, apiKey, {
+    await checkBalance(svc.t, accountId, apiKey, {
       available: 0,
       held: 0,
       spent: 50 * PRICE_D,
       total: 0,
       purchased: 50 * PRICE_D,
     });
-    const holds = await t.service.ctx.db.kysely
+    const holds = await svc.t.service.ctx.db.kysely
       .selectFrom('holds')
       .selectAll()
       .where('account_id', '=', accountId)
@@ -72,12 +67,12 @@ describe('concurrency', () => {
   }, 120_000);
 
   it('50 parallel calls with one Idempotency-Key make one task and one hold', async () => {
-    const { accountId, apiKey } = await t.account(1_000);
+    const { accountId, apiKey } = await svc.t.account(1_000);
     const headers = { 'idempotency-key': 'one-key-for-all' };
     const calls = Array.from({ length: 50 }, () =>
-      createTask(t, apiKey, bodyD('the same request fifty times'), { headers }),
+      createTask(svc.t, apiKey, bodyD('the same request fifty times'), { headers }),
     );
-    const { result: responses, seen } = await watchWallet(t, accountId, Promise.all(calls));
+    const { result: responses, seen } = await watchWallet(svc.t, accountId, Promise.all(calls));
 
     for (const r of responses) expectOk(r, 202);
     const ids = new Set(responses.map((r) => r.body.data.taskId));
@@ -85,17 +80,17 @@ describe('concurrency', () => {
     expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(49);
     for (const w of seen) expect(w.held).toBeLessThanOrEqual(PRICE_D);
 
-    const holds = await t.service.ctx.db.kysely
+    const holds = await svc.t.service.ctx.db.kysely
       .selectFrom('holds')
       .selectAll()
       .where('account_id', '=', accountId)
       .execute();
     expect(holds).toHaveLength(1);
-    expect((await t.call('GET', '/api/v1/jobs', { key: apiKey })).body.data.items).toHaveLength(1);
-    await checkBalance(t, accountId, apiKey);
+    expect((await svc.t.call('GET', '/api/v1/jobs', { key: apiKey })).body.data.items).toHaveLength(1);
+    await checkBalance(svc.t, accountId, apiKey);
 
     const [taskId] = [...ids];
-    expect((await waitForTerminal(t, apiKey, taskId)).state).toBe('succeeded');
-    await checkBalance(t, accountId, apiKey, { available: 1_000 - PRICE_D, held: 0, spent: PRICE_D });
+    expect((await waitForTerminal(svc.t, apiKey, taskId)).state).toBe('succeeded');
+    await checkBalance(svc.t, accountId, apiKey, { available: 1_000 - PRICE_D, held: 0, spent: PRICE_D });
   }, 120_000);
 });

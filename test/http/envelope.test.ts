@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/service.js';
+import { describe, expect, it } from 'vitest';
+import { serviceForSuite } from '../support/suite-service.js';
 import { bodyD, checkBalance, expectError } from './helpers.js';
 
 const TYPE_STRING = (field: string) => ({ path: field, rule: 'type', message: `${field} must be of type string.` });
@@ -24,15 +24,7 @@ describe.each([
   ['createTask', '/api/v1/jobs/createTask'],
   ['quote', '/api/v1/jobs/quote'],
 ])('the %s envelope', (_operation, path) => {
-  let t: TestService;
-  let account: { accountId: string; apiKey: string };
-  beforeAll(async () => {
-    t = await startTestService();
-    account = await t.account(100);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(100);
 
   const cases: [string, { given: unknown; want: { path: string; rule: string; message: string }[] }][] = [
     ['an empty model name', { given: { ...bodyD(), model: '' }, want: [TYPE_STRING('model')] }],
@@ -103,17 +95,17 @@ describe.each([
   ];
 
   it.each(cases)('%s is 400 40001 with exactly these problems', async (_name, { given, want }) => {
-    const r = await t.call('POST', path, { key: account.apiKey, body: given });
+    const r = await svc.t.call('POST', path, { key: svc.account.apiKey, body: given });
     expectError(r, 400, 40001);
     expect(r.body.data.errors).toEqual(want);
     expect(r.body.data.errors.length).toBeGreaterThan(0);
-    await checkBalance(t, account.accountId, account.apiKey, { available: 100, held: 0 });
+    await checkBalance(svc.t, svc.account.accountId, svc.account.apiKey, { available: 100, held: 0 });
   });
 
   // usdToCredits' own forms pass the envelope: the request reaches the quote check (a bogus quote id).
   it.each([['3'], ['0.5'], ['12.34'], ['0']])('expectedCost %s passes the envelope', async (expectedCost) => {
-    const r = await t.call('POST', path, {
-      key: account.apiKey,
+    const r = await svc.t.call('POST', path, {
+      key: svc.account.apiKey,
       body: { ...bodyD(), quoteId: 'q1.x.y', expectedCost },
     });
     if (path.endsWith('/quote')) expect(r.status).toBe(200);

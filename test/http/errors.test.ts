@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { codeMessage } from '../../generated/errors.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { waitForTerminal } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import {
   bodyD,
   checkBalance,
@@ -17,18 +18,10 @@ const CREATE = '/api/v1/jobs/createTask';
 
 /** Every error is the envelope with a business code, and none of them moves money. */
 describe('errors of createTask and the task reads', () => {
-  let t: TestService;
-  let account: { accountId: string; apiKey: string };
-  beforeAll(async () => {
-    t = await startTestService();
-    account = await t.account(100);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(100);
 
   const unchanged = () =>
-    checkBalance(t, account.accountId, account.apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+    checkBalance(svc.t, svc.account.accountId, svc.account.apiKey, { available: 100, held: 0, spent: 0, total: 100 });
 
   describe('bodies that are not a request', () => {
     it.each([
@@ -39,8 +32,8 @@ describe('errors of createTask and the task reads', () => {
       ['a JSON array', 40001, '[]', 'application/json'],
       ['a prototype-polluting key', 40003, '{"__proto__": {"x": 1}, "model": "m", "input": {}}', 'application/json'],
     ])('%s is 400 %d', async (_name, code, rawBody, contentType) => {
-      const r = await t.call('POST', CREATE, {
-        key: account.apiKey,
+      const r = await svc.t.call('POST', CREATE, {
+        key: svc.account.apiKey,
         rawBody,
         headers: { 'content-type': contentType },
       });
@@ -53,7 +46,7 @@ describe('errors of createTask and the task reads', () => {
       ['retry', '/api/v1/jobs/retry', { taskId: 'x'.repeat(1024 * 1024 + 10) }],
       ['quote', '/api/v1/jobs/quote', bodyD('x'.repeat(1024 * 1024 + 10))],
     ])('a body over 1 MiB is 413 41301 (%s)', async (_name, path, body) => {
-      const r = await t.call('POST', path, { key: account.apiKey, body });
+      const r = await svc.t.call('POST', path, { key: svc.account.apiKey, body });
       expectError(r, 413, 41301);
       await unchanged();
     });
@@ -61,7 +54,7 @@ describe('errors of createTask and the task reads', () => {
 
   describe('requests outside the published limits', () => {
     it('an unknown model is 400 40005 naming the model', async () => {
-      const r = await createTask(t, account.apiKey, {
+      const r = await createTask(svc.t, svc.account.apiKey, {
         model: 'vendor_z/nothing/reference-to-video',
         input: { prompt: 'x' },
       });
@@ -117,7 +110,7 @@ describe('errors of createTask and the task reads', () => {
         ],
       ],
     ])('%s is 400 40001 listing each problem with path, rule and message', async (_name, body, problems) => {
-      const r = await createTask(t, account.apiKey, body);
+      const r = await createTask(svc.t, svc.account.apiKey, body);
       expectError(r, 400, 40001);
       const errors = r.body.data.errors as { path: string; rule: string; message: string }[];
       for (const problem of problems) expect(errors).toContainEqual(expect.objectContaining(problem));
@@ -135,12 +128,12 @@ describe('errors of createTask and the task reads', () => {
       ['a port other than 443', 'https://example.com:8443/hook'],
       ['not a URL', 'not a url'],
     ])('a callback URL with %s is 400 40002 "Invalid callback URL"', async (_name, callBackUrl) => {
-      const r = await createTask(t, account.apiKey, { ...bodyD(), callBackUrl });
+      const r = await createTask(svc.t, svc.account.apiKey, { ...bodyD(), callBackUrl });
       expectError(r, 400, 40002);
       expect(r.body.msg).toBe('Invalid callback URL');
       const de = await createTask(
-        t,
-        account.apiKey,
+        svc.t,
+        svc.account.apiKey,
         { ...bodyD(), callBackUrl },
         { headers: { 'accept-language': 'de' } },
       );
@@ -164,8 +157,8 @@ describe('errors of createTask and the task reads', () => {
           ['de', 'Eine Testinstallation erlaubt sie mit'],
         ]) {
           const r = await createTask(
-            t,
-            account.apiKey,
+            svc.t,
+            svc.account.apiKey,
             { ...bodyD(), callBackUrl },
             { headers: { 'accept-language': language } },
           );
@@ -186,9 +179,9 @@ describe('errors of createTask and the task reads', () => {
     );
 
     it('a balance short of the hold is 402 40201', async () => {
-      const poor = await t.account(PRICE_D - 1);
-      expectError(await createTask(t, poor.apiKey, bodyD()), 402, 40201);
-      await checkBalance(t, poor.accountId, poor.apiKey, { available: PRICE_D - 1, held: 0 });
+      const poor = await svc.t.account(PRICE_D - 1);
+      expectError(await createTask(svc.t, poor.apiKey, bodyD()), 402, 40201);
+      await checkBalance(svc.t, poor.accountId, poor.apiKey, { available: PRICE_D - 1, held: 0 });
     });
   });
 
@@ -197,30 +190,30 @@ describe('errors of createTask and the task reads', () => {
       ['no taskId', '/api/v1/jobs/recordInfo'],
       ['an empty taskId', '/api/v1/jobs/recordInfo?taskId='],
     ])('recordInfo with %s is 400', async (_name, path) => {
-      const r = await t.call('GET', path, { key: account.apiKey });
+      const r = await svc.t.call('GET', path, { key: svc.account.apiKey });
       expectError(r, 400, 40008);
       expect(r.body.data).toMatchObject({ param: 'taskId' });
     });
 
     it('an unknown task is 404 40401', async () => {
-      expectError(await recordInfo(t, account.apiKey, 'task_unknown000000000'), 404, 40401);
+      expectError(await recordInfo(svc.t, svc.account.apiKey, 'task_unknown000000000'), 404, 40401);
     });
 
     it("another key's task is a 404 identical to an unknown task's but for request_id", async () => {
-      const owner = await t.account(100);
-      const created = await createTask(t, owner.apiKey, bodyD());
+      const owner = await svc.t.account(100);
+      const created = await createTask(svc.t, owner.apiKey, bodyD());
       const taskId = created.body.data.taskId;
-      await waitForTerminal(t, owner.apiKey, taskId);
-      const sibling = await t.siblingKey(owner.accountId);
-      const stranger = (await t.account(100)).apiKey;
-      const unknown = await recordInfo(t, sibling, 'task_unknown000000000');
+      await waitForTerminal(svc.t, owner.apiKey, taskId);
+      const sibling = await svc.t.siblingKey(owner.accountId);
+      const stranger = (await svc.t.account(100)).apiKey;
+      const unknown = await recordInfo(svc.t, sibling, 'task_unknown000000000');
       for (const key of [sibling, stranger]) {
-        const r = await recordInfo(t, key, taskId);
+        const r = await recordInfo(svc.t, key, taskId);
         expectError(r, 404, 40401);
         expect({ ...r.body, request_id: null }).toEqual({ ...unknown.body, request_id: null });
         expect(JSON.stringify(r.body)).not.toContain(taskId);
       }
-      expectOk(await recordInfo(t, owner.apiKey, taskId));
+      expectOk(await recordInfo(svc.t, owner.apiKey, taskId));
     });
   });
 
@@ -230,7 +223,7 @@ describe('errors of createTask and the task reads', () => {
       ['POST', '/api/v1/jobs/cancel'],
       ['GET', '/nothing-here'],
     ]) {
-      const r = await t.call(method, path, { key: account.apiKey });
+      const r = await svc.t.call(method, path, { key: svc.account.apiKey });
       expectError(r, 404, 40404);
       expect(r.body.data).toBeNull();
     }
@@ -248,7 +241,7 @@ describe('errors of createTask and the task reads', () => {
   it.each(WRONG_METHODS)(
     'a wrong method on a known path is 405 with Allow: %s',
     async (_name, { given: [method, path], want }) => {
-      const r = await t.call(method, path, { key: account.apiKey, headers: { 'accept-language': 'de' } });
+      const r = await svc.t.call(method, path, { key: svc.account.apiKey, headers: { 'accept-language': 'de' } });
       expect(r.status).toBe(405);
       expect(r.headers.get('allow')).toBe(want.allow);
       const msg = codeMessage('method_not_allowed', 'de', { method, allow: want.allow });
@@ -262,20 +255,14 @@ describe('errors of createTask and the task reads', () => {
 });
 
 describe('no deployment available', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService({}, { deployments: [] });
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(undefined, {}, { deployments: [] });
 
   it.each([
     ['createTask', CREATE],
     ['quote', '/api/v1/jobs/quote'],
   ])('%s is 503 50301 with nothing held', async (_name, path) => {
-    const { accountId, apiKey } = await t.account(100);
-    expectError(await t.call('POST', path, { key: apiKey, body: bodyD() }), 503, 50301);
-    await checkBalance(t, accountId, apiKey, { available: 100, held: 0, total: 100 });
+    const { accountId, apiKey } = await svc.t.account(100);
+    expectError(await svc.t.call('POST', path, { key: apiKey, body: bodyD() }), 503, 50301);
+    await checkBalance(svc.t, accountId, apiKey, { available: 100, held: 0, total: 100 });
   });
 });

@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import { expectOk } from './helpers.js';
 
 /** GET /models and /models/{model} carry each model's deprecation: null for every current model of the catalogue. */
 describe('models: the deprecated field', () => {
-  let t: TestService;
-  let apiKey: string;
-  beforeAll(async () => {
-    t = await startTestService();
-    ({ apiKey } = await t.account(100));
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(100);
 
   it('GET /models lists deprecated for every model, as the catalogue has it', async () => {
-    const r = await t.call('GET', '/api/v1/models', { key: apiKey });
+    const r = await svc.t.call('GET', '/api/v1/models', { key: svc.account.apiKey });
     expectOk(r);
     expect(r.body.data.items.length).toBeGreaterThan(0);
     for (const item of r.body.data.items) {
@@ -27,7 +19,7 @@ describe('models: the deprecated field', () => {
 
   it('GET /models/{model} has it too', async () => {
     const id = [...catalogue.keys()][0];
-    const r = await t.call('GET', `/api/v1/models/${encodeURIComponent(id)}`, { key: apiKey });
+    const r = await svc.t.call('GET', `/api/v1/models/${encodeURIComponent(id)}`, { key: svc.account.apiKey });
     expectOk(r);
     expect(r.body.data).toMatchObject({ id, deprecated: catalogue.get(id)!.info.deprecated });
   });

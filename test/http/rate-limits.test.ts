@@ -5,8 +5,8 @@
  * loopback source addresses (127.0.0.0/8).
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/service.js';
+import { describe, expect, it } from 'vitest';
+import { serviceForSuite } from '../support/suite-service.js';
 import { requestFrom } from '../console/support.js';
 
 const LIMIT = 4;
@@ -19,13 +19,7 @@ const bogus = (i: number) =>
   ][i % 4];
 
 describe('rate-limit buckets', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService({ rateLimitPerMinute: LIMIT });
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(undefined, { rateLimitPerMinute: LIMIT });
 
   // [name, { given: one route and the address it is called from, want: the status of the first LIMIT calls }]
   it.each([
@@ -46,11 +40,11 @@ describe('rate-limit buckets', () => {
     `%s: ${LIMIT + 1} calls with as many different Authorization headers from one address end in 429 42901`,
     async (_name, { address, method, path, before }) => {
       for (let i = 0; i < LIMIT; i++) {
-        const r = await requestFrom(address, `${t.url}${path}`, { method, headers: { authorization: bogus(i) } });
+        const r = await requestFrom(address, `${svc.t.url}${path}`, { method, headers: { authorization: bogus(i) } });
         if (before === 'not 429') expect(r.status).not.toBe(429);
         else expect(r.status).toBe(before);
       }
-      const limited = await requestFrom(address, `${t.url}${path}`, {
+      const limited = await requestFrom(address, `${svc.t.url}${path}`, {
         method,
         headers: { authorization: bogus(LIMIT) },
       });
@@ -62,23 +56,24 @@ describe('rate-limit buckets', () => {
   );
 
   it('failed keys from one address do not limit a valid key used from another address', async () => {
-    const { apiKey } = await t.account(100);
+    const { apiKey } = await svc.t.account(100);
     for (let i = 0; i <= LIMIT; i++)
-      await requestFrom('127.0.0.21', `${t.url}/api/v1/chat/credit`, { headers: { authorization: bogus(i) } });
+      await requestFrom('127.0.0.21', `${svc.t.url}/api/v1/chat/credit`, { headers: { authorization: bogus(i) } });
     expect(
-      (await requestFrom('127.0.0.21', `${t.url}/api/v1/chat/credit`, { headers: { authorization: bogus(0) } })).status,
+      (await requestFrom('127.0.0.21', `${svc.t.url}/api/v1/chat/credit`, { headers: { authorization: bogus(0) } }))
+        .status,
     ).toBe(429);
-    const elsewhere = await requestFrom('127.0.0.22', `${t.url}/api/v1/chat/credit`, {
+    const elsewhere = await requestFrom('127.0.0.22', `${svc.t.url}/api/v1/chat/credit`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });
     expect([elsewhere.status, elsewhere.body.code]).toEqual([200, 200]);
   });
 
   it('two keys of one account have separate buckets, and no spelling of the header gives a key a fresh one', async () => {
-    const { accountId, apiKey } = await t.account(100);
-    const sibling = await t.siblingKey(accountId);
+    const { accountId, apiKey } = await svc.t.account(100);
+    const sibling = await svc.t.siblingKey(accountId);
     const call = (authorization: string, address = '127.0.0.31') =>
-      requestFrom(address, `${t.url}/api/v1/chat/credit`, { headers: { authorization } });
+      requestFrom(address, `${svc.t.url}/api/v1/chat/credit`, { headers: { authorization } });
     const remaining: string[] = [];
     for (let i = 0; i < LIMIT; i++) {
       const r = await call(`Bearer ${apiKey}`);

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CODES, codeMessage, type ErrorName, type Language } from '../../generated/errors.js';
 import type { RequestVector } from '../../generator/plugins/requests/vectors.js';
 import { routes } from '../../generated/routes.js';
-import { startTestService, type HttpResult, type TestService } from '../support/service.js';
+import type { HttpResult } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 
 const vectors = (
   JSON.parse(readFileSync(new URL('../../generated/requests/vectors.json', import.meta.url), 'utf8')) as {
@@ -23,15 +24,7 @@ function refusal(r: HttpResult, layer: RequestVector['layer']): { code: string |
  * says otherwise, invalid_input for a body), naming the parameter, in the route's layer's shape.
  */
 describe('request vectors: every operation refuses a bad value of each kind of input, naming it', () => {
-  let t: TestService;
-  let apiKey: string;
-  beforeAll(async () => {
-    t = await startTestService();
-    ({ apiKey } = await t.account(100));
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(100);
 
   it('cover every operation of the route table and each kind of parameter it declares', () => {
     const kinds = new Map<string, Set<string>>();
@@ -63,8 +56,8 @@ describe('request vectors: every operation refuses a bad value of each kind of i
 
   it.each(vectors.map((v) => [`${v.operationId}: ${v.case}`, v] as const))('%s', async (_name, v) => {
     const query = new URLSearchParams(v.query).toString();
-    const r = await t.call(v.method, `${v.path}${query ? `?${query}` : ''}`, {
-      key: v.auth ? apiKey : undefined,
+    const r = await svc.t.call(v.method, `${v.path}${query ? `?${query}` : ''}`, {
+      key: v.auth ? svc.account.apiKey : undefined,
       headers: v.headers,
       body: v.body,
     });
@@ -79,13 +72,13 @@ describe('request vectors: every operation refuses a bad value of each kind of i
   it.each([['/api/v1/jobs'], ['/api/v1/assets'], ['/v1/videos']])(
     '%s?limit=1e1 is refused (a limit is a decimal integer)',
     async (path) => {
-      const r = await t.call('GET', `${path}?limit=1e1`, { key: apiKey });
+      const r = await svc.t.call('GET', `${path}?limit=1e1`, { key: svc.account.apiKey });
       expect(r.status).toBe(400);
       expect(refusal(r, path.startsWith('/v1/') ? 'compatible' : 'envelope')).toEqual({
         code: path.startsWith('/v1/') ? 'invalid_parameter' : CODES.invalid_parameter.code,
         param: 'limit',
       });
-      expect((await t.call('GET', `${path}?limit=10`, { key: apiKey })).status).toBe(200);
+      expect((await svc.t.call('GET', `${path}?limit=10`, { key: svc.account.apiKey })).status).toBe(200);
     },
   );
 
@@ -93,7 +86,7 @@ describe('request vectors: every operation refuses a bad value of each kind of i
     ['de', '/api/v1/jobs?limit=1e1', (r: HttpResult) => r.body.msg],
     ['ja', '/v1/videos?order=sideways', (r: HttpResult) => r.body.error.message],
   ])("the refusal is in the caller's language (%s), naming the parameter", async (language, path, message) => {
-    const r = await t.call('GET', path, { key: apiKey, headers: { 'Accept-Language': language } });
+    const r = await svc.t.call('GET', path, { key: svc.account.apiKey, headers: { 'Accept-Language': language } });
     expect(r.status).toBe(400);
     const param = new URL(path, 'http://x').searchParams.keys().next().value!;
     expect(message(r)).toBe(codeMessage('invalid_parameter', language as Language, { param }));

@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/service.js';
+import { describe, expect, it } from 'vitest';
+import { serviceForSuite } from '../support/suite-service.js';
 import { expectError } from './helpers.js';
 
 /** /jobs/retry and /jobs/purge: `taskId` is required by the contract, so a missing or malformed one is a 400 naming it; an unknown id stays a 404. */
 describe('retry and purge: taskId required', () => {
-  let t: TestService;
-  let apiKey: string;
-  beforeAll(async () => {
-    t = await startTestService();
-    ({ apiKey } = await t.account(100));
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(100);
 
   const cases: [string, { given: unknown; want: { status: number; code: number; param?: string } }][] = [
     ['an empty body object', { given: {}, want: { status: 400, code: 40008, param: 'taskId' } }],
@@ -26,7 +18,7 @@ describe('retry and purge: taskId required', () => {
   for (const path of ['/api/v1/jobs/retry', '/api/v1/jobs/purge']) {
     for (const [name, { given, want }] of cases) {
       it(`${path} with ${name}: ${want.status}`, async () => {
-        const r = await t.call('POST', path, { key: apiKey, body: given });
+        const r = await svc.t.call('POST', path, { key: svc.account.apiKey, body: given });
         expectError(r, want.status, want.code);
         if (want.param) {
           expect(r.body.data).toMatchObject({ param: want.param });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import {
   bodyD,
   checkBalance,
@@ -186,13 +187,7 @@ describe('task lifecycle', () => {
 });
 
 describe('queued or running -> expired: the deadline passes', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService({ taskDeadlineMs: 400, simulatorLatencyMs: 120_000 });
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(undefined, { taskDeadlineMs: 400, simulatorLatencyMs: 120_000 });
 
   it.each([
     ['en', undefined, 'The task did not finish before its deadline; the held credits were released.'],
@@ -205,12 +200,12 @@ describe('queued or running -> expired: the deadline passes', () => {
   ])(
     'releases the hold and reports deadline_exceeded in the caller language (%s)',
     async (_name, language, message) => {
-      const { accountId, apiKey } = await t.account(100);
-      const r = await createTask(t, apiKey, bodyD());
+      const { accountId, apiKey } = await svc.t.account(100);
+      const r = await createTask(svc.t, apiKey, bodyD());
       expectOk(r, 202);
       const taskId = r.body.data.taskId;
-      await waitForTerminal(t, apiKey, taskId);
-      const read = await recordInfo(t, apiKey, taskId, language ? { 'accept-language': language } : undefined);
+      await waitForTerminal(svc.t, apiKey, taskId);
+      const read = await recordInfo(svc.t, apiKey, taskId, language ? { 'accept-language': language } : undefined);
       expectOk(read);
       expect(read.body.data).toMatchObject({
         state: 'expired',
@@ -220,21 +215,21 @@ describe('queued or running -> expired: the deadline passes', () => {
         settled: true,
         output: null,
       });
-      await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+      await checkBalance(svc.t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
     },
   );
 
   it('resolves once: a late result after expiry settles nothing', async () => {
-    const { accountId, apiKey } = await t.account(100);
-    const r = await createTask(t, apiKey, bodyD());
+    const { accountId, apiKey } = await svc.t.account(100);
+    const r = await createTask(svc.t, apiKey, bodyD());
     const taskId = r.body.data.taskId;
-    const expired = await waitForTerminal(t, apiKey, taskId);
+    const expired = await waitForTerminal(svc.t, apiKey, taskId);
     expect(expired.state).toBe('expired');
     // What a deployment's late answer would do: neither a success nor a failure applies any more.
-    expect(await succeedTask(t.service.ctx, taskId, { outputs: [], outputSeconds: 5 })).toBe(false);
-    expect(await failTask(t.service.ctx, taskId, 'generation_failed', 'late')).toBe(false);
-    const read = await recordInfo(t, apiKey, taskId);
+    expect(await succeedTask(svc.t.service.ctx, taskId, { outputs: [], outputSeconds: 5 })).toBe(false);
+    expect(await failTask(svc.t.service.ctx, taskId, 'generation_failed', 'late')).toBe(false);
+    const read = await recordInfo(svc.t, apiKey, taskId);
     expect(read.body.data).toEqual({ ...expired, output: null });
-    await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+    await checkBalance(svc.t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
   });
 });

@@ -10,10 +10,9 @@ import {
   OLD_WEBHOOK_SECRET,
   type PaymentsWorld,
   startPaymentsWorld,
+  PACK,
+  PACK_CREDITS,
 } from './support.js';
-
-const PACK = CREDIT_PACKS[0];
-const PACK_CREDITS = PACK.credits + PACK.bonus;
 
 let world: PaymentsWorld;
 beforeAll(async () => {

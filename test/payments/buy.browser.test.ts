@@ -4,10 +4,10 @@
  * Stripe; back on the success page, the console says the credits arrive once the payment is
  * confirmed and shows them when the signed event has been delivered, without a reload.
  */
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDIT_PACKS } from '../../generated/credit-packs.js';
-import { systemBrowser } from '../support/system-browser.js';
+import { launchBrowser } from '../support/browser.js';
 import { deliver, event, startPaymentsWorld, type PaymentsWorld } from './support.js';
 
 const PACK = CREDIT_PACKS[0]!;
@@ -19,11 +19,7 @@ const checkouts: string[] = [];
 
 beforeAll(async () => {
   world = await startPaymentsWorld();
-  browser = await chromium.launch({
-    executablePath: systemBrowser(),
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-sync'],
-  });
+  browser = await launchBrowser();
   const context = await browser.newContext();
   const service = new URL(world.t.url).origin;
   const stripe = new URL(world.stripe.url).origin;

@@ -1,11 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CREDIT_PACKS } from '../../generated/credit-packs.js';
 import { bodyD } from '../http/helpers.js';
 import { waitForTerminal } from '../support/service.js';
-import { buy, customer, deliver, event, type PaymentsWorld, startPaymentsWorld } from './support.js';
-
-const PACK = CREDIT_PACKS[0];
-const PACK_CREDITS = PACK.credits + PACK.bonus;
+import {
+  buy,
+  customer,
+  deliver,
+  event,
+  type PaymentsWorld,
+  startPaymentsWorld,
+  PACK,
+  PACK_CREDITS,
+} from './support.js';
 
 let world: PaymentsWorld;
 beforeAll(async () => {

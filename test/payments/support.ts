@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { CREDIT_PACKS } from '../../generated/credit-packs.js';
 import { signUp, type ConsoleUser } from '../console/support.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { signedEvent, startStripeApiServer, type StripeApiServer } from '../../support/stripe/stripe-api-server.js';
+
+/** The pack the suites buy (the first of spec/), and the credits it brings with its bonus. */
+export const PACK = CREDIT_PACKS[0]!;
+export const PACK_CREDITS = PACK.credits + PACK.bonus;
 
 export const WEBHOOK_SECRET = 'whsec_test_current';
 export const OLD_WEBHOOK_SECRET = 'whsec_test_previous';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clipAskedBy } from '../../support/media/fixtures.js';
+import { LoopbackServer, sendJson } from '../../support/upstreams/loopback-upstream.js';
 
 /**
  * A loopback server for "Acme's render API", the example provider of issue 27's profile section
@@ -32,44 +32,19 @@ export interface AcmeRender {
 const KEY = 'acme-key';
 const VERSION = '2025-01-01';
 
-export class AcmeServer {
+export class AcmeServer extends LoopbackServer {
   readonly renders = new Map<string, AcmeRender>();
   readonly submits: Record<string, unknown>[] = [];
   readonly requests: string[] = [];
-  private server!: Server;
-  url = '';
 
   static readonly key = KEY;
 
   /** `name` tells servers apart: a prompt with "busy-at-<name>" is busy at that one only. */
-  constructor(private readonly options: { name?: string } = {}) {}
-
-  async start(): Promise<this> {
-    this.server = createServer((request, response) => {
-      this.handle(request, response).catch((error) => {
-        response.statusCode = 500;
-        response.end(String(error));
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
+  constructor(private readonly options: { name?: string } = {}) {
+    super();
   }
 
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-    response.writeHead(status, { 'content-type': 'application/json', ...headers });
-    response.end(JSON.stringify(body));
-  }
-
-  private async handle(request: IncomingMessage, response: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const url = new URL(request.url ?? '/', this.url);
+  protected handle(request: IncomingMessage, response: ServerResponse, url: URL, bytes: Buffer) {
     this.requests.push(`${request.method} ${url.pathname}`);
     if (request.method === 'GET' && url.pathname.startsWith('/files/')) {
       response.writeHead(200, { 'content-type': 'video/mp4' });
@@ -78,43 +53,43 @@ export class AcmeServer {
       return;
     }
     if (request.headers.authorization !== `Bearer ${KEY}` || request.headers['x-acme-version'] !== VERSION)
-      return this.send(response, 401, { status: { code: 401, message: 'missing or wrong key or version' } });
+      return sendJson(response, 401, { status: { code: 401, message: 'missing or wrong key or version' } });
     if (request.method === 'GET' && url.pathname === '/v2/renders/probe-0')
-      return this.send(response, 404, { status: { code: 404, message: 'no such render' } });
+      return sendJson(response, 404, { status: { code: 404, message: 'no such render' } });
     if (request.method === 'POST' && url.pathname === '/v2/renders') {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      const body = JSON.parse(bytes.toString('utf8') || '{}') as Record<string, unknown>;
       this.submits.push(body);
       const text = String(body.text ?? '');
       if (text.includes(`busy-at-${this.options.name ?? ''}`))
-        return this.send(response, 200, { status: { code: 42, message: 'engine busy' } });
+        return sendJson(response, 200, { status: { code: 42, message: 'engine busy' } });
       if (text.includes('refuse'))
-        return this.send(response, 200, { status: { code: 7, message: 'The prompt is not allowed.' } });
+        return sendJson(response, 200, { status: { code: 7, message: 'The prompt is not allowed.' } });
       if (text.includes('lost-submit')) return void request.socket.destroy();
       const uid = `r-${randomUUID()}`;
       this.renders.set(uid, { uid, body, polls: 0, stopped: false });
       if (text.includes('lost-answer')) return void request.socket.destroy();
-      return this.send(response, 200, { status: { code: 0 }, render: { uid } });
+      return sendJson(response, 200, { status: { code: 0 }, render: { uid } });
     }
     if (request.method === 'GET' && url.pathname === '/v2/renders' && url.searchParams.has('reference')) {
       const reference = url.searchParams.get('reference');
       const found = [...this.renders.values()].find((r) => r.body.reference === reference);
-      if (!found) return this.send(response, 404, { status: { code: 404, message: 'no such render' } });
-      return this.send(response, 200, { status: { code: 0 }, render: { uid: found.uid, phase: 'waiting' } });
+      if (!found) return sendJson(response, 404, { status: { code: 404, message: 'no such render' } });
+      return sendJson(response, 200, { status: { code: 0 }, render: { uid: found.uid, phase: 'waiting' } });
     }
     const match = /^\/v2\/renders\/([^/]+)(\/stop)?$/.exec(url.pathname);
     const render = match ? this.renders.get(match[1]) : undefined;
-    if (!render) return this.send(response, 404, { status: { code: 404, message: 'no such render' } });
+    if (!render) return sendJson(response, 404, { status: { code: 404, message: 'no such render' } });
     if (request.method === 'POST' && match?.[2]) {
       render.stopped = true;
-      return this.send(response, 200, { status: { code: 0 } });
+      return sendJson(response, 200, { status: { code: 0 } });
     }
-    if (request.method !== 'GET' || match?.[2]) return this.send(response, 405, { status: { code: 405 } });
+    if (request.method !== 'GET' || match?.[2]) return sendJson(response, 405, { status: { code: 405 } });
     render.polls++;
     const text = String(render.body.text ?? '');
     if (text.includes('throttle') && render.polls === 1)
-      return this.send(response, 429, { status: { code: 429, message: 'slow down' } }, { 'retry-after': '1' });
+      return sendJson(response, 429, { status: { code: 429, message: 'slow down' } }, { 'retry-after': '1' });
     const phase = (value: string, extra: Record<string, unknown> = {}) =>
-      this.send(response, 200, { status: { code: 0 }, render: { uid: render.uid, phase: value, ...extra } });
+      sendJson(response, 200, { status: { code: 0 }, render: { uid: render.uid, phase: value, ...extra } });
     if (render.stopped) return phase('stopped');
     if (render.polls === 1) return phase('waiting');
     if (text.includes('paused')) return phase('paused');

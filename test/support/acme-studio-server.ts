@@ -1,7 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clipAskedBy } from '../../support/media/fixtures.js';
+import { LoopbackServer, sendJson } from '../../support/upstreams/loopback-upstream.js';
 
 /**
  * "Acme Studio", a second fictional provider for the profile pieces beyond issue 27's example
@@ -53,38 +53,11 @@ function tokenValid(header: string | undefined): boolean {
   );
 }
 
-export class AcmeStudioServer {
+export class AcmeStudioServer extends LoopbackServer {
   readonly jobs = new Map<string, StudioJob>();
   readonly requests: string[] = [];
-  private server!: Server;
-  url = '';
 
-  async start(): Promise<this> {
-    this.server = createServer((request, response) => {
-      this.handle(request, response).catch((error) => {
-        response.statusCode = 500;
-        response.end(String(error));
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private send(response: ServerResponse, status: number, body: unknown) {
-    response.writeHead(status, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(body));
-  }
-
-  private async handle(request: IncomingMessage, response: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const url = new URL(request.url ?? '/', this.url);
+  protected handle(request: IncomingMessage, response: ServerResponse, url: URL, bytes: Buffer) {
     this.requests.push(`${request.method} ${url.pathname}`);
     if (url.pathname.startsWith('/media/')) {
       response.writeHead(200, { 'content-type': 'video/mp4' });
@@ -93,32 +66,32 @@ export class AcmeStudioServer {
       return;
     }
     if (!tokenValid(request.headers.authorization))
-      return this.send(response, 401, { code: 1002, message: 'token invalid or expired' });
-    if (url.pathname === '/v1/studio/ping') return this.send(response, 200, { code: 0 });
+      return sendJson(response, 401, { code: 1002, message: 'token invalid or expired' });
+    if (url.pathname === '/v1/studio/ping') return sendJson(response, 200, { code: 0 });
     const file = /^\/v1\/files\/([^/]+)$/.exec(url.pathname);
-    if (file) return this.send(response, 200, { code: 0, file: { download_url: `${this.url}/media/${file[1]}.mp4` } });
+    if (file) return sendJson(response, 200, { code: 0, file: { download_url: `${this.url}/media/${file[1]}.mp4` } });
     const submit = /^\/v1\/studio\/(text|image)$/.exec(url.pathname);
     if (request.method === 'POST' && submit) {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      const body = JSON.parse(bytes.toString('utf8') || '{}') as Record<string, unknown>;
       if ([...this.jobs.values()].some((job) => job.body.ref === body.ref))
-        return this.send(response, 200, { code: 1409, message: 'a job with this ref exists' });
+        return sendJson(response, 200, { code: 1409, message: 'a job with this ref exists' });
       const id = `job-${randomUUID()}`;
       this.jobs.set(id, { id, path: url.pathname, body, polls: 0 });
       if (JSON.stringify(body.content).includes('reset')) return request.socket.destroy();
-      return this.send(response, 200, { code: 0, data: { job_id: id } });
+      return sendJson(response, 200, { code: 0, data: { job_id: id } });
     }
     const poll = /^\/v1\/studio\/(text|image)\/([^/]+)$/.exec(url.pathname);
     const job = poll
       ? (this.jobs.get(poll[2]) ?? [...this.jobs.values()].find((j) => j.body.ref === poll[2]))
       : undefined;
-    if (request.method !== 'GET' || !job) return this.send(response, 404, { code: 1404, message: 'no such job' });
+    if (request.method !== 'GET' || !job) return sendJson(response, 404, { code: 1404, message: 'no such job' });
     job.polls++;
-    if (job.polls === 1) return this.send(response, 200, { code: 0, data: { job_id: job.id, status: 'pending' } });
+    if (job.polls === 1) return sendJson(response, 200, { code: 0, data: { job_id: job.id, status: 'pending' } });
     if (JSON.stringify(job.body.content).includes('broken'))
-      return this.send(response, 200, {
+      return sendJson(response, 200, {
         code: 0,
         data: { job_id: job.id, status: 'ended', error: 'The studio could not render the scene.' },
       });
-    return this.send(response, 200, { code: 0, data: { job_id: job.id, status: 'ended', file_id: `f-${job.id}` } });
+    return sendJson(response, 200, { code: 0, data: { job_id: job.id, status: 'ended', file_id: `f-${job.id}` } });
   }
 }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, vi } from 'vitest';
 import { run } from '../../runtime/cli/main.js';
@@ -41,4 +41,39 @@ export async function mediaforgeJsonInProcess(dbUrl: string, args: string[]): Pr
     log.mockRestore();
   }
   return JSON.parse(printed.at(-1)!);
+}
+
+/**
+ * `mediaforge serve --port 0 --migrate` as a process of its own, on a fresh SQLite file in `dir`,
+ * run until it exits (a refusal) or until it prints its listening line (then stopped with SIGTERM,
+ * which may land before its handler: after a start the exit code says nothing). `env` goes over
+ * the test's environment and the defaults (MEDIAFORGE_DATA_DIR, MEDIAFORGE_SECRET).
+ */
+export function serveUntilListening(
+  dir: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'serve', '--port', '0', '--migrate'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      MEDIAFORGE_DB: `sqlite:${join(dir, `db-${Math.random().toString(36).slice(2)}.sqlite`)}`,
+      MEDIAFORGE_DATA_DIR: dir,
+      MEDIAFORGE_SECRET: 'test-secret',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const run = { code: null as number | null, stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk) => {
+    run.stdout += chunk;
+    if (run.stdout.includes('mediaforge listening on')) child.kill('SIGTERM');
+  });
+  child.stderr.on('data', (chunk) => (run.stderr += chunk));
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      run.code = code;
+      resolve(run);
+    }),
+  );
 }

@@ -49,48 +49,15 @@ describe('mediaforge webhooks (CLI)', { timeout: 180_000 }, () => {
   });
 
   it('adds, lists, rotates and resends; deliveries verify with what the commands printed', async () => {
+    /** `mediaforge webhooks add` for the account: an endpoint at `url` for `events` (comma-separated). */
+    const add = (url: string, events: string, env?: Record<string, string>) =>
+      cli(['webhooks', 'add', '--account', accountId, '--url', url, '--events', events, '--json'], env);
     const [bad, refused, refusedPrivate, added] = await Promise.all([
-      cli(
-        [
-          'webhooks',
-          'add',
-          '--account',
-          accountId,
-          '--url',
-          receiver.url,
-          '--events',
-          'task.succeeded,task.started',
-          '--json',
-        ],
-        allow,
-      ),
+      add(receiver.url, 'task.succeeded,task.started', allow),
       // Without the switches a loopback http URL is refused, and so is a private https one.
-      cli(['webhooks', 'add', '--account', accountId, '--url', receiver.url, '--events', 'task.succeeded', '--json']),
-      cli([
-        'webhooks',
-        'add',
-        '--account',
-        accountId,
-        '--url',
-        'https://169.254.169.254/latest',
-        '--events',
-        'task.succeeded',
-        '--json',
-      ]),
-      cli(
-        [
-          'webhooks',
-          'add',
-          '--account',
-          accountId,
-          '--url',
-          receiver.url,
-          '--events',
-          'task.succeeded,task.failed',
-          '--json',
-        ],
-        allow,
-      ),
+      add(receiver.url, 'task.succeeded'),
+      add('https://169.254.169.254/latest', 'task.succeeded'),
+      add(receiver.url, 'task.succeeded,task.failed', allow),
     ]);
     expect(bad.code).toBe(1);
     expect(bad.json.error).toMatch(/unknown event task\.started/);
