@@ -37,8 +37,8 @@ import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from './s
  */
 const run = promisify(execFile);
 
-// The coded protocols (openai-videos, jobs, fal-queue, replicate) join once their servers take the suite's faults.
-const CODED: string[] = [];
+// The coded protocols: runtime/upstreams/<kind>.ts, each with its loopback server in support/upstreams/.
+const CODED = ['openai-videos', 'jobs', 'fal-queue', 'replicate'];
 const PROFILES = readdirSync(join(ROOT, 'spec/providers'))
   .filter((f) => f.endsWith('.yaml'))
   .map((f) => f.slice(0, -'.yaml'.length))
