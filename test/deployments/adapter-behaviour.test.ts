@@ -1,4 +1,4 @@
-// @store-suite: every adapter's result is streamed into the store (it stands for the six vendor suites there; vitest.config.ts runs it on the local and the S3 store).
+// @store-suite: every adapter's result is streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -14,9 +14,15 @@ const ANSWERS: Record<SubmitFault, { status: number; body: unknown; retryAfter?:
     status: 401,
     body: problem(401, 'Unauthenticated', 'You did not pass a valid authentication token'),
   },
+  // A validation problem names its fields (invalid_fields), which the task's reason is read from.
   refused: {
     status: 422,
-    body: problem(422, 'Input validation failed', '- input.prompt: The prompt was flagged as sensitive.'),
+    body: {
+      ...problem(422, 'Input validation failed', '- input.duration: Must be less than or equal to 4\n'),
+      invalid_fields: [
+        { type: 'less_than_equal', field: 'input.duration', description: 'Must be less than or equal to 4' },
+      ],
+    },
   },
 };
 
@@ -40,7 +46,7 @@ export const adapter: BehaviourAdapter = {
     };
   },
   failReason: 'The input or output was flagged as sensitive.',
-  refusalReason: 'The prompt was flagged as sensitive.',
+  refusalReason: 'input.duration: Must be less than or equal to 4',
   cancel: 'any',
   unsupported: {
     'deadline without a cancel':
