@@ -1,5 +1,5 @@
 import { FalQueueServer } from '../../../support/upstreams/fal-queue-server.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** fal's answers before a request exists (docs.fal.ai, Queue; errors): 429 busy, 401 the key, 422 the input refused. */
 const ANSWERS: Record<SubmitFault, { status: number; body: unknown; retryAfter?: string }> = {
@@ -13,7 +13,9 @@ const ANSWERS: Record<SubmitFault, { status: number; body: unknown; retryAfter?:
   refused: {
     status: 422,
     body: {
-      detail: [{ loc: ['body', 'prompt'], msg: 'The prompt violates the content policy.', type: 'content_policy_violation' }],
+      detail: [
+        { loc: ['body', 'prompt'], msg: 'The prompt violates the content policy.', type: 'content_policy_violation' },
+      ],
     },
   },
 };
@@ -27,7 +29,6 @@ export const adapter: BehaviourAdapter = {
   kind: 'fal-queue',
   model: 'vendor_a/family_a-2.0-mini/text-to-video',
   upstreamModel: 'fal-ai/family-a/v2/mini/text-to-video',
-  secret: (key) => key,
   async start(faults) {
     const { failWhenPromptContains, ...options } = serverFaults(faults, (fault) => ANSWERS[fault]);
     const server = await new FalQueueServer({
@@ -35,14 +36,12 @@ export const adapter: BehaviourAdapter = {
       refuseWhenPromptContains: failWhenPromptContains,
       runningRunsOn: true,
     }).start();
-    return {
-      baseUrl: server.baseUrl,
+    return loopback(server.baseUrl, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.requests.values()],
       cancels: () => server.cancels,
       refusedCancels: () => server.cancelsRunOn,
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'The content could not be processed because it contained material flagged by a content checker.',
   refusalReason: 'The prompt violates the content policy.',

@@ -1,5 +1,5 @@
 import { JobsProtocolServer } from '../../../support/upstreams/jobs-protocol-server.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** The envelope's answer to a submit instead of a task (the specification's error codes: 429, 401, 422). */
 const ANSWERS: Record<SubmitFault, { status: number; retryAfter?: string; msg: string }> = {
@@ -14,17 +14,12 @@ export const adapter: BehaviourAdapter = {
   kind: 'jobs',
   model: 'vendor_a/family_a-2.0-fast/text-to-video',
   upstreamModel: 'vendor_a/family_a-2.0-fast/text-to-video',
-  secret: (key) => key,
   async start(faults) {
     const server = await new JobsProtocolServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
-    return {
-      baseUrl: server.baseUrl,
+    return loopback(server.baseUrl, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.jobs.values()],
-      cancels: () => [],
-      refusedCancels: () => [],
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'Content policy violation: the prompt was rejected',
   refusalReason: 'The prompt was rejected by the content policy.',

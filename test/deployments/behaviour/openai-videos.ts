@@ -1,6 +1,6 @@
 import { OpenAiVideosServer } from '../../../support/upstreams/openai-videos-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** OpenAI's error object ({ error: { message, type, param, code } }, platform.openai.com/docs/guides/error-codes). */
 const openAiError = (status: number, code: string, type: string, message: string, retryAfter?: string): Special => ({
@@ -26,17 +26,13 @@ export const adapter: BehaviourAdapter = {
   kind: 'openai-videos',
   model: 'vendor_a/family_a-2.5/text-to-video',
   upstreamModel: 'sora-2',
-  secret: (key) => key,
   async start(faults) {
     const server = await new OpenAiVideosServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
-    return {
-      baseUrl: server.baseUrl,
+    return loopback(server.baseUrl, server, {
       submits: () => server.submits,
       jobs: () => [...server.videos.values()],
       cancels: () => server.deletes,
-      refusedCancels: () => [],
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'Your request was blocked by our moderation system.',
   refusalReason: 'Your request was blocked by our moderation system.',

@@ -1,5 +1,5 @@
 import { ReplicateServer } from '../../../support/upstreams/replicate-server.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** Replicate's problem details (replicate.com/docs/topics/predictions/...): 429 throttled, 401, 422 input validation. */
 const problem = (status: number, title: string, detail: string) => ({ title, detail, status });
@@ -31,19 +31,15 @@ export const adapter: BehaviourAdapter = {
   kind: 'replicate',
   model: 'vendor_c/4.0/text-to-video',
   upstreamModel: 'vendor-c/video-4',
-  secret: (key) => key,
   async start(faults) {
     const server = await new ReplicateServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
-    return {
-      baseUrl: server.baseUrl,
+    return loopback(server.baseUrl, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.predictions.values()],
       // Stopped by urls.cancel or by the Cancel-After the service sent (Replicate's own cancel at the deadline).
       cancels: () =>
         [...server.predictions.keys()].filter((id) => ['canceled', 'aborted'].includes(server.statusOf(id) ?? '')),
-      refusedCancels: () => [],
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'The input or output was flagged as sensitive.',
   refusalReason: 'input.duration: Must be less than or equal to 4',
