@@ -251,7 +251,8 @@ export class JobsProtocolServer extends LoopbackServer {
         startedAt: new Date(job.createdAt).toISOString(),
       };
       const phase = phaseOf(job, this.timeline);
-      if (phase === 'queued') return this.envelope(response, 200, { ...base, startedAt: undefined, state: 'queued', progress: 0 });
+      if (phase === 'queued')
+        return this.envelope(response, 200, { ...base, startedAt: undefined, state: 'queued', progress: 0 });
       if (phase === 'running')
         return this.envelope(response, 200, {
           ...base,

@@ -197,7 +197,12 @@ export class OpenAiVideosServer extends LoopbackServer {
         });
       if (!linkAlive(video, this.timeline))
         return this.json(response, 404, {
-          error: { message: 'Video content has expired.', type: 'invalid_request_error', param: null, code: 'not_found' },
+          error: {
+            message: 'Video content has expired.',
+            type: 'invalid_request_error',
+            param: null,
+            code: 'not_found',
+          },
         });
       const bytes = clipAskedBy(Object.fromEntries(video.form), Number(video.form.get('seconds')?.[0] ?? 4));
       response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });

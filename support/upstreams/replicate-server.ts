@@ -30,7 +30,10 @@ export interface ReplicateServerOptions {
   /** The token a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to a create instead of creating: a status with a problem body (and Retry-After), or `reset`. */
-  submit?: (index: number, body: ReplicateReceived['body']) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
+  submit?: (
+    index: number,
+    body: ReplicateReceived['body'],
+  ) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
   /** A prediction whose prompt contains this fails, as a flagged input does. */
   failWhenPromptContains?: string;
   /** GET /v1/predictions/{id} answers 404 for every prediction (Replicate lost them). */

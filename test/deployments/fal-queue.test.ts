@@ -200,5 +200,4 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
     expect(first.webhooks).toEqual([{ url: webhook, status: 204 }]);
     expect((await pollItem())!.done_at!).toBeLessThan(before!.due_at);
   });
-
 });

@@ -241,5 +241,4 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
     await new Promise((r) => setTimeout(r, 300)); // a poll woken by mistake would have reached the upstream by now
     expect(first.polls).toBe(pollsBefore + 1);
   });
-
 });
