@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clipAskedBy } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
-import { LoopbackServer, sendJson } from './loopback-upstream.js';
+import { LoopbackServer, linkAlive, phaseOf, sendJson, type TimelineOptions } from './loopback-upstream.js';
 
 /**
  * A loopback server speaking fal's queue as fal publishes it (docs.fal.ai, Queue; fal-js
@@ -17,14 +17,27 @@ import { LoopbackServer, sendJson } from './loopback-upstream.js';
  * - PUT /{owner}/{alias}/requests/{id}/cancel: 202 { status: CANCELLATION_REQUESTED }, or 400
  *   { status: ALREADY_COMPLETED } once the request ended; an unknown id is a 404.
  * Errors before a request exists: 401 for a missing key, 422 validation, 429 with Retry-After.
+ * The status has no cancelled value: a cancelled request reads COMPLETED, its result an error.
+ * Files (fal's CDN links) answer for a while after the request ended, then 404.
  */
 export interface FalServerOptions {
   /** From submit to COMPLETED (default 200 ms): the first third IN_QUEUE, the rest IN_PROGRESS. */
   latencyMs?: number;
+  /** One request's own clock (how long it is queued, runs, and its file answers), from its input: ./loopback-upstream.ts. */
+  clockFor?: TimelineOptions['clockFor'];
+  /**
+   * A cancel of an IN_PROGRESS request is answered 202 CANCELLATION_REQUESTED but the request runs
+   * to its end: fal only signals a running request, and an app that does not handle the signal
+   * finishes (a queued one is always dropped). Default: the app stops.
+   */
+  runningRunsOn?: boolean;
   /** The key a request must carry as `Authorization: Key <key>` (default: any). */
   apiKey?: string;
   /** The answer to a submit instead of queueing it: a status with a body (and Retry-After), or `reset` (the body read, the connection destroyed). */
-  submit?: (index: number) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
+  submit?: (
+    index: number,
+    body: Record<string, unknown>,
+  ) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
   /** A request whose prompt contains this completes with a content-policy refusal (422 at response_url). */
   refuseWhenPromptContains?: string;
   /** The status of every request answers 404 (fal lost them). */
@@ -46,7 +59,11 @@ interface FalRequest {
   app: string;
   createdAt: number;
   input: Record<string, unknown>;
+  /** The submit's body (fal's input): what a test reads the request's prompt from. */
+  body: Record<string, unknown>;
   canceled: boolean;
+  /** When a cancel reached it (a running one that ran on keeps it unset in `canceled`). */
+  canceledAt?: number;
 }
 
 export class FalQueueServer extends LoopbackServer {
@@ -54,6 +71,8 @@ export class FalQueueServer extends LoopbackServer {
   readonly requests = new Map<string, FalRequest>();
   /** Request ids a PUT cancel reached while they still ran. */
   readonly cancels: string[] = [];
+  /** Request ids a PUT cancel reached while running that ran on (runningRunsOn). */
+  readonly cancelsRunOn: string[] = [];
   /** Webhooks this server sent (to a submit's fal_webhook when its request ended) and the status each got. */
   readonly webhooks: { url: string; status: number }[] = [];
   statusPolls = 0;
@@ -72,11 +91,14 @@ export class FalQueueServer extends LoopbackServer {
     sendJson(response, status, body, { 'x-fal-request-id': randomUUID(), ...headers });
   }
 
+  private get timeline(): TimelineOptions {
+    return { latencyMs: this.options.latencyMs ?? 200, queuedShare: 1 / 3, clockFor: this.options.clockFor };
+  }
+
   private stateOf(request: FalRequest): 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' {
     if (request.canceled) return 'COMPLETED';
-    const latency = this.options.latencyMs ?? 200;
-    const elapsed = Date.now() - request.createdAt;
-    return elapsed >= latency ? 'COMPLETED' : elapsed < latency / 3 ? 'IN_QUEUE' : 'IN_PROGRESS';
+    const phase = phaseOf(request, this.timeline);
+    return phase === 'queued' ? 'IN_QUEUE' : phase === 'running' ? 'IN_PROGRESS' : 'COMPLETED';
   }
 
   private urls(request: FalRequest) {
@@ -121,7 +143,7 @@ export class FalQueueServer extends LoopbackServer {
       });
     if (echo?.place === 'unauthorized')
       return this.json(response, 401, { detail: echoText(request.headers.authorization, echo.form) });
-    const special = this.options.submit?.(index);
+    const special = this.options.submit?.(index, input);
     if (special === 'reset') {
       request.socket.destroy();
       return;
@@ -138,6 +160,7 @@ export class FalQueueServer extends LoopbackServer {
       app: url.pathname.slice(1),
       createdAt: Date.now(),
       input,
+      body: input,
       canceled: false,
     };
     this.requests.set(queued.id, queued);
@@ -162,7 +185,12 @@ export class FalQueueServer extends LoopbackServer {
     const state = this.stateOf(queued);
     if (suffix === '/cancel' && request.method === 'PUT') {
       if (state === 'COMPLETED') return this.json(response, 400, { status: 'ALREADY_COMPLETED' });
+      if (state === 'IN_PROGRESS' && this.options.runningRunsOn) {
+        this.cancelsRunOn.push(queued.id);
+        return this.json(response, 202, { status: 'CANCELLATION_REQUESTED' });
+      }
       queued.canceled = true;
+      queued.canceledAt = Date.now();
       this.cancels.push(queued.id);
       return this.json(response, 202, { status: 'CANCELLATION_REQUESTED' });
     }
@@ -244,7 +272,7 @@ export class FalQueueServer extends LoopbackServer {
   }
 
   private download(response: ServerResponse, queued: FalRequest | undefined): void {
-    if (!queued || this.stateOf(queued) !== 'COMPLETED') {
+    if (!queued || this.stateOf(queued) !== 'COMPLETED' || queued.canceled || !linkAlive(queued, this.timeline)) {
       response.writeHead(404).end();
       return;
     }

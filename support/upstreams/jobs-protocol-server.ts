@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { loopbackTls } from '../loopback-tls.js';
 import { askedClip, png } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
-import { LoopbackServer, sendJson } from './loopback-upstream.js';
+import { LoopbackServer, linkAlive, percentOf, phaseOf, sendJson, type TimelineOptions } from './loopback-upstream.js';
 import { DownloadLog } from './slow-results.js';
 
 /**
@@ -20,6 +20,8 @@ import { DownloadLog } from './slow-results.js';
 export interface JobsServerOptions {
   /** How long a job runs (default 200 ms). */
   latencyMs?: number;
+  /** One job's own clock (how long it stays queued, runs, and its links answer), from its submit body: ./loopback-upstream.ts. */
+  clockFor?: TimelineOptions['clockFor'];
   /** The key a request must carry (default: any). */
   apiKey?: string;
   /** The answer to a submit instead of accepting it: a status (and Retry-After), or `reset` (the body read, the connection destroyed); given the submit's index and body. */
@@ -82,6 +84,8 @@ export interface ReceivedSubmit {
 interface Job {
   id: string;
   createdAt: number;
+  /** The submit's body, as received. */
+  body: ReceivedSubmit['body'];
   prompt: string;
   seconds: number;
   /** The submitted model and input: the default result is the clip they ask for (its frame and container). */
@@ -122,6 +126,11 @@ export class JobsProtocolServer extends LoopbackServer {
 
   private get resultOrigin(): string {
     return this.options.resultHost ? this.url.replace('127.0.0.1', this.options.resultHost) : this.url;
+  }
+
+  /** A job's life: running from its creation unless its own clock queues it first. */
+  private get timeline(): TimelineOptions {
+    return { latencyMs: this.options.latencyMs, queuedMs: 0, clockFor: this.options.clockFor };
   }
 
   get inFlight(): number {
@@ -187,6 +196,7 @@ export class JobsProtocolServer extends LoopbackServer {
         this.jobs.set(id, {
           id,
           createdAt: Date.now(),
+          body,
           prompt: String(body.input?.prompt ?? ''),
           seconds,
           model: body.model,
@@ -235,18 +245,19 @@ export class JobsProtocolServer extends LoopbackServer {
       const echo = this.options.echoKey ? echoAsked(job.prompt) : undefined;
       if (echo?.place === 'poll-unauthorized')
         return this.envelope(response, 401, null, echoText(request.headers.authorization, echo.form));
-      const latency = this.options.latencyMs ?? 200;
-      const elapsed = Date.now() - job.createdAt;
       const base = {
         taskId: job.id,
         createdAt: new Date(job.createdAt).toISOString(),
         startedAt: new Date(job.createdAt).toISOString(),
       };
-      if (elapsed < latency)
+      const phase = phaseOf(job, this.timeline);
+      if (phase === 'queued')
+        return this.envelope(response, 200, { ...base, startedAt: undefined, state: 'queued', progress: 0 });
+      if (phase === 'running')
         return this.envelope(response, 200, {
           ...base,
           state: 'running',
-          progress: this.options.withoutHints ? 0 : Math.floor((elapsed * 100) / latency),
+          progress: this.options.withoutHints ? 0 : percentOf(job, this.timeline),
         });
       if (this.options.endState) return this.envelope(response, 200, { ...base, state: this.options.endState });
       job.reportedEnd = true;
@@ -309,7 +320,8 @@ export class JobsProtocolServer extends LoopbackServer {
   }
 
   private async download(response: ServerResponse, job: Job | undefined, extension = 'mp4'): Promise<void> {
-    if (!job) {
+    // Result links are short-lived (the specification): once the job's lifetime passed, 404.
+    if (!job || !linkAlive(job, this.timeline)) {
       response.writeHead(404).end();
       return;
     }

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { echoAsked, echoText } from './key-echo.js';
-import { LoopbackServer, sendClip, sendJson } from './loopback-upstream.js';
+import { clockOf, LoopbackServer, sendClip, sendJson, type TimelineOptions } from './loopback-upstream.js';
 
 /**
  * A loopback server speaking Replicate's HTTP API as Replicate publishes it (replicate.com/docs,
@@ -25,10 +25,15 @@ import { LoopbackServer, sendClip, sendJson } from './loopback-upstream.js';
 export interface ReplicateServerOptions {
   /** From create to the end (default 200 ms): the first fifth starting, the rest processing. */
   latencyMs?: number;
+  /** One prediction's own clock (starting, processing, how long its output link answers), from its create body: ./loopback-upstream.ts. */
+  clockFor?: TimelineOptions['clockFor'];
   /** The token a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to a create instead of creating: a status with a problem body (and Retry-After), or `reset`. */
-  submit?: (index: number) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
+  submit?: (
+    index: number,
+    body: ReplicateReceived['body'],
+  ) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
   /** A prediction whose prompt contains this fails, as a flagged input does. */
   failWhenPromptContains?: string;
   /** GET /v1/predictions/{id} answers 404 for every prediction (Replicate lost them). */
@@ -63,6 +68,8 @@ interface Prediction {
   model: string;
   version: string;
   input: Record<string, unknown>;
+  /** The create's body, as received. */
+  body: ReplicateReceived['body'];
   createdAt: number;
   /** The Cancel-After deadline (ms since the epoch). */
   deadline?: number;
@@ -128,21 +135,47 @@ export class ReplicateServer extends LoopbackServer {
     this.json(response, status, { title, detail, status }, headers);
   }
 
+  /** A prediction's clock: starting for the first fifth of its latency unless its own clock says otherwise. */
+  private clock(p: Prediction): { latencyMs: number; startingMs: number; outputLifetimeMs: number } {
+    const server: TimelineOptions = {
+      latencyMs: this.options.latencyMs ?? 200,
+      resultLifetimeMs: this.options.outputLifetimeMs ?? 3_600_000,
+      clockFor: this.options.clockFor,
+    };
+    const own = clockOf(p, server);
+    const latencyMs = own.latencyMs ?? 200;
+    return {
+      latencyMs,
+      startingMs: own.queuedMs ?? latencyMs / 5,
+      outputLifetimeMs: own.resultLifetimeMs ?? 3_600_000,
+    };
+  }
+
   private status(p: Prediction): 'starting' | 'processing' | 'succeeded' | 'failed' | 'canceled' | 'aborted' {
-    const latency = this.options.latencyMs ?? 200;
+    const { latencyMs: latency, startingMs } = this.clock(p);
     const now = Date.now();
-    const startsAt = p.createdAt + latency / 5;
+    const startsAt = p.createdAt + startingMs;
     const endsAt = p.createdAt + latency;
-    const stoppedAt = Math.min(p.canceledAt ?? Infinity, p.deadline ?? Infinity);
-    if (stoppedAt <= now && stoppedAt < endsAt) return stoppedAt < startsAt ? 'aborted' : 'canceled';
+    const canceledAt = p.canceledAt ?? Infinity;
+    const deadline = p.deadline ?? Infinity;
+    const stoppedAt = Math.min(canceledAt, deadline);
+    // Replicate: `aborted` is a prediction its deadline stopped before it started; a cancel is always `canceled`.
+    if (stoppedAt <= now && stoppedAt < endsAt)
+      return deadline < canceledAt && deadline < startsAt ? 'aborted' : 'canceled';
     if (now < startsAt) return 'starting';
     if (now < endsAt) return 'processing';
     const trigger = this.options.failWhenPromptContains;
     return trigger !== undefined && String(p.input.prompt ?? '').includes(trigger) ? 'failed' : 'succeeded';
   }
 
+  /** A prediction's status as GET answers it (undefined for an id it does not know). */
+  statusOf(id: string) {
+    const p = this.predictions.get(id);
+    return p && this.status(p);
+  }
+
   private object(p: Prediction) {
-    const latency = this.options.latencyMs ?? 200;
+    const { latencyMs: latency, startingMs } = this.clock(p);
     const status = this.status(p);
     const done = Math.floor(Math.min(100, ((Date.now() - p.createdAt) * 100) / latency));
     const started = status !== 'starting' && status !== 'aborted';
@@ -167,7 +200,7 @@ export class ReplicateServer extends LoopbackServer {
       source: 'api',
       data_removed: false,
       created_at: new Date(p.createdAt).toISOString(),
-      started_at: started ? new Date(p.createdAt + latency / 5).toISOString() : null,
+      started_at: started ? new Date(p.createdAt + startingMs).toISOString() : null,
       completed_at: ['succeeded', 'failed', 'canceled', 'aborted'].includes(status) ? new Date().toISOString() : null,
       urls: {
         get: `${this.baseUrl}/predictions/${p.id}`,
@@ -259,7 +292,7 @@ export class ReplicateServer extends LoopbackServer {
       return this.problem(response, 422, 'Input validation failed', echoText(request.headers.authorization, echo.form));
     if (echo?.place === 'unauthorized')
       return this.problem(response, 401, 'Unauthenticated', echoText(request.headers.authorization, echo.form));
-    const special = this.options.submit?.(index);
+    const special = this.options.submit?.(index, body);
     if (special === 'reset') {
       request.socket.destroy();
       return;
@@ -284,6 +317,7 @@ export class ReplicateServer extends LoopbackServer {
       model: model ?? 'owner/from-version',
       version: body.version ?? 'hidden',
       input: body.input ?? {},
+      body,
       createdAt: now,
       ...(this.options.canceledElsewhereAfterMs !== undefined
         ? { canceledAt: now + this.options.canceledElsewhereAfterMs }
@@ -300,7 +334,7 @@ export class ReplicateServer extends LoopbackServer {
 
   /** As Replicate does on `completed`: the prediction POSTed to the webhook, signed with Standard Webhooks. */
   private webhookWhenDone(p: Prediction): void {
-    this.listener.later((this.options.latencyMs ?? 200) + 10, () => {
+    this.listener.later(this.clock(p).latencyMs + 10, () => {
       const body = JSON.stringify(this.object(p));
       const headers = { 'content-type': 'application/json', ...this.sign(body) };
       fetch(p.webhook!, { method: 'POST', headers, body })
@@ -311,8 +345,8 @@ export class ReplicateServer extends LoopbackServer {
 
   /** replicate.delivery: the file while its link lives, then 404. */
   private download(response: ServerResponse, p: Prediction | undefined): void {
-    const lifetime = this.options.outputLifetimeMs ?? 3_600_000;
-    const endedAt = p ? p.createdAt + (this.options.latencyMs ?? 200) : 0;
+    const lifetime = p ? this.clock(p).outputLifetimeMs : 0;
+    const endedAt = p ? p.createdAt + this.clock(p).latencyMs : 0;
     if (!p || this.status(p) !== 'succeeded' || Date.now() >= endedAt + lifetime) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;

@@ -8,7 +8,7 @@ import { AcmeServer } from '../support/acme-server.js';
 import { copyCheckout } from '../support/spec-copy.js';
 import { LumaServer } from '../../support/upstreams/vendors/luma-server.js';
 import { type MediaforgeProcess, startMediaforge, waitForTask } from './support.js';
-import { bothModels, createOn, deploymentsFile, marginReport, reconciled, textTask } from './vendors/harness.js';
+import { bothModels, createOn, deploymentsFile, marginReport, reconciled, textTask } from './profile-deployments.js';
 
 /**
  * Issue 37, point 2, for the provider profiles: a submit whose answer is lost (the vendor made the

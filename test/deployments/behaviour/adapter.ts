@@ -49,6 +49,18 @@ export interface Loopback {
   close(): Promise<void>;
 }
 
+/** What the suite reads of a started server besides its baseUrl; a protocol without cancels leaves those out. */
+export type Reads = Pick<Loopback, 'submits' | 'jobs'> & Partial<Pick<Loopback, 'cancels' | 'refusedCancels'>>;
+
+/** A started server as the suite reads it. */
+export const loopback = (baseUrl: string, server: { close(): Promise<void> }, reads: Reads): Loopback => ({
+  baseUrl,
+  cancels: () => [],
+  refusedCancels: () => [],
+  ...reads,
+  close: () => server.close(),
+});
+
 export type Scenario =
   | 'success'
   | 'failure'
@@ -70,8 +82,8 @@ export interface BehaviourAdapter {
   upstreamModel: string;
   /** The task's input besides its prompt, where the model's defaults are not what the provider takes. */
   input?: Record<string, unknown>;
-  /** The value of the deployments file's secret variable for a server started with `key`. */
-  secret(key: string): string;
+  /** The value of the deployments file's secret variable for a server started with `key` (default: the key itself). */
+  secret?(key: string): string;
   start(faults: Faults): Promise<Loopback>;
   /** The provider's reason for a job that failed at its end (failMarker), as the task's message carries it. */
   failReason: string;

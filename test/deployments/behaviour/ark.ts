@@ -1,6 +1,6 @@
 import { ArkServer, arkError } from '../../../support/upstreams/vendors/ark-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** ark (spec/providers/ark.yaml): Ark's answers from its error codes page; DELETE cancels a queued task only. */
 const ANSWERS: Record<SubmitFault, Special> = {
@@ -30,17 +30,14 @@ export const adapter: BehaviourAdapter = {
   kind: 'ark',
   model: 'vendor_a/family_a-2.0/text-to-video',
   upstreamModel: 'dreamina-seedance-2-0-260128',
-  secret: (key) => key,
   async start(faults) {
     const server = await new ArkServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
-    return {
-      baseUrl: server.url,
+    return loopback(server.url, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.tasks.values()],
       cancels: () => server.cancels,
       refusedCancels: () => server.refusedCancels,
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'The request failed because the output video may contain sensitive information.',
   refusalReason: 'The request failed because the input text may contain sensitive information.',

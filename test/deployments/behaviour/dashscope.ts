@@ -1,6 +1,6 @@
 import { DashscopeServer, dashscopeError } from '../../../support/upstreams/vendors/dashscope-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** dashscope (spec/providers/dashscope.yaml): DashScope's error codes; POST .../cancel stops a PENDING task only. */
 const ANSWERS: Record<SubmitFault, Special> = {
@@ -19,17 +19,14 @@ export const adapter: BehaviourAdapter = {
   kind: 'dashscope',
   model: 'vendor_b/family_c-2.6/text-to-video',
   upstreamModel: 'wan2.6-t2v',
-  secret: (key) => key,
   async start(faults) {
     const server = await new DashscopeServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
-    return {
-      baseUrl: server.url,
+    return loopback(server.url, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.tasks.values()],
       cancels: () => server.cancels,
       refusedCancels: () => server.refusedCancels,
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'Output data may contain inappropriate content.',
   refusalReason: 'Input data may contain inappropriate content.',

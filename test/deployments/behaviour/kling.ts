@@ -1,6 +1,6 @@
 import { KlingServer } from '../../../support/upstreams/vendors/kling-server.js';
 import type { SubmitOverride } from '../../../support/upstreams/vendors/vendor-server.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** kling (spec/providers/kling.yaml): a JWT signed with ACCESS:SECRET; Kling's envelopes; no cancel. */
 const ACCESS = 'AK-operator';
@@ -26,14 +26,12 @@ export const adapter: BehaviourAdapter = {
       failWhenPromptContains,
       clockFor,
     }).start();
-    return {
-      baseUrl: server.baseUrl,
+    return loopback(server.baseUrl, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.jobs.values()],
       cancels: () => server.cancels,
       refusedCancels: () => server.cancels,
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'Failure to pass the risk control system',
   refusalReason: 'content security policy',

@@ -1,6 +1,6 @@
 import { LumaServer } from '../../../support/upstreams/vendors/luma-server.js';
 import type { SubmitOverride } from '../../../support/upstreams/vendors/vendor-server.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** luma (spec/providers/luma.yaml): { detail } errors; Luma has no cancel (DELETE removes a generation). */
 const ANSWERS: Record<SubmitFault, SubmitOverride> = {
@@ -15,17 +15,14 @@ export const adapter: BehaviourAdapter = {
   model: 'vendor_b/family_c-3.0-pro/text-to-video',
   upstreamModel: 'ray-2',
   input: { aspect_ratio: '16:9' },
-  secret: (key) => key,
   async start(faults) {
     const server = await new LumaServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
-    return {
-      baseUrl: server.baseUrl,
+    return loopback(server.baseUrl, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.jobs.values()],
       cancels: () => server.cancels,
       refusedCancels: () => server.cancels,
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'advanced moderation failed',
   refusalReason: 'Insufficient credits',

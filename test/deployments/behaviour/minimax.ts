@@ -1,6 +1,6 @@
 import { MinimaxServer, minimaxRefusal } from '../../../support/upstreams/vendors/minimax-server.js';
 import type { Special } from '../../../support/upstreams/loopback-upstream.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** minimax (spec/providers/minimax.yaml): failures are 200 answers with base_resp; MiniMax has no cancel. */
 const ANSWERS: Record<SubmitFault, Special> = {
@@ -19,18 +19,15 @@ export const adapter: BehaviourAdapter = {
   model: 'vendor_d/family_d/text-to-video',
   upstreamModel: 'MiniMax-Hailuo-02',
   input: { duration_seconds: 6 },
-  secret: (key) => key,
   async start(faults) {
     const server = await new MinimaxServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
-    return {
-      baseUrl: server.url,
+    return loopback(server.url, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.tasks.values()],
       // MiniMax has no cancel path: whatever the service would ask lands among the strays.
       cancels: () => server.strays,
       refusedCancels: () => server.strays,
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'output video sensitive',
   refusalReason: 'input new_sensitive',

@@ -1,6 +1,6 @@
 import { RunwayServer } from '../../../support/upstreams/vendors/runway-server.js';
 import type { SubmitOverride } from '../../../support/upstreams/vendors/vendor-server.js';
-import { type BehaviourAdapter, type SubmitFault, serverFaults } from './adapter.js';
+import { type BehaviourAdapter, loopback, type SubmitFault, serverFaults } from './adapter.js';
 
 /** runway (spec/providers/runway.yaml): { error } bodies; DELETE /v1/tasks/{id} cancels a pending or running task. */
 const ANSWERS: Record<SubmitFault, SubmitOverride> = {
@@ -20,17 +20,13 @@ export const adapter: BehaviourAdapter = {
   kind: 'runway',
   model: 'vendor_b/family_b-1.1/text-to-video',
   upstreamModel: 'gen4_turbo',
-  secret: (key) => key,
   async start(faults) {
     const server = await new RunwayServer(serverFaults(faults, (fault) => ANSWERS[fault])).start();
-    return {
-      baseUrl: server.baseUrl,
+    return loopback(server.baseUrl, server, {
       submits: () => server.submits.map((s) => s.body),
       jobs: () => [...server.jobs.values()],
       cancels: () => server.cancels,
-      refusedCancels: () => [],
-      close: () => server.close(),
-    };
+    });
   },
   failReason: 'did not pass our content moderation',
   refusalReason: 'Validation of body failed',

@@ -1,13 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTask } from '../../http/helpers.js';
-import { type TestService, waitForTerminal } from '../../support/service.js';
-import { KlingServer, type KlingServerOptions, klingToken } from '../../../support/upstreams/vendors/kling-server.js';
-import type { MediaforgeProcess } from '../support.js';
-import { bothModels, deploymentsFile, FRAME, imageTask, serveDeployments, taskRow, textTask } from './harness.js';
+import { createTask } from '../http/helpers.js';
+import { type TestService, waitForTerminal } from '../support/service.js';
+import { KlingServer, type KlingServerOptions, klingToken } from '../../support/upstreams/vendors/kling-server.js';
+import type { MediaforgeProcess } from './support.js';
+import { bothModels, deploymentsFile, serveDeployments, taskRow, textTask } from './profile-deployments.js';
 
 const ACCESS = 'AK-operator';
 const SECRET = 'SK-operator-secret';
 
+/**
+ * What of Kling is Kling's alone, end to end (its loopback server verifies the JWT the service signs):
+ * the token's claims, its redaction, business codes in 200 answers, task ids that cannot be a
+ * handle, the lookup by external_task_id. What every adapter shares is ./adapter-behaviour.test.ts;
+ * Kling's request and answer shapes are test/unit/upstreams/profile-{request,answer}.test.ts.
+ */
 describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, external_task_id)", () => {
   let t: TestService | undefined;
   let proc: MediaforgeProcess | undefined;
@@ -92,14 +98,6 @@ describe("kling profile: Kling's API against a loopback Kling (JWT, envelopes, e
     expect(first.downloads).toBe(1);
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: task.credits });
     await t.checkLedger(accountId);
-  });
-
-  it('image to video: POST /v1/videos/image2video with the frame as image, polled under image2video', async () => {
-    const { first, t, apiKey } = await serve({});
-    const task = await run(t, apiKey, imageTask('the fox turns'));
-    expect(task.state).toBe('succeeded');
-    expect(first.submits.map((s) => s.path)).toEqual(['/v1/videos/image2video']);
-    expect(first.submits[0].body).toMatchObject({ image: FRAME, prompt: 'the fox turns' });
   });
 
   it("an error inside HTTP 200 at a poll (code 5000): never read as the task's state; polled again, the task succeeds", async () => {

@@ -1,24 +1,25 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { parseDeployments } from '../../../runtime/routing/deployments-file.js';
-import type { Db } from '../../../runtime/storage/dialect.js';
-import { eventually } from '../../support/eventually.js';
-import { ROOT } from '../../support/root.js';
-import { startTestService, type TestService } from '../../support/service.js';
+import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import type { Db } from '../../runtime/storage/dialect.js';
+import { eventually } from '../support/eventually.js';
+import { ROOT } from '../support/root.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { referenceUrl } from '../support/reference-url.js';
 
 /**
- * What the vendor profiles' suites share (one harness for the six vendors): a service whose models
+ * A service over provider-profile deployments (kling.test.ts, unknown-submits-found.test.ts): a service whose models
  * route to deployments of one profile (`first` above `second`, each its own loopback vendor
  * server, support/upstreams/vendors/), the deployments file that says so, the task bodies of the
  * catalogue models they route (vendor_b/family_c-2.6: 16:9, 2..10 s, 720p by default, the modes
  * text-to-video and image-to-video, which every one of these vendors serves), and a task's row.
  * What every adapter shares (failover, deadlines, cancels, SIGKILL, reconciliation) is the
- * behaviour suite's (../adapter-behaviour.test.ts); these suites keep each vendor's own wire.
+ * behaviour suite's (./adapter-behaviour.test.ts); Kling's own wire is kling.test.ts.
  */
 export const TEXT_MODEL = 'vendor_b/family_c-2.6/text-to-video';
 export const IMAGE_MODEL = 'vendor_b/family_c-2.6/image-to-video';
-export const FRAME = 'https://example.com/first-frame.png';
+export const FRAME = referenceUrl('/first-frame.png');
 
 export const textTask = (prompt: string, extra: Record<string, unknown> = {}) => ({
   model: TEXT_MODEL,
