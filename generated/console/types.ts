@@ -499,6 +499,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payments/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe's events (checkout, refunds, disputes), verified by their signature and applied once.
+         * @description Only bound while payments are on (both Stripe secrets set; otherwise 404). The `Stripe-Signature` header is checked against every accepted webhook secret, with Stripe's default tolerance, before anything in the body is read: a missing, wrong or stale signature answers 400 40042 and changes nothing. A verified event answers 200 whatever it did (`outcome`), so that Stripe stops resending it: ignored (a type not handled), credited or already (a paid session), unknown_session or mismatch (not a session this service created as stored), refunded, disputed, dispute_won, or unlinked (recorded for the operator, not applied). Counted by the per-address rate limit.
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/playground/api/balance": {
         parameters: {
             query?: never;
@@ -750,6 +770,17 @@ export interface components {
             purchased: number;
             spent: number;
         };
+        /** @description Response envelope of every main-API response, success and error. For webhook deliveries `request_id` is the delivery ID and is stable across retries. */
+        Envelope: {
+            /** @description 200 on a successful HTTP response. It describes the response or delivery, not the task; task success or failure is in `data.state`. Errors carry a five-digit business code whose first three digits are the HTTP status (for example 40901). */
+            code: number;
+            /** @description Payload of the operation, or null. */
+            data: unknown;
+            /** @description Human-readable text in the selected language. */
+            msg: string;
+            /** @description Identifier of the request; also returned in the `X-Request-Id` header. */
+            request_id: string;
+        };
         /** @description Details of an error. */
         ErrorData: {
             /** @description Field errors of an invalid input (40001). */
@@ -758,6 +789,11 @@ export interface components {
             param?: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description Envelope of an error response; `code` is the business code. */
+        ErrorEnvelope: components["schemas"]["Envelope"] & {
+            code?: number;
+            data?: components["schemas"]["ErrorData"] | null;
         };
         /** @description One violated rule of the request body. */
         FieldError: {
@@ -944,6 +980,24 @@ export interface components {
             };
             model: string;
         };
+        /** @description A Stripe event (https://docs.stripe.com/api/events/object), as much of it as the service reads: its id, its type and the object it is about (a Checkout Session, a Charge or a Dispute). Handled types: checkout.session.completed, checkout.session.async_payment_succeeded, charge.refunded, charge.dispute.created, charge.dispute.closed; any other is ignored. */
+        StripeEvent: {
+            /** @description Unix seconds. */
+            created?: number;
+            data: {
+                /** @description The Checkout Session, Charge or Dispute the event is about. */
+                object: {
+                    id: string;
+                };
+            };
+            /** @example evt_1Nq2YbLkdIwHu7ix */
+            id: string;
+            livemode?: boolean;
+            /** @constant */
+            object: "event";
+            /** @example checkout.session.completed */
+            type: string;
+        };
         /** @description Result files of a succeeded task. */
         TaskOutput: {
             assets: components["schemas"]["OutputAsset"][];
@@ -1121,6 +1175,24 @@ export interface components {
                 };
             };
         };
+        /** @description The body is over the limit (41301 payload_too_large). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 41301,
+                 *       "msg": "Payload too large",
+                 *       "data": null,
+                 *       "request_id": "req_5f0c1e7a9b2d4c38"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description The task record. */
         PlaygroundTask: {
             headers: {
@@ -1130,6 +1202,45 @@ export interface components {
                 "application/json": components["schemas"]["ConsoleEnvelope"] & {
                     data: components["schemas"]["TaskRecord"];
                 };
+            };
+        };
+        /** @description A fault of the service (50001 internal_error). */
+        ServerError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 50001,
+                 *       "msg": "Internal error",
+                 *       "data": null,
+                 *       "request_id": "req_5f0c1e7a9b2d4c38"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Rate limited (42901 rate_limited). Wait `Retry-After` seconds. */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 42901,
+                 *       "msg": "Too many requests",
+                 *       "data": null,
+                 *       "request_id": "req_5f0c1e7a9b2d4c38"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
     };
@@ -1143,7 +1254,16 @@ export interface components {
         OperatorQuery: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Seconds to wait: before the first status poll (createTask 202), before retrying a rate-limited request (429), or before asking again for a model whose every deployment is cooling down (503 50301). */
+        "Retry-After": number;
+        /** @description Requests allowed in the current rate-limit window. */
+        "X-RateLimit-Limit": number;
+        /** @description Requests left in the current rate-limit window. */
+        "X-RateLimit-Remaining": number;
+        /** @description Identifier of the request; the same value as the envelope's `request_id`. */
+        "X-Request-Id": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1938,6 +2058,60 @@ export interface operations {
         responses: {
             200: components["responses"]["ConsoleSecret"];
             default: components["responses"]["ConsoleError"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Stripe's signature of the raw body (`t=<unix seconds>,v1=<HMAC-SHA256 hex>`, one `v1` per secret Stripe signs with). */
+                "Stripe-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event as Stripe sends it (raw JSON bytes, at most 512 KiB). Only these fields are read; the rest is Stripe's. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StripeEvent"];
+            };
+        };
+        responses: {
+            /** @description The event was verified; `outcome` says what it did. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "ignored" | "credited" | "already" | "unknown_session" | "mismatch" | "refunded" | "disputed" | "dispute_won" | "unlinked";
+                        /** @constant */
+                        received: true;
+                    };
+                };
+            };
+            /** @description The signature is missing, wrong or stale (40042 payment_signature_invalid); nothing changed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40042,
+                     *       "msg": "The payment event's signature is missing, wrong or too old.",
+                     *       "data": null,
+                     *       "request_id": "req_5f0c1e7a9b2d4c38"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
         };
     };
     playgroundBalance: {

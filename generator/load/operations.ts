@@ -50,6 +50,13 @@ export interface Operation {
   bodyKind: BodyKind;
   parameters: OperationParameter[];
   body?: OperationBody;
+  /**
+   * `x-bound-by`: the module that binds this operation in a Fastify scope of its own (the payment
+   * processor's webhook: a raw-body parser, because the signature covers the exact bytes, and its own
+   * body limit). The contract describes it; the route table and its request rules leave it out, so
+   * nothing is bound twice.
+   */
+  boundBy?: string;
 }
 
 type Raw = Record<string, unknown>;
@@ -107,6 +114,11 @@ export function operations(doc: JsonSchema): Operation[] {
           error: (requestBody['x-error'] as string | undefined) ?? 'invalid_input',
         };
       }
+      const boundBy = op['x-bound-by'];
+      if (boundBy !== undefined && (typeof boundBy !== 'string' || !BOUND_BY.test(boundBy)))
+        throw new Error(
+          `${method.toUpperCase()} ${path}: x-bound-by must name the module that binds it (runtime/http/routes/<name>.ts)`,
+        );
       out.push({
         operationId: op.operationId as string,
         method: method.toUpperCase(),
@@ -121,11 +133,20 @@ export function operations(doc: JsonSchema): Operation[] {
         bodyKind,
         parameters,
         body,
+        ...(boundBy ? { boundBy } : {}),
       });
     }
   }
   return out;
 }
+
+/** The operations the generated route table binds: all but those an own scope binds (`x-bound-by`). */
+export function boundOperations(doc: JsonSchema): Operation[] {
+  return operations(doc).filter((op) => op.boundBy === undefined);
+}
+
+/** What `x-bound-by` may name: a handler module (handlers live under runtime/http/routes/, edge-fitness). */
+const BOUND_BY = /^runtime\/http\/routes\/[a-z0-9-]+\.ts$/;
 
 /** The object a `$ref` points at (one level). */
 function resolve(doc: JsonSchema, value: Raw): unknown {

@@ -15,20 +15,27 @@ import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.j
 import { ROOT } from '../support/root.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
+import { deliver, event, startPaymentsWorld, type PaymentsWorld } from '../payments/support.js';
 
 type Operation = {
   security?: unknown[];
+  'x-bound-by'?: string;
   responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }> }>;
 };
 const paths = consoleDoc.paths as unknown as Record<string, Record<string, Operation>>;
-const operations = Object.entries(paths).flatMap(([path, item]) =>
+const documented = Object.entries(paths).flatMap(([path, item]) =>
   Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
 );
+/** The operations the console's route table binds, behind the session. */
+const operations = documented.filter(({ op }) => !op['x-bound-by']);
+/** The operations bound by a scope of their own (x-bound-by: the payments webhook), answered by the module named. */
+const ownScope = documented.filter(({ op }) => op['x-bound-by']);
 
 /**
  * The console routes the service binds: the console's route table (runtime/http/app.ts binds every
  * row through the one binder; the generated Handlers type makes a missing handler a compile error),
- * and any /console/api or /playground/api route registered by hand anywhere in runtime/.
+ * and any /console/api, /playground/api or /payments/ route registered by hand anywhere in runtime/
+ * (its path a literal, or a constant of the same file).
  */
 function registeredRoutes(): string[] {
   const out = consoleRoutes.map((route) => `${route.method} ${route.fastifyPath}`);
@@ -38,8 +45,11 @@ function registeredRoutes(): string[] {
     );
   for (const file of files('runtime')) {
     const text = readFileSync(join(ROOT, file), 'utf8');
-    for (const m of text.matchAll(/\.(get|post|put|patch|delete)\(\s*'(\/(?:console|playground)\/api\/[^']*)'/g))
-      out.push(`${m[1].toUpperCase()} ${m[2]}`);
+    const constants = new Map([...text.matchAll(/\bconst ([A-Z_]+) = '([^']*)'/g)].map((m) => [m[1], m[2]]));
+    for (const m of text.matchAll(/\.(get|post|put|patch|delete)\(\s*(?:'([^']*)'|([A-Z_]+)\b)/g)) {
+      const path = m[2] ?? constants.get(m[3]) ?? '';
+      if (/^\/(?:(?:console|playground)\/api|payments)\//.test(path)) out.push(`${m[1].toUpperCase()} ${path}`);
+    }
   }
   return out.map((route) => route.replace(/:(\w+)/g, '{$1}')).sort();
 }
@@ -59,9 +69,18 @@ describe('the console API in the contract', () => {
   });
 
   it('documents exactly the routes the console registers, each marked internal', () => {
-    expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(registeredRoutes());
+    expect(documented.map((o) => `${o.method} ${o.path}`).sort()).toEqual(registeredRoutes());
     expect(registeredRoutes().length).toBeGreaterThan(20);
-    for (const { op } of operations) expect((op as { 'x-internal'?: boolean })['x-internal']).toBe(true);
+    for (const { op } of documented) expect((op as { 'x-internal'?: boolean })['x-internal']).toBe(true);
+  });
+
+  it('binds an operation marked x-bound-by in the module it names, and nowhere else', () => {
+    expect(ownScope.map((o) => `${o.method} ${o.path}`)).toEqual(['POST /payments/stripe/webhook']);
+    for (const { path, op } of ownScope) {
+      const text = readFileSync(join(ROOT, op['x-bound-by']!), 'utf8');
+      expect(text).toContain(`'${path}'`);
+      expect(consoleRoutes.map((r) => r.path)).not.toContain(path);
+    }
   });
 
   it('keeps the public document free of it', () => {
@@ -101,5 +120,46 @@ describe('the console API in the contract', () => {
       expect(r.status, path).toBe(200);
       expect([path, validate(r.body) ? [] : validate.errors]).toEqual([path, []]);
     }
+  });
+});
+
+describe('the payments webhook in the contract (x-bound-by: its own scope, a raw body)', () => {
+  let world: PaymentsWorld;
+  const hook = paths['/payments/stripe/webhook'].post;
+  const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+  ajv.addSchema({ ...consoleDoc, $id: 'console.json' });
+  /** The documented schema of one of the webhook's answers. */
+  const answer = (status: string) => {
+    const response = hook.responses[status];
+    const at = response.$ref
+      ? `#/${response.$ref.slice(2)}/content/application~1json/schema`
+      : `#/paths/~1payments~1stripe~1webhook/post/responses/${status}/content/application~1json/schema`;
+    return ajv.compile({ $ref: `console.json${at}` });
+  };
+
+  beforeAll(async () => {
+    // A low per-address limit, so that the fourth call or so meets the documented 429.
+    world = await startPaymentsWorld({ rateLimitPerMinute: 4 });
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('answers as documented: 200 for a verified event, 400 40042, 413 41301, 429', async () => {
+    const checked = async (status: number, delivery: { body: string; signature?: string }) => {
+      const r = await deliver(world.t, delivery);
+      const validate = answer(String(status));
+      expect([r.status, validate(r.body) ? [] : validate.errors]).toEqual([status, []]);
+      return r;
+    };
+    const ok = await checked(200, event('customer.created', { id: 'cus_1', object: 'customer' }));
+    expect(ok.body).toEqual({ received: true, outcome: 'ignored' });
+    expect((await checked(400, { body: '{}' })).body.code).toBe(40042);
+    const huge = event('customer.created', { id: 'cus_2', pad: 'x'.repeat(600 * 1024) });
+    expect((await checked(413, huge)).body.code).toBe(41301);
+    let last = 0;
+    for (let i = 0; i < 10 && last !== 429; i++) last = (await deliver(world.t, { body: '{}' })).status;
+    expect(last).toBe(429);
+    for (const status of Object.keys(hook.responses)) expect(['200', '400', '413', '429', '500']).toContain(status);
   });
 });

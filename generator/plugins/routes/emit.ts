@@ -1,5 +1,5 @@
 import { ts } from 'ts-morph';
-import { operations, type Operation } from '../../load/operations.js';
+import { boundOperations, type Operation } from '../../load/operations.js';
 import type { JsonSchema } from '../../load/types.js';
 import type { Plugin } from '../../plugin.js';
 import { stringUnion } from '../../print/literal.js';
@@ -63,7 +63,8 @@ function handlerMethod(op: Operation): ts.MethodSignature {
 }
 
 function routesFile(doc: JsonSchema, kind: TableKind): string {
-  const ops = operations(doc);
+  // An operation bound by a scope of its own (x-bound-by) is described by the contract, not bound here.
+  const ops = boundOperations(doc);
   return printModule({
     template: new URL('./template.ts', import.meta.url),
     imports: { '../../../generated/sdk/types.js': kind.typesModule },
