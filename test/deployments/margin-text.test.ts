@@ -61,8 +61,10 @@ describe('the margin report marks tasks without a declared cost (issue 37)', () 
     const free = lines.find((line) => line.startsWith(`${MODEL_MINI} on free:`));
     expect(free).toMatch(/, margin not known \(no cost declared for its 1 succeeded task\)$/);
     expect(lines.find((line) => line.startsWith(`${MODEL_D} on priced:`))).toMatch(/, margin \d+\.\d{6} USD$/);
-    expect(lines.at(-1)).toMatch(
+    expect(lines.find((line) => line.startsWith('total: '))).toMatch(
       /^total: .*, margin \d+\.\d{6} USD, overstated \(1 succeeded task without a declared cost\)$/,
     );
+    // After the total, the same tasks by price book (issue 40): both at the published prices.
+    expect(lines.find((line) => line.startsWith('book '))).toMatch(/^book default: 2 tasks, revenue /);
   }, 60_000);
 });
