@@ -58,6 +58,9 @@ describe('maxInFlight across two worker processes on PostgreSQL', () => {
       MEDIAFORGE_UPSTREAM_POLL_MS: '100',
       MEDIAFORGE_DEPLOYMENTS: file,
       CAP_UPSTREAM_KEY: 'cap-key',
+      // The workers fetch each task's reference whole from the run's loopback reference host (issue 37 point 3).
+      MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1',
+      MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1',
     };
     const started = await Promise.all([
       startProcess('api', env),
