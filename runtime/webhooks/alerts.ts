@@ -8,6 +8,7 @@ import { scheduleWork } from '../queue/schedule-work.js';
 import type { Trx } from '../storage/executor.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import type { TaskRow } from '../tasks/task-record.js';
+import { pendingDelivery } from './enqueue.js';
 import type { AlertEventType } from './events.js';
 
 /**
@@ -121,24 +122,14 @@ async function sendOnce(trx: Trx, accountId: string, taskId: string, crossing: C
   const body = JSON.stringify(alertBody(crossing.type, now, crossing.data));
   const rows = subscribed.map((endpoint) => ({
     id: newId('dlv'),
-    account_id: accountId,
     // The task whose hold crossed the line: the delivery log and the work item name it.
-    task_id: taskId,
+    ...pendingDelivery(accountId, taskId, now),
     kind: 'endpoint' as const,
     endpoint_id: endpoint.id,
     event_type: crossing.type,
     url: endpoint.url,
     payload_version: 1,
     body,
-    state: 'pending' as const,
-    attempts: 0,
-    round_attempts: 0,
-    next_attempt_at: now,
-    last_attempt_at: null,
-    last_status: null,
-    last_error: null,
-    created_at: now,
-    delivered_at: null,
   }));
   await trx.insertInto('webhook_deliveries').values(rows).execute();
   await scheduleWork(trx, now, ...rows.map((row) => ({ kind: 'deliver' as const, taskId, refId: row.id, dueAt: now })));

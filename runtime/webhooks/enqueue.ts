@@ -38,6 +38,23 @@ export function endpointBody(type: string, now: number, record: TaskRecord) {
  * built once, in the account's language) and one `deliver` work item each, due now. Either all of
  * it commits with the terminal state or none of it does.
  */
+/** The columns every new delivery starts with: pending, due now, never tried (task events and alerts alike). */
+export function pendingDelivery(accountId: string, taskId: string, now: number) {
+  return {
+    account_id: accountId,
+    task_id: taskId,
+    state: 'pending' as const,
+    attempts: 0,
+    round_attempts: 0,
+    next_attempt_at: now,
+    last_attempt_at: null,
+    last_status: null,
+    last_error: null,
+    created_at: now,
+    delivered_at: null,
+  };
+}
+
 export async function enqueueDeliveries(trx: Trx, task: TaskRow, now: number, ctx: Context): Promise<void> {
   const endpoints = await trx
     .selectFrom('webhook_endpoints')
@@ -56,19 +73,7 @@ export async function enqueueDeliveries(trx: Trx, task: TaskRow, now: number, ct
     .executeTakeFirst();
   if (!account) return;
   const record = taskRecord(ctx, task, pickLanguage(undefined, account.language));
-  const base = {
-    account_id: task.account_id,
-    task_id: task.id,
-    state: 'pending' as const,
-    attempts: 0,
-    round_attempts: 0,
-    next_attempt_at: now,
-    last_attempt_at: null,
-    last_status: null,
-    last_error: null,
-    created_at: now,
-    delivered_at: null,
-  };
+  const base = pendingDelivery(task.account_id, task.id, now);
   const rows: DeliveryRow[] = [];
   if (task.callback_url) {
     const id = newId('dlv');
