@@ -1,7 +1,6 @@
 import {
   CompiledQuery,
   Kysely,
-  PostgresDialect,
   SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
@@ -11,6 +10,7 @@ import {
   type DialectAdapter,
   type Driver,
 } from 'kysely';
+import { CurrentSchemaPostgresDialect } from './pg-introspector.js';
 import type { Database } from './schema.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
 
@@ -49,7 +49,7 @@ export async function openDb(url: string): Promise<Db> {
     // int8 (bigint) columns hold millisecond times and credit counts: well inside 2^53.
     pg.types.setTypeParser(20, (value: string) => Number(value));
     const pool = new pg.Pool({ connectionString: url, max: 10 });
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
     return {
       kysely,
       engine: 'postgres',

@@ -58,8 +58,8 @@ function migrations(db: Db): Record<string, Migration> {
 }
 
 /**
- * On PostgreSQL the migration tables live in the connection's current schema, named explicitly:
- * left open, Kysely would find another schema's tables of the same name and look in the wrong one.
+ * On PostgreSQL the migration tables live in the connection's current schema, named explicitly
+ * (the introspector sees no other schema: pg-introspector.ts).
  */
 async function migrator(db: Db): Promise<Migrator> {
   const schema =
@@ -75,18 +75,16 @@ async function migrator(db: Db): Promise<Migrator> {
 
 /**
  * Failures after which a migration is asked again, per engine: how many attempts, which codes.
- * - PostgreSQL: Kysely looks for its migration tables by reading the whole catalog, every schema
- *   of the database; a schema dropped or altered by someone else at that moment fails the read
- *   ("schema ... does not exist", code 3F000; a relation gone, 42P01; a column gone, 42703, seen in
- *   CI while another suite's schema was dropped). Nothing was migrated yet, so read again (at most
- *   3 times: a failure of our own migration, which rolls back, fails the same way each time).
+ * - PostgreSQL: none. Kysely looks for its migration tables through the dialect's introspector,
+ *   which reads only the connection's schema (pg-introspector.ts): another schema dropped or
+ *   altered meanwhile no longer fails a migration.
  * - SQLite: another process migrating the same file holds its write lock for as long as its
  *   migrations run (dialect.ts: they run in one IMMEDIATE transaction); a wait longer than
  *   busy_timeout (5 s: an index built on a grown table) is SQLITE_BUSY, and the lock is asked for
  *   again, for up to 2 minutes.
  */
 const ASK_AGAIN: Record<Engine, { attempts: number; codes: ReadonlySet<string> }> = {
-  postgres: { attempts: 3, codes: new Set(['3F000', '42P01', '42703']) },
+  postgres: { attempts: 1, codes: new Set() },
   sqlite: { attempts: 24, codes: new Set(['SQLITE_BUSY']) },
 };
 

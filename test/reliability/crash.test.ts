@@ -354,8 +354,8 @@ function summary(s: Snapshot): string {
 describe('crash at every phase: SIGKILL at each fault point, restart, nothing lost or doubled', () => {
   afterAll(async () => {
     recordCounts('crash', counts);
-    // PostgreSQL schemas go at the end: a schema dropped while another scenario migrates breaks
-    // Kysely's introspection there (has_schema_privilege on a vanished schema: 3F000).
+    // PostgreSQL schemas go at the end (a service reads only its own schema, so dropping one while
+    // another scenario migrates is harmless: runtime/storage/pg-introspector.ts).
     for (const dir of usedDirs) await dropTestSchema(dir);
   });
 
