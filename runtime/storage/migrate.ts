@@ -70,6 +70,10 @@ async function migrator(db: Db): Promise<Migrator> {
     db: db.kysely,
     migrationTableSchema: schema,
     provider: { getMigrations: async () => migrations(db) },
+    // The names are ASCII ('0001-initial'): code-point order is their order. Kysely's default,
+    // localeCompare, builds an ICU collator in every process that migrates or checks (~15 ms of CPU
+    // each: every `mediaforge` command, every service start).
+    nameComparator: (a, b) => (a < b ? -1 : a > b ? 1 : 0),
   });
 }
 
