@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
-import type { BetterSqliteDatabase } from '../storage/dialect.js';
+import type { BetterSqliteDatabase, Db } from '../storage/dialect.js';
 import type { Executor } from '../storage/executor.js';
+import { preparedRead } from '../storage/prepared-read.js';
 
 /**
  * A key budget's counter (issue 40): one key_spend row per key and period start, credits held by the
@@ -31,12 +32,21 @@ export function takeKeySpendSqlite(sqlite: BetterSqliteDatabase, spend: KeySpend
   return sqlite.prepare(TAKE).run(amount, spend.keyId, spend.periodStart, amount, spend.budget).changes === 1;
 }
 
+const USED = 'select "held" + "spent" as "used" from "key_spend" where "api_key_id" = ? and "period_start" = ?';
+const usedRead = preparedRead<[keyId: string, periodStart: number], { used: number }>('key-spend-used', USED);
+
 /** Credits held and spent of the key in the period (0 without a row): what the budget has used. */
 export function keySpendUsedSqlite(sqlite: BetterSqliteDatabase, keyId: string, periodStart: number): number {
-  const row = sqlite
-    .prepare('select "held" + "spent" as "used" from "key_spend" where "api_key_id" = ? and "period_start" = ?')
-    .get(keyId, periodStart) as { used: number } | undefined;
+  const row = sqlite.prepare(USED).get(keyId, periodStart) as { used: number } | undefined;
   return Number(row?.used ?? 0);
+}
+
+/**
+ * The same read after a commit, on the request path (the budget alerts after every createTask of a
+ * key with a budget): a prepared statement on each engine, no query built per request.
+ */
+export async function keySpendUsedPrepared(db: Db, keyId: string, periodStart: number): Promise<number> {
+  return Number((await usedRead.first(db, keyId, periodStart))?.used ?? 0);
 }
 
 /** The same read on any executor (a refusal's words on PostgreSQL, GET /api/v1/keys/current, a quote). */

@@ -2,7 +2,7 @@ import type { Caller } from '../accounts/accounts.js';
 import { budgetPeriodAt, DEFAULT_BUDGET_ALERTS } from '../accounts/key-policy.js';
 import type { Context } from '../context.js';
 import { newId } from '../ids.js';
-import { keySpendUsed } from '../ledger/key-spend.js';
+import { keySpendUsedPrepared } from '../ledger/key-spend.js';
 import { lowBalanceWatch } from '../ledger/wallets.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 import type { Trx } from '../storage/executor.js';
@@ -56,7 +56,7 @@ async function crossingsAfter(ctx: Context, caller: Caller, task: TaskRow): Prom
   if (budget) {
     // The period the task was accepted in: its hold counted there.
     const period = budgetPeriodAt(budget.period, Number(task.created_at));
-    const used = await keySpendUsed(ctx.db.kysely, caller.keyId, period.start);
+    const used = await keySpendUsedPrepared(ctx.db, caller.keyId, period.start);
     for (const percent of budget.alerts ?? DEFAULT_BUDGET_ALERTS) {
       // used / credits >= percent / 100, in integers.
       if (used * 100 < percent * budget.credits) continue;
