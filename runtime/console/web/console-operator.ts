@@ -212,6 +212,36 @@ function forgiveDebtRow(
   );
 }
 
+/**
+ * The account's price book and a select of every name it may be assigned (the books, then
+ * `default`): the same change and audit row as `mediaforge accounts set --price-book`.
+ */
+function priceBookRow(slot: HTMLElement, account: Account, refresh: () => Promise<void>): HTMLElement {
+  const select = h(
+    'select',
+    { id: 'operator-price-book' },
+    ...account.priceBooks.map((name) =>
+      h('option', { value: name, text: name, ...(name === account.priceBook ? { selected: 'selected' } : {}) }),
+    ),
+  );
+  return h(
+    'p',
+    {},
+    h('label', { for: 'operator-price-book', text: t('operator.priceBook') }),
+    select,
+    button(t('operator.setPriceBook'), 'set-price-book', async () => {
+      const set = await api('post', '/console/api/operator/accounts/{accountId}/price-book', {
+        params: { accountId: account.accountId },
+        body: { book: select.value },
+      });
+      await showAccount(slot, account.accountId, refresh);
+      slot.querySelector('#price-book-done')!.textContent = ` ${t('operator.priceBookSet', { book: set.priceBook })}`;
+      await renderAudit();
+    }),
+    h('span', { id: 'price-book-done' }),
+  );
+}
+
 /** One account's detail; `refresh` runs the search again after a change, so its rows show the new balance. */
 async function showAccount(slot: HTMLElement, accountId: string, refresh: () => Promise<void>): Promise<void> {
   const account: Account = await api('get', '/console/api/operator/accounts/{accountId}', { params: { accountId } });
@@ -254,6 +284,7 @@ async function showAccount(slot: HTMLElement, accountId: string, refresh: () => 
       done,
     ),
     forgiveDebtRow(slot, accountId, account.balance.owed ?? 0, note, grantKey, refresh),
+    priceBookRow(slot, account, refresh),
     table(
       ['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', ''],
       account.keys.map((k) => [

@@ -1,6 +1,7 @@
 import type { Handlers } from '../../../generated/console/routes.js';
 import { auditEntries } from '../../audit/audit-log.js';
 import { consoleRefusal } from '../../console-refusal.js';
+import { DEFAULT_BOOK, parsePriceBook, setAccountPriceBook } from '../../accounts/price-book.js';
 import { walletOf } from '../../ledger/wallets.js';
 import { accountDetail, findAccounts, findUsers } from '../../operator/account-directory.js';
 import {
@@ -20,6 +21,7 @@ type OperatorOperation =
   | 'operatorAccount'
   | 'operatorAddCredits'
   | 'operatorForgiveDebt'
+  | 'operatorSetPriceBook'
   | 'operatorRevokeKey'
   | 'operatorUsers'
   | 'operatorAudit';
@@ -112,6 +114,17 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
       replayed: done.replayed,
       balance: { available, held, spent, purchased, owed, reversed },
     });
+  },
+
+  // The CLI's path (accounts set --price-book): the same parse, the same change and audit row.
+  async operatorSetPriceBook(req) {
+    const { accountId } = req.params;
+    const book = parsePriceBook(req.body.book);
+    if (book === undefined)
+      throw consoleRefusal('unknown_price_book', `no price book is named ${req.body.book}`, 'book');
+    const changed = await setAccountPriceBook(req.ctx.db, acting(req), accountId, book, req.ctx.clock.now());
+    if (!changed) throw consoleRefusal('not_found', 'no such account');
+    return ok({ accountId, priceBook: changed.to ?? DEFAULT_BOOK, previous: changed.from ?? DEFAULT_BOOK });
   },
 
   async operatorRevokeKey(req) {
