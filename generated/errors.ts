@@ -499,7 +499,7 @@ export const CODES = {
       pl: 'Podpis zdarzenia płatności jest brakujący, błędny lub zbyt stary.'
     }
   },
-  console_unknown_price_book: {
+  unknown_price_book: {
     code: 40043,
     http: 400,
     messages: {

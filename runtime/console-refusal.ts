@@ -13,9 +13,8 @@ const PREFIX = 'console_';
  * ApiError whose text comes from spec/errors.yaml in the caller's language, with an English detail
  * for the operator (the CLI prints it; the pages' answers carry it beside the text).
  */
-export function consoleRefusal(reason: ConsoleReason, detail: string, param?: string): ApiError {
-  // `param` is the request field at fault, where one is (the answer's field path).
-  const error = new ApiError(`${PREFIX}${reason}` as ConsoleCode, param === undefined ? {} : { param });
+export function consoleRefusal(reason: ConsoleReason, detail: string): ApiError {
+  const error = new ApiError(`${PREFIX}${reason}` as ConsoleCode);
   // The operator's English text is the error's message, as it was before these were ApiErrors (logs, the CLI, callers of webhooks/admin.ts).
   error.message = detail;
   return error;

@@ -250,7 +250,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Assign an account to a price book (spec/price-books/) or to `default` (the published prices), as `mediaforge accounts set --price-book` does, with the same audit action `account.price_book`. The account's next quote and task are priced at the book; tasks already accepted keep theirs. An unknown book answers 400 40043 console_unknown_price_book (param `book`) and changes nothing. */
+        /** Assign an account to a price book (spec/price-books/) or to `default` (the published prices), as `mediaforge accounts set --price-book` does, with the same audit action `account.price_book`. The account's next quote and task are priced at the book; tasks already accepted keep theirs. An unknown book answers 400 40043 unknown_price_book (the envelope, param `book`) and changes nothing. */
         post: operations["operatorSetPriceBook"];
         delete?: never;
         options?: never;

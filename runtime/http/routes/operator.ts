@@ -2,6 +2,7 @@ import type { Handlers } from '../../../generated/console/routes.js';
 import { auditEntries } from '../../audit/audit-log.js';
 import { consoleRefusal } from '../../console-refusal.js';
 import { DEFAULT_BOOK, parsePriceBook, setAccountPriceBook } from '../../accounts/price-book.js';
+import { ApiError } from '../../errors.js';
 import { walletOf } from '../../ledger/wallets.js';
 import { accountDetail, findAccounts, findUsers } from '../../operator/account-directory.js';
 import {
@@ -120,8 +121,8 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
   async operatorSetPriceBook(req) {
     const { accountId } = req.params;
     const book = parsePriceBook(req.body.book);
-    if (book === undefined)
-      throw consoleRefusal('unknown_price_book', `no price book is named ${req.body.book}`, 'book');
+    // The envelope with its business code and the field, as for any bad input (not a console_ refusal, which has neither).
+    if (book === undefined) throw new ApiError('unknown_price_book', { param: 'book' });
     const changed = await setAccountPriceBook(req.ctx.db, acting(req), accountId, book, req.ctx.clock.now());
     if (!changed) throw consoleRefusal('not_found', 'no such account');
     return ok({ accountId, priceBook: changed.to ?? DEFAULT_BOOK, previous: changed.from ?? DEFAULT_BOOK });
