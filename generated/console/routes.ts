@@ -462,7 +462,7 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   operatorDeployments(request: Requests['operatorDeployments']): Promise<RouteReply<'operatorDeployments'>>;
   /** POST /console/api/operator/keys/{keyId}/revoke: Revoke any account's key; every server refuses it from its next request. */
   operatorRevokeKey(request: Requests['operatorRevokeKey']): Promise<RouteReply<'operatorRevokeKey'>>;
-  /** GET /console/api/operator/margin: Revenue against upstream cost per model and deployment, and in all (what `mediaforge report margin` shows). */
+  /** GET /console/api/operator/margin: Revenue against upstream cost per model and deployment, in all, and per price book with the books priced below cost (what `mediaforge report margin` shows). */
   operatorMargin(request: Requests['operatorMargin']): Promise<RouteReply<'operatorMargin'>>;
   /** GET /console/api/operator/users: Console users, newest first (50 at most) - all, or those whose email contains `q`, or whose user or account id is `q`. */
   operatorUsers(request: Requests['operatorUsers']): Promise<RouteReply<'operatorUsers'>>;

@@ -316,7 +316,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Revenue against upstream cost per model and deployment, and in all (what `mediaforge report margin` shows). */
+        /** Revenue against upstream cost per model and deployment, in all, and per price book with the books priced below cost (what `mediaforge report margin` shows). */
         get: operations["operatorMargin"];
         put?: never;
         post?: never;
@@ -913,6 +913,23 @@ export interface components {
             submits: number;
         };
         OperatorMarginReport: {
+            /** @description Each book and model whose succeeded, costed tasks were charged less than their declared upstream cost. */
+            belowCost: {
+                book: string;
+                model: string;
+                revenueUsd: string;
+                tasks: number;
+                upstreamCostUsd: string;
+            }[];
+            /** @description The same tasks by the price book each was accepted under (`default`, the published prices), as `report margin` prints after its total. */
+            books: {
+                book: string;
+                marginUsd: string;
+                revenueCredits: number;
+                revenueUsd: string;
+                tasks: number;
+                upstreamCostUsd: string;
+            }[];
             rows: components["schemas"]["OperatorMarginRow"][];
             since: string | null;
             totals: components["schemas"]["OperatorMarginTotals"];

@@ -6,7 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
-import { bodyD, PRICE_D } from '../http/helpers.js';
+import { succeedTask } from '../../runtime/tasks/resolve-task.js';
+import { bodyD, createTask, PRICE_D } from '../http/helpers.js';
+import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
 
@@ -111,5 +113,36 @@ describe('the operator console: an account’s price book', () => {
     }
     expect([await bookOf(customer.accountId), (await bookAudits()).length]).toEqual(before);
     expect(await bookOf(graceAccount)).toBeNull();
+  });
+
+  it('the margin view answers the report by book and the below-cost warnings, as `report margin` does', async () => {
+    // One task under partner (below its declared cost), one under the published prices.
+    const published = await t.account(10_000);
+    await operator.call('POST', `${OP}/accounts/${customer.accountId}/price-book`, { book: 'partner' });
+    for (const key of [customer.apiKey, published.apiKey]) {
+      const taskId = (await createTask(t, key, bodyD())).body.data.taskId as string;
+      await t.service.ctx.db.kysely.updateTable('tasks').set({ deployment: 'sim' }).where('id', '=', taskId).execute();
+      expect(
+        await succeedTask(t.service.ctx, taskId, { outputs: [], outputSeconds: 5, upstreamCostMicros: 250_000 }),
+      ).toBe(true);
+    }
+    const margin = await operator.call('GET', `${OP}/margin`);
+    expect(margin.status).toBe(200);
+    const books = Object.fromEntries(margin.body.data.books.map((b: { book: string }) => [b.book, b]));
+    expect(books.partner).toMatchObject({ tasks: 1, marginUsd: '-0.020000' });
+    expect(books.default).toMatchObject({ tasks: 1, revenueCredits: PRICE_D, marginUsd: '0.030000' });
+    expect(margin.body.data.belowCost).toEqual([
+      { book: 'partner', model: expect.any(String), tasks: 1, revenueUsd: '0.230000', upstreamCostUsd: '0.250000' },
+    ]);
+    const cli = await mediaforgeJsonInProcess(t.config.dbUrl, ['report', 'margin']);
+    expect({
+      books: margin.body.data.books,
+      belowCost: margin.body.data.belowCost,
+      totals: margin.body.data.totals,
+    }).toEqual({
+      books: cli.books,
+      belowCost: cli.belowCost,
+      totals: cli.totals,
+    });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The operator's sections of /console (a session whose role is `operator`), above the account's
  * own: deployments with their state (read again every few seconds while the page is visible) and
- * last failure, the margin report with its chart, accounts and users found by
- * email or id (balance, usage, keys, recent tasks; add credits with a note, revoke a key), and
+ * last failure, the margin report with its chart and its part by price book, accounts and users found by
+ * email or id (balance, usage, keys, recent tasks; add credits with a note, revoke a key, set the
+ * price book), and
  * the audit log. Every call is an operator operation of the contract (generated/console/types.ts).
  */
 import type uPlot from 'uplot';
@@ -112,6 +113,35 @@ async function renderMargin() {
           }),
         ]
       : []),
+    // By the book each task was accepted under, as `report margin` prints after its total.
+    h(
+      'ul',
+      { id: 'margin-books' },
+      ...report.books.map((b) =>
+        h('li', {
+          'data-book': b.book,
+          text: t('operator.marginBook', {
+            book: b.book,
+            tasks: b.tasks,
+            revenue: b.revenueUsd,
+            cost: b.upstreamCostUsd,
+            margin: b.marginUsd,
+          }),
+        }),
+      ),
+      ...report.belowCost.map((w) =>
+        h('li', {
+          class: 'warning',
+          text: t('operator.marginBelowCost', {
+            book: w.book,
+            model: w.model,
+            tasks: w.tasks,
+            revenue: w.revenueUsd,
+            cost: w.upstreamCostUsd,
+          }),
+        }),
+      ),
+    ),
   );
   // One bar group per model and deployment: revenue beside what the upstream cost.
   const rows = report.rows;

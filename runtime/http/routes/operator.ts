@@ -11,7 +11,7 @@ import {
   grantCredits,
   revokeKeyAsOperator,
 } from '../../operator/operator-actions.js';
-import { marginReport } from '../../routing/margin.js';
+import { marginByBook, marginReport } from '../../routing/margin.js';
 import { deploymentsStatus } from '../../routing/status.js';
 import type { ApiRequest, ConsoleRequests } from '../api-request.js';
 
@@ -66,7 +66,12 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
 
   async operatorMargin(req) {
     const since = req.query.since === undefined ? undefined : Date.parse(`${req.query.since}T00:00:00Z`);
-    return ok(await marginReport(req.ctx.db.kysely, since));
+    // `report margin`'s two computations, whole: per model and deployment, then per book.
+    const [report, byBook] = await Promise.all([
+      marginReport(req.ctx.db.kysely, since),
+      marginByBook(req.ctx.db.kysely, since),
+    ]);
+    return ok({ ...report, ...byBook });
   },
 
   async operatorAccounts(req) {
