@@ -499,6 +499,24 @@ export const CODES = {
       pl: 'Podpis zdarzenia płatności jest brakujący, błędny lub zbyt stary.'
     }
   },
+  unknown_price_book: {
+    code: 40043,
+    http: 400,
+    messages: {
+      en: 'No price book has this name: choose one of the books listed, or default.',
+      'zh-CN': '没有此名称的价格册：请从列出的价格册中选择，或选择 default。',
+      'zh-TW': '沒有此名稱的價格表：請從列出的價格表中選擇，或選擇 default。',
+      ja: 'この名前の価格表はありません。一覧の価格表か default を選んでください。',
+      ko: '이 이름의 가격표가 없습니다. 목록의 가격표 또는 default를 선택하세요.',
+      de: 'Es gibt keine Preisliste mit diesem Namen: Wählen Sie eine der aufgeführten Preislisten oder default.',
+      fr: 'Aucune grille tarifaire ne porte ce nom : choisissez l\'une des grilles listées, ou default.',
+      es: 'Ninguna lista de precios tiene este nombre: elige una de las listas indicadas, o default.',
+      'pt-BR': 'Nenhuma tabela de preços tem este nome: escolha uma das tabelas listadas, ou default.',
+      ru: 'Прайс-листа с таким именем нет: выберите один из перечисленных или default.',
+      it: 'Nessun listino prezzi ha questo nome: scegli uno dei listini elencati, oppure default.',
+      pl: 'Nie ma cennika o tej nazwie: wybierz jeden z wymienionych cenników albo default.'
+    }
+  },
   invalid_key_policy: {
     code: 40050,
     http: 400,

@@ -9,7 +9,7 @@
 import type { operations } from './types.js';
 
 /** Every operationId of the document (filled in by the generator). */
-export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
+export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorSetPriceBook' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
 
 /** The layers of the document's operations (filled in by the generator). */
 type Layer = 'console';
@@ -181,6 +181,16 @@ export const routes: readonly RouteDef[] = [
     method: 'POST',
     path: '/console/api/operator/accounts/{accountId}/forgive-debt',
     fastifyPath: '/console/api/operator/accounts/:accountId/forgive-debt',
+    layer: 'console',
+    body: 'json',
+    auth: true,
+    role: 'operator'
+  },
+  {
+    operationId: 'operatorSetPriceBook',
+    method: 'POST',
+    path: '/console/api/operator/accounts/{accountId}/price-book',
+    fastifyPath: '/console/api/operator/accounts/:accountId/price-book',
     layer: 'console',
     body: 'json',
     auth: true,
@@ -444,13 +454,15 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   operatorAddCredits(request: Requests['operatorAddCredits']): Promise<RouteReply<'operatorAddCredits'>>;
   /** POST /console/api/operator/accounts/{accountId}/forgive-debt: Forgive everything an account owes (a refund or dispute took back more than was available); the ledger records a debt_forgiven row with the operator and the note, the audit log the action. New tasks are accepted again. */
   operatorForgiveDebt(request: Requests['operatorForgiveDebt']): Promise<RouteReply<'operatorForgiveDebt'>>;
+  /** POST /console/api/operator/accounts/{accountId}/price-book: Assign an account to a price book (spec/price-books/) or to `default` (the published prices), as `mediaforge accounts set --price-book` does, with the same audit action `account.price_book`. The account's next quote and task are priced at the book; tasks already accepted keep theirs. An unknown book answers 400 40043 unknown_price_book (the envelope, param `book`) and changes nothing. */
+  operatorSetPriceBook(request: Requests['operatorSetPriceBook']): Promise<RouteReply<'operatorSetPriceBook'>>;
   /** GET /console/api/operator/audit: The audit log's latest 100 entries, newest first (what `mediaforge audit` prints). */
   operatorAudit(request: Requests['operatorAudit']): Promise<RouteReply<'operatorAudit'>>;
   /** GET /console/api/operator/deployments: Each deployment's state, tasks in flight, submits and failures by class, and the last failure's reason (what `mediaforge deployments status` shows). */
   operatorDeployments(request: Requests['operatorDeployments']): Promise<RouteReply<'operatorDeployments'>>;
   /** POST /console/api/operator/keys/{keyId}/revoke: Revoke any account's key; every server refuses it from its next request. */
   operatorRevokeKey(request: Requests['operatorRevokeKey']): Promise<RouteReply<'operatorRevokeKey'>>;
-  /** GET /console/api/operator/margin: Revenue against upstream cost per model and deployment, and in all (what `mediaforge report margin` shows). */
+  /** GET /console/api/operator/margin: Revenue against upstream cost per model and deployment, in all, and per price book with the books priced below cost (what `mediaforge report margin` shows). */
   operatorMargin(request: Requests['operatorMargin']): Promise<RouteReply<'operatorMargin'>>;
   /** GET /console/api/operator/users: Console users, newest first (50 at most) - all, or those whose email contains `q`, or whose user or account id is `q`. */
   operatorUsers(request: Requests['operatorUsers']): Promise<RouteReply<'operatorUsers'>>;

@@ -241,6 +241,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/operator/accounts/{accountId}/price-book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Assign an account to a price book (spec/price-books/) or to `default` (the published prices), as `mediaforge accounts set --price-book` does, with the same audit action `account.price_book`. The account's next quote and task are priced at the book; tasks already accepted keep theirs. An unknown book answers 400 40043 unknown_price_book (the envelope, param `book`) and changes nothing. */
+        post: operations["operatorSetPriceBook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/operator/audit": {
         parameters: {
             query?: never;
@@ -299,7 +316,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Revenue against upstream cost per model and deployment, and in all (what `mediaforge report margin` shows). */
+        /** Revenue against upstream cost per model and deployment, in all, and per price book with the books priced below cost (what `mediaforge report margin` shows). */
         get: operations["operatorMargin"];
         put?: never;
         post?: never;
@@ -806,6 +823,10 @@ export interface components {
         };
         OperatorAccount: components["schemas"]["OperatorAccountSummary"] & {
             keys: components["schemas"]["ConsoleKey"][];
+            /** @description The account's price book (`default`, the published prices). */
+            priceBook: string;
+            /** @description Every name the account may be assigned (the books of spec/price-books/, then `default`). */
+            priceBooks: string[];
             recentTasks: {
                 /** Format: date-time */
                 createdAt: string;
@@ -892,6 +913,23 @@ export interface components {
             submits: number;
         };
         OperatorMarginReport: {
+            /** @description Each book and model whose succeeded, costed tasks were charged less than their declared upstream cost. */
+            belowCost: {
+                book: string;
+                model: string;
+                revenueUsd: string;
+                tasks: number;
+                upstreamCostUsd: string;
+            }[];
+            /** @description The same tasks by the price book each was accepted under (`default`, the published prices), as `report margin` prints after its total. */
+            books: {
+                book: string;
+                marginUsd: string;
+                revenueCredits: number;
+                revenueUsd: string;
+                tasks: number;
+                upstreamCostUsd: string;
+            }[];
             rows: components["schemas"]["OperatorMarginRow"][];
             since: string | null;
             totals: components["schemas"]["OperatorMarginTotals"];
@@ -1682,6 +1720,44 @@ export interface operations {
                             /** @description Credits no longer owed (0 when the account owed nothing, or on a replay). */
                             forgiven: number;
                             replayed: boolean;
+                        };
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorSetPriceBook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: components["parameters"]["OperatorAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A book's name, or `default`. */
+                    book: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account's book before and after. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: {
+                            accountId: string;
+                            /** @description The account's book before. */
+                            previous: string;
+                            /** @description The account's book now (`default`, the published prices). */
+                            priceBook: string;
                         };
                     };
                 };

@@ -1,4 +1,5 @@
 import { accountsByIdPrefix, accountsByIds, keysOfAccount } from '../accounts/accounts.js';
+import { DEFAULT_BOOK, priceBookChoices, priceBookOfAccount } from '../accounts/price-book.js';
 import { searchUsers, usersOfAccounts, type UserRole, type UserRow } from '../accounts/users.js';
 import type { Balance } from '../ledger/ledger.js';
 import { walletsOf } from '../ledger/wallets.js';
@@ -30,6 +31,9 @@ export interface AccountSummary {
 }
 
 export interface AccountDetail extends AccountSummary {
+  /** The account's price book (`default`: the published prices) and every name it may be assigned. */
+  priceBook: string;
+  priceBooks: string[];
   usage: { days: number; tasks: number; credits: number; byModel: { model: string; tasks: number; credits: number }[] };
   keys: { keyId: string; prefix: string; workspace: string; createdAt: string; revokedAt: string | null }[];
   recentTasks: {
@@ -110,11 +114,12 @@ export async function accountDetail(db: Db, accountId: string, now: number): Pro
   const [account] = await accountsByIds(db.kysely, [accountId]);
   if (!account) return undefined;
   const to = now - (now % DAY_MS) + DAY_MS;
-  const [[summary], keys, usage, tasks] = await Promise.all([
+  const [[summary], keys, usage, tasks, book] = await Promise.all([
     summaries(db, [account]),
     keysOfAccount(db, accountId),
     usageRows(db.kysely, { accountIds: [accountId] }, to - USAGE_DAYS * DAY_MS, to),
     recentTasksOfAccounts(db.kysely, [accountId], RECENT_TASKS),
+    priceBookOfAccount(db.kysely, accountId),
   ]);
   const byModel = new Map<string, { tasks: number; credits: number }>();
   let credits = 0;
@@ -128,6 +133,8 @@ export async function accountDetail(db: Db, accountId: string, now: number): Pro
   }
   return {
     ...summary,
+    priceBook: book ?? DEFAULT_BOOK,
+    priceBooks: priceBookChoices(),
     usage: {
       days: USAGE_DAYS,
       tasks: usage.length,

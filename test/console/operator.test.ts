@@ -32,6 +32,10 @@ const OPERATIONS: [string, { method: 'GET' | 'POST'; path: (x: Target) => string
     'operatorForgiveDebt',
     { method: 'POST', path: (x) => `${OP}/accounts/${x.accountId}/forgive-debt`, body: { note: 'for me' } },
   ],
+  [
+    'operatorSetPriceBook',
+    { method: 'POST', path: (x) => `${OP}/accounts/${x.accountId}/price-book`, body: { book: 'partner' } },
+  ],
   ['operatorRevokeKey', { method: 'POST', path: (x) => `${OP}/keys/${x.keyId}/revoke` }],
   ['operatorUsers', { method: 'GET', path: () => `${OP}/users?q=grace` }],
   ['operatorAudit', { method: 'GET', path: () => `${OP}/audit` }],

@@ -135,6 +135,13 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
     path: validators.operatorForgiveDebtPath,
     body: { validate: validators.operatorForgiveDebtBody, required: true, error: 'invalid_input' }
   },
+  operatorSetPriceBook: {
+    parameters: [
+      { name: 'accountId', in: 'path', integer: false, error: 'invalid_parameter' }
+    ],
+    path: validators.operatorSetPriceBookPath,
+    body: { validate: validators.operatorSetPriceBookBody, required: true, error: 'invalid_input' }
+  },
   operatorAudit: {
     parameters: []
   },

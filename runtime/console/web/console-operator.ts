@@ -1,8 +1,9 @@
 /**
  * The operator's sections of /console (a session whose role is `operator`), above the account's
  * own: deployments with their state (read again every few seconds while the page is visible) and
- * last failure, the margin report with its chart, accounts and users found by
- * email or id (balance, usage, keys, recent tasks; add credits with a note, revoke a key), and
+ * last failure, the margin report with its chart and its part by price book, accounts and users found by
+ * email or id (balance, usage, keys, recent tasks; add credits with a note, revoke a key, set the
+ * price book), and
  * the audit log. Every call is an operator operation of the contract (generated/console/types.ts).
  */
 import type uPlot from 'uplot';
@@ -112,6 +113,35 @@ async function renderMargin() {
           }),
         ]
       : []),
+    // By the book each task was accepted under, as `report margin` prints after its total.
+    h(
+      'ul',
+      { id: 'margin-books' },
+      ...report.books.map((b) =>
+        h('li', {
+          'data-book': b.book,
+          text: t('operator.marginBook', {
+            book: b.book,
+            tasks: b.tasks,
+            revenue: b.revenueUsd,
+            cost: b.upstreamCostUsd,
+            margin: b.marginUsd,
+          }),
+        }),
+      ),
+      ...report.belowCost.map((w) =>
+        h('li', {
+          class: 'warning',
+          text: t('operator.marginBelowCost', {
+            book: w.book,
+            model: w.model,
+            tasks: w.tasks,
+            revenue: w.revenueUsd,
+            cost: w.upstreamCostUsd,
+          }),
+        }),
+      ),
+    ),
   );
   // One bar group per model and deployment: revenue beside what the upstream cost.
   const rows = report.rows;
@@ -212,6 +242,36 @@ function forgiveDebtRow(
   );
 }
 
+/**
+ * The account's price book and a select of every name it may be assigned (the books, then
+ * `default`): the same change and audit row as `mediaforge accounts set --price-book`.
+ */
+function priceBookRow(slot: HTMLElement, account: Account, refresh: () => Promise<void>): HTMLElement {
+  const select = h(
+    'select',
+    { id: 'operator-price-book' },
+    ...account.priceBooks.map((name) =>
+      h('option', { value: name, text: name, ...(name === account.priceBook ? { selected: 'selected' } : {}) }),
+    ),
+  );
+  return h(
+    'p',
+    {},
+    h('label', { for: 'operator-price-book', text: t('operator.priceBook') }),
+    select,
+    button(t('operator.setPriceBook'), 'set-price-book', async () => {
+      const set = await api('post', '/console/api/operator/accounts/{accountId}/price-book', {
+        params: { accountId: account.accountId },
+        body: { book: select.value },
+      });
+      await showAccount(slot, account.accountId, refresh);
+      slot.querySelector('#price-book-done')!.textContent = ` ${t('operator.priceBookSet', { book: set.priceBook })}`;
+      await renderAudit();
+    }),
+    h('span', { id: 'price-book-done' }),
+  );
+}
+
 /** One account's detail; `refresh` runs the search again after a change, so its rows show the new balance. */
 async function showAccount(slot: HTMLElement, accountId: string, refresh: () => Promise<void>): Promise<void> {
   const account: Account = await api('get', '/console/api/operator/accounts/{accountId}', { params: { accountId } });
@@ -254,6 +314,7 @@ async function showAccount(slot: HTMLElement, accountId: string, refresh: () => 
       done,
     ),
     forgiveDebtRow(slot, accountId, account.balance.owed ?? 0, note, grantKey, refresh),
+    priceBookRow(slot, account, refresh),
     table(
       ['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', ''],
       account.keys.map((k) => [

@@ -53,6 +53,7 @@ type ConsoleAccountHandlers = Omit<
   | 'operatorAccount'
   | 'operatorAddCredits'
   | 'operatorForgiveDebt'
+  | 'operatorSetPriceBook'
   | 'operatorRevokeKey'
   | 'operatorUsers'
   | 'operatorAudit'

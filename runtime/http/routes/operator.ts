@@ -1,6 +1,8 @@
 import type { Handlers } from '../../../generated/console/routes.js';
 import { auditEntries } from '../../audit/audit-log.js';
 import { consoleRefusal } from '../../console-refusal.js';
+import { DEFAULT_BOOK, parsePriceBook, setAccountPriceBook } from '../../accounts/price-book.js';
+import { ApiError } from '../../errors.js';
 import { walletOf } from '../../ledger/wallets.js';
 import { accountDetail, findAccounts, findUsers } from '../../operator/account-directory.js';
 import {
@@ -9,7 +11,7 @@ import {
   grantCredits,
   revokeKeyAsOperator,
 } from '../../operator/operator-actions.js';
-import { marginReport } from '../../routing/margin.js';
+import { marginByBook, marginReport } from '../../routing/margin.js';
 import { deploymentsStatus } from '../../routing/status.js';
 import type { ApiRequest, ConsoleRequests } from '../api-request.js';
 
@@ -20,6 +22,7 @@ type OperatorOperation =
   | 'operatorAccount'
   | 'operatorAddCredits'
   | 'operatorForgiveDebt'
+  | 'operatorSetPriceBook'
   | 'operatorRevokeKey'
   | 'operatorUsers'
   | 'operatorAudit';
@@ -63,7 +66,12 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
 
   async operatorMargin(req) {
     const since = req.query.since === undefined ? undefined : Date.parse(`${req.query.since}T00:00:00Z`);
-    return ok(await marginReport(req.ctx.db.kysely, since));
+    // `report margin`'s two computations, whole: per model and deployment, then per book.
+    const [report, byBook] = await Promise.all([
+      marginReport(req.ctx.db.kysely, since),
+      marginByBook(req.ctx.db.kysely, since),
+    ]);
+    return ok({ ...report, ...byBook });
   },
 
   async operatorAccounts(req) {
@@ -112,6 +120,17 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
       replayed: done.replayed,
       balance: { available, held, spent, purchased, owed, reversed },
     });
+  },
+
+  // The CLI's path (accounts set --price-book): the same parse, the same change and audit row.
+  async operatorSetPriceBook(req) {
+    const { accountId } = req.params;
+    const book = parsePriceBook(req.body.book);
+    // The envelope with its business code and the field, as for any bad input (not a console_ refusal, which has neither).
+    if (book === undefined) throw new ApiError('unknown_price_book', { param: 'book' });
+    const changed = await setAccountPriceBook(req.ctx.db, acting(req), accountId, book, req.ctx.clock.now());
+    if (!changed) throw consoleRefusal('not_found', 'no such account');
+    return ok({ accountId, priceBook: changed.to ?? DEFAULT_BOOK, previous: changed.from ?? DEFAULT_BOOK });
   },
 
   async operatorRevokeKey(req) {

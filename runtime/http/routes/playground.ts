@@ -2,6 +2,8 @@ import type { Handlers } from '../../../generated/console/routes.js';
 import { catalogue, type CatalogueModel } from '../../../generated/catalogue.js';
 import { formatMessage } from '../../../generated/errors.js';
 import { creditsToUsd } from '../../../generated/support.js';
+import { priceUnderBook, pricingUnderBook } from '../../accounts/book-price.js';
+import { priceBookOfAccount } from '../../accounts/price-book.js';
 import { ownerOf, toAsset } from '../../assets/library.js';
 import { applyAssetReferences } from '../../assets/references.js';
 import { outboundPolicy } from '../../config.js';
@@ -42,20 +44,26 @@ function playgroundBody(body: { model: string; input: Record<string, unknown> })
 
 /**
  * The most a model's defaults hold (maxCredits) when a prompt is all it needs, or null when its
- * defaults cannot run alone (a required reference file, a source clip). The playground opens on the
- * model whose defaults hold least within the user's balance: chosen by price, never by name.
+ * defaults cannot run alone (a required reference file, a source clip), at the playground
+ * account's price book: what quote answers for that account. The playground opens on the model
+ * whose defaults hold least within the user's balance: chosen by price, never by name.
  */
-function defaultsMaxCredits(model: CatalogueModel): number | null {
+function defaultsMaxCredits(model: CatalogueModel, book: string | null): number | null {
   const checked = model.validate({ prompt: 'A lighthouse at dusk' });
-  return checked.ok ? model.price(checked.value).maxCredits : null;
+  return checked.ok ? priceUnderBook(model, checked.value, {}, book).maxCredits : null;
 }
 
 /** The playground's operations: models with schemas, live quote, create (held from the playground wallet), status, uploads. */
 export const playgroundHandlers: PlaygroundHandlers = {
-  async playgroundModels() {
+  async playgroundModels(req) {
+    // The picker's prices are the account's, as quote answers them (issue 40), not the published ones.
+    const book = await priceBookOfAccount(req.ctx.db.kysely, req.user.playgroundAccountId);
     return ok(
       [...catalogue.values()]
-        .map((model) => ({ info: model.info, defaultsMaxCredits: defaultsMaxCredits(model) }))
+        .map((model) => ({
+          info: { ...model.info, pricing: pricingUnderBook(model.info.id, model.info.pricing, book) },
+          defaultsMaxCredits: defaultsMaxCredits(model, book),
+        }))
         .map(({ info, defaultsMaxCredits }) => ({
           id: info.id,
           title: info.title,
