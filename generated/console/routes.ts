@@ -9,7 +9,7 @@
 import type { operations } from './types.js';
 
 /** Every operationId of the document (filled in by the generator). */
-export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorSetPriceBook' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
+export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorSetPriceBook' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleStatement' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
 
 /** The layers of the document's operations (filled in by the generator). */
 type Layer = 'console';
@@ -310,6 +310,15 @@ export const routes: readonly RouteDef[] = [
     auth: false
   },
   {
+    operationId: 'consoleStatement',
+    method: 'GET',
+    path: '/console/api/statements/{month}',
+    fastifyPath: '/console/api/statements/:month',
+    layer: 'console',
+    body: 'json',
+    auth: true
+  },
+  {
     operationId: 'consoleListTasks',
     method: 'GET',
     path: '/console/api/tasks',
@@ -480,6 +489,8 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   consoleSignOut(request: Requests['consoleSignOut']): Promise<RouteReply<'consoleSignOut'>>;
   /** POST /console/api/signup: Create a user (API account, playground account with its free credits) and open a session. */
   consoleSignUp(request: Requests['consoleSignUp']): Promise<RouteReply<'consoleSignUp'>>;
+  /** GET /console/api/statements/{month}: The statement of the session user's API account for a calendar month (UTC), as getStatement answers it. */
+  consoleStatement(request: Requests['consoleStatement']): Promise<RouteReply<'consoleStatement'>>;
   /** GET /console/api/tasks: The latest 100 tasks of both wallets, newest first. */
   consoleListTasks(request: Requests['consoleListTasks']): Promise<RouteReply<'consoleListTasks'>>;
   /** GET /console/api/usage: Tasks of the last 30 days of both wallets, by UTC day and by model (settled charges). */

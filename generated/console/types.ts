@@ -465,6 +465,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/statements/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The statement of the session user's API account for a calendar month (UTC), as getStatement answers it. */
+        get: operations["consoleStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/tasks": {
         parameters: {
             query?: never;
@@ -1017,6 +1034,35 @@ export interface components {
                 [key: string]: unknown;
             };
             model: string;
+        };
+        Statement: {
+            charges: {
+                byModel: {
+                    credits: number;
+                    model: string;
+                    tasks: number;
+                }[];
+                total: number;
+            };
+            closingBalance: number;
+            month: string;
+            openingBalance: number;
+            purchases: {
+                granted: number;
+                paid: number;
+                total: number;
+            };
+            refunds: {
+                debtForgiven: number;
+                /** @description Owed by refunds and disputes beyond what was available (not taken from the balance). */
+                debtIncurred: number;
+                debtPaid: number;
+                disputed: number;
+                disputesWon: number;
+                refunded: number;
+                /** @description refunded + disputed + debtPaid - disputesWon. */
+                total: number;
+            };
         };
         /** @description A Stripe event (https://docs.stripe.com/api/events/object), as much of it as the service reads: its id, its type and the object it is about (a Checkout Session, a Charge or a Dispute). Handled types: checkout.session.completed, checkout.session.async_payment_succeeded, charge.refunded, charge.dispute.created, charge.dispute.closed; any other is ignored. */
         StripeEvent: {
@@ -2074,6 +2120,32 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["ConsoleSignedIn"];
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    consoleStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The calendar month, YYYY-MM (UTC). */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: components["schemas"]["Statement"];
+                    };
+                };
+            };
             default: components["responses"]["ConsoleError"];
         };
     };

@@ -197,6 +197,12 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
     headers: validators.consoleSignUpHeaders,
     body: { validate: validators.consoleSignUpBody, required: true, error: 'invalid_input' }
   },
+  consoleStatement: {
+    parameters: [
+      { name: 'month', in: 'path', integer: false, error: 'invalid_parameter' }
+    ],
+    path: validators.consoleStatementPath
+  },
   consoleListTasks: {
     parameters: []
   },

@@ -45,6 +45,7 @@ export declare const consoleSignInHeaders: RequestValidator;
 export declare const consoleSignInBody: RequestValidator;
 export declare const consoleSignUpHeaders: RequestValidator;
 export declare const consoleSignUpBody: RequestValidator;
+export declare const consoleStatementPath: RequestValidator;
 export declare const playgroundQuoteBody: RequestValidator;
 export declare const playgroundCreateTaskBody: RequestValidator;
 export declare const playgroundTaskPath: RequestValidator;

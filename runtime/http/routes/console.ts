@@ -18,6 +18,7 @@ import {
 import type { Context } from '../../context.js';
 import { owedCredits, walletsOf } from '../../ledger/wallets.js';
 import { CREDIT_PACKS, CUSTOM_AMOUNT } from '../../../generated/credit-packs.js';
+import { statementOf } from '../../reports/statement.js';
 import type { TaskState } from '../../tasks/states.js';
 import { recentTasksOfAccounts, usageRows } from '../../tasks/task-rows.js';
 import {
@@ -282,6 +283,11 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
         throw consoleRefusal('payments_unavailable', 'the payment processor could not be reached');
       }
       return ok({ url: session.url });
+    },
+
+    /** The statement of the user's API account (runtime/reports/statement.ts): the session is the owner's, so no key scope applies. */
+    async consoleStatement(req) {
+      return ok(await statementOf(req.ctx.db.kysely, req.user.accountId, req.params.month));
     },
 
     /** Tasks of the last 30 days of both wallets, by UTC day and by model (settled charges). */
