@@ -9,7 +9,7 @@
 import type { operations } from './types.js';
 
 /** Every operationId of the document (filled in by the generator). */
-export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorSetPriceBook' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleStatement' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
+export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleSetKeyPolicy' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorSetPriceBook' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleStatement' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
 
 /** The layers of the document's operations (filled in by the generator). */
 type Layer = 'console';
@@ -133,6 +133,15 @@ export const routes: readonly RouteDef[] = [
     method: 'POST',
     path: '/console/api/keys',
     fastifyPath: '/console/api/keys',
+    layer: 'console',
+    body: 'json',
+    auth: true
+  },
+  {
+    operationId: 'consoleSetKeyPolicy',
+    method: 'PUT',
+    path: '/console/api/keys/{keyId}/policy',
+    fastifyPath: '/console/api/keys/:keyId/policy',
     layer: 'console',
     body: 'json',
     auth: true
@@ -453,6 +462,8 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   consoleListKeys(request: Requests['consoleListKeys']): Promise<RouteReply<'consoleListKeys'>>;
   /** POST /console/api/keys: A new personal key, or a team workspace's key; the secret is in this answer only. */
   consoleCreateKey(request: Requests['consoleCreateKey']): Promise<RouteReply<'consoleCreateKey'>>;
+  /** PUT /console/api/keys/{keyId}/policy: Set or clear parts of the policy of one of the account's keys (null clears a part); audited as key.policy. */
+  consoleSetKeyPolicy(request: Requests['consoleSetKeyPolicy']): Promise<RouteReply<'consoleSetKeyPolicy'>>;
   /** POST /console/api/keys/{keyId}/revoke: Revoke one of the account's keys. */
   consoleRevokeKey(request: Requests['consoleRevokeKey']): Promise<RouteReply<'consoleRevokeKey'>>;
   /** GET /console/api/operator/accounts: Accounts, newest first (50 at most) - all, or those of users whose email contains `q`, or whose id starts with `q` - with balance and users. */

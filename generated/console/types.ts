@@ -156,6 +156,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/keys/{keyId}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set or clear parts of the policy of one of the account's keys (null clears a part); audited as key.policy. */
+        put: operations["consoleSetKeyPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/keys/{keyId}/revoke": {
         parameters: {
             query?: never;
@@ -1618,6 +1635,50 @@ export interface operations {
                             apiKey: string;
                             keyId: string;
                             workspace: string;
+                        };
+                    };
+                };
+            };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    consoleSetKeyPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: components["parameters"]["ConsoleKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description CREDITS/PERIOD (`5000/month`; period day, week, month or lifetime). */
+                    budget?: string | null;
+                    budgetAlerts?: number[] | null;
+                    /** @description An ISO 8601 date or date-time. */
+                    expires?: string | null;
+                    maxInFlight?: number | null;
+                    models?: string[] | null;
+                    networks?: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The key's policy after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                        data: {
+                            keyId: string;
+                            /** @description As GET /api/v1/keys/current shows it. */
+                            policy: {
+                                [key: string]: unknown;
+                            };
                         };
                     };
                 };

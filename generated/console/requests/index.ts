@@ -103,6 +103,13 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
     parameters: [],
     body: { validate: validators.consoleCreateKeyBody, required: false, error: 'invalid_input' }
   },
+  consoleSetKeyPolicy: {
+    parameters: [
+      { name: 'keyId', in: 'path', integer: false, error: 'invalid_parameter' }
+    ],
+    path: validators.consoleSetKeyPolicyPath,
+    body: { validate: validators.consoleSetKeyPolicyBody, required: true, error: 'invalid_input' }
+  },
   consoleRevokeKey: {
     parameters: [
       { name: 'keyId', in: 'path', integer: false, error: 'invalid_parameter' }

@@ -27,6 +27,8 @@ export declare const consoleDisableEndpointPath: RequestValidator;
 export declare const consoleEnableEndpointPath: RequestValidator;
 export declare const consoleRotateEndpointSecretPath: RequestValidator;
 export declare const consoleCreateKeyBody: RequestValidator;
+export declare const consoleSetKeyPolicyPath: RequestValidator;
+export declare const consoleSetKeyPolicyBody: RequestValidator;
 export declare const consoleRevokeKeyPath: RequestValidator;
 export declare const operatorAccountsQuery: RequestValidator;
 export declare const operatorAccountPath: RequestValidator;

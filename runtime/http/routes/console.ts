@@ -2,7 +2,10 @@ import type { Handlers } from '../../../generated/console/routes.js';
 import { LANGUAGES } from '../../../generated/errors.js';
 import { creditsToUsd } from '../../../generated/support.js';
 import { createKey, isKeyOfAccount, keysOfAccount, revokeKey } from '../../accounts/accounts.js';
+import { asKeyPolicyRefusal } from '../../accounts/key-policy-refusal.js';
+import { policyView } from '../../accounts/key-policy.js';
 import { outboundPolicy } from '../../config.js';
+import { setKeyPolicyAsActor } from '../../operator/operator-actions.js';
 import { PasswordHasher } from '../../console/passwords.js';
 import { consoleRefusal, refusalOf } from '../../console-refusal.js';
 import { readCookie, SESSION_COOKIE, sessionCookie } from '../../console/session-http.js';
@@ -164,6 +167,28 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
       if (!(await isKeyOfAccount(req.ctx.db, req.user.accountId, keyId)))
         throw consoleRefusal('not_found', 'no such key');
       return ok({ revoked: await revokeKey(req.ctx.db, keyId, req.ctx.clock.now()) });
+    },
+
+    /**
+     * Sets or clears parts of the policy of one of the account's keys, validated as `keys set`
+     * validates it and audited as it is (key.policy), the actor the signed-in user. Another
+     * account's key is not found.
+     */
+    async consoleSetKeyPolicy(req) {
+      const { keyId } = req.params;
+      const by = { actor: req.user.userId, clientAddress: req.raw.ip };
+      const policy = await setKeyPolicyAsActor(
+        req.ctx.db,
+        by,
+        keyId,
+        req.body,
+        req.ctx.clock.now(),
+        req.user.accountId,
+      ).catch((error: unknown) => {
+        throw asKeyPolicyRefusal(error);
+      });
+      if (!policy) throw consoleRefusal('not_found', 'no such key');
+      return ok({ keyId, policy: policyView(policy) });
     },
 
     /** The account webhook signing secret (task callbacks): a new one, shown in this answer only. */
