@@ -235,5 +235,6 @@ describe('failover between deployments', () => {
     expect(metrics.body).toContain('mediaforge_upstream_cooling{deployment="flaky"} 0');
     expect(metrics.body).toContain('mediaforge_upstream_failures{deployment="flaky",class="server"} 2');
     expect(metrics.body).toContain('mediaforge_upstream_submits{deployment="steady"} 3');
-  });
+    // Three tasks one after another, each through a failover: a loaded machine needs more than the default 30 s.
+  }, 90_000);
 });
