@@ -20,8 +20,9 @@ describe('settlement under a price book, by the worker', () => {
     (await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`, { key })).body.data.state;
 
   beforeAll(async () => {
-    // A slower simulator: the test moves the account to another book while its task runs.
-    t = await startTestService({ simulatorLatencyMs: 1500 });
+    // A slower simulator (3 s): the test moves the account to another book while its task runs, and
+    // a loaded machine must still see it running.
+    t = await startTestService({ simulatorLatencyMs: 3000 });
   });
   afterAll(async () => t?.close());
 
@@ -45,7 +46,7 @@ describe('settlement under a price book, by the worker', () => {
     const created = await createTask(t, apiKey, bodyD());
     const taskId = created.body.data.taskId as string;
     // Moved once the worker holds the task (running): the book it was accepted under is on the task row.
-    for (let i = 0; i < 200 && (await stateOf(apiKey, taskId)) !== 'running'; i++)
+    for (let i = 0; i < 400 && (await stateOf(apiKey, taskId)) !== 'running'; i++)
       await new Promise((resolve) => setTimeout(resolve, 25));
     expect(await stateOf(apiKey, taskId)).toBe('running');
     await book(accountId, null);
