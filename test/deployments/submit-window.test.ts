@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv } from '../../runtime/config.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { ownerOf } from '../../runtime/routing/task-owner.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
 import { JobsProtocolServer, refusedUrl } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
@@ -84,6 +85,39 @@ describe('the submit window', () => {
     if (upstream) expect(upstream.submits.length).toBeGreaterThanOrEqual(1);
     expect(await t!.wallet(accountId)).toEqual(before);
     await t!.checkLedger(accountId);
+  });
+
+  it('a task whose first submit finds its owner cooling on every deployment: its window starts then, it fails no_provider, never submitted', async () => {
+    upstream = await new JobsProtocolServer({}).start();
+    const plan = parseDeployments(
+      'deployments.yaml',
+      [
+        'upstreams:',
+        `  relay-eu: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
+        'models:',
+        `  ${MODEL_D}: [{ upstream: relay-eu }]`,
+      ].join('\n'),
+    );
+    t = await startTestService(
+      { upstreamPollMs: 50, upstreamSubmitWindowMs: WINDOW_MS },
+      { deploymentsPlan: plan, startWorker: false },
+    );
+    const { accountId, apiKey } = await t.account(100);
+    const created = await createTask(t, apiKey, bodyD('a fox accepted before its owner cooled, Picture 1'));
+    expect(created.status).toBe(202);
+    // The owner cools on the sole deployment after the task was accepted and before its first
+    // submit (as when the owner's other tasks fail meanwhile: a race the public surface cannot
+    // order, so the cool-down row is written here, as routing/evidence.ts writes it).
+    const { ownerId } = await ownerOf(t.service.ctx.db.kysely, accountId);
+    await t.service.ctx.db.kysely
+      .insertInto('upstream_owner_cooldowns')
+      .values({ deployment: 'relay-eu', owner_id: ownerId, until: Date.now() + 60_000 })
+      .execute();
+    t.service.worker!.start();
+    const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
+    expect(task).toMatchObject({ state: 'failed', errorCode: 'no_provider', credits: 0 });
+    expect(upstream.submits.length).toBe(0);
+    await t.checkLedger(accountId);
   });
 
   it('a task that started keeps running past the window and succeeds', async () => {
