@@ -10,7 +10,7 @@ import { succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { bodyD, createTask, PRICE_D } from '../http/helpers.js';
 import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { signUp, type ConsoleUser } from './support.js';
+import { signUp, type ConsoleUser, userRow } from './support.js';
 
 const OP = '/console/api/operator';
 
@@ -62,13 +62,7 @@ describe('the operator console: an account’s price book', () => {
     expect((await operator.call('GET', `${OP}/accounts/${customer.accountId}`)).body.data.priceBook).toBe('partner');
     const partnerQuote = await quote();
     expect(partnerQuote).toBeLessThan(PRICE_D);
-    const olive = (
-      await t.service.ctx.db.kysely
-        .selectFrom('users')
-        .select('id')
-        .where('email', '=', 'olive@example.com')
-        .executeTakeFirstOrThrow()
-    ).id;
+    const olive = (await userRow(t, 'olive@example.com')).id;
     const audits = await bookAudits();
     expect(audits).toHaveLength(1);
     expect(audits[0]).toMatchObject({ actor: olive, target: customer.accountId });

@@ -9,7 +9,7 @@ import { routes as consoleRoutes } from '../../generated/console/routes.js';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { bodyD, createTask } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { signUp, type ConsoleUser } from './support.js';
+import { signUp, type ConsoleUser, userRow } from './support.js';
 
 const OP = '/console/api/operator';
 
@@ -174,13 +174,7 @@ describe('the operator console API', () => {
       balance: { available: 1200, held: 0, spent: 0, purchased: 1200 },
     });
     await t.checkLedger(graceAccount);
-    const operatorId = (
-      await t.service.ctx.db.kysely
-        .selectFrom('users')
-        .select('id')
-        .where('email', '=', 'olive@example.com')
-        .executeTakeFirstOrThrow()
-    ).id;
+    const operatorId = (await userRow(t, 'olive@example.com')).id;
     const purchase = await t.service.ctx.db.kysely
       .selectFrom('ledger_entries')
       .select(['kind', 'amount', 'note', 'by_user_id'])

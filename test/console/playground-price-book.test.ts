@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAccountPriceBook } from '../../runtime/accounts/price-book.js';
 import { CLI_OPERATOR } from '../../runtime/operator/operator-actions.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { signUp, type ConsoleUser } from './support.js';
+import { signUp, type ConsoleUser, userRow } from './support.js';
 
 interface PickerModel {
   id: string;
@@ -33,13 +33,7 @@ describe('the playground picker under a price book', () => {
     t = await startTestService({}, { startWorker: false });
     partner = await signUp(t, 'pat@example.com');
     published = await signUp(t, 'pub@example.com');
-    partnerPlayground = (
-      await t.service.ctx.db.kysely
-        .selectFrom('users')
-        .select('playground_account_id')
-        .where('email', '=', 'pat@example.com')
-        .executeTakeFirstOrThrow()
-    ).playground_account_id;
+    partnerPlayground = (await userRow(t, 'pat@example.com')).playground_account_id;
     await setAccountPriceBook(t.service.ctx.db, CLI_OPERATOR, partnerPlayground, 'partner', Date.now());
     model = (await picker(published)).find((m) => m.defaultsMaxCredits !== null)!.id;
   });

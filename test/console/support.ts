@@ -13,6 +13,15 @@ export interface ConsoleUser {
   ): Promise<{ status: number; body: { code: number; msg: string; data: T } }>;
 }
 
+/** The users row of a signed-up email (its id and accounts: the session answer names only the API account). */
+export async function userRow(t: TestService, email: string) {
+  return t.service.ctx.db.kysely
+    .selectFrom('users')
+    .select(['id', 'account_id', 'playground_account_id'])
+    .where('email', '=', email)
+    .executeTakeFirstOrThrow();
+}
+
 export async function signUp(t: TestService, email: string, password = 'correct horse battery'): Promise<ConsoleUser> {
   const response = await fetch(`${t.url}/console/api/signup`, {
     method: 'POST',
