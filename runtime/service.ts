@@ -32,7 +32,6 @@ import { webhookAcceptedHook, webhookResolutionHook, webhookWorkHandlers } from 
 import { OutboundAgents } from './net/kept-agents.js';
 import { paymentSettings } from './payments/payment-settings.js';
 import { Payments } from './payments/payments.js';
-import { StripeProcessor } from './payments/stripe-processor.js';
 import type { AllWorkHandlers, WorkHandlers } from './queue/work-handler.js';
 import { Worker } from './worker/worker.js';
 
@@ -111,7 +110,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let payments: Payments | undefined;
   try {
     const settings = paymentSettings(config);
-    payments = settings.on ? new Payments(settings, new StripeProcessor(settings), db) : undefined;
+    if (settings.on) {
+      // stripe (some two hundred modules) loads only where payments are on.
+      const { StripeProcessor } = await import('./payments/stripe-processor.js');
+      payments = new Payments(settings, new StripeProcessor(settings), db);
+    }
   } catch (error) {
     await db.close();
     throw error;

@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
-import { fileTypeFromBuffer } from 'file-type';
-import { imageSize } from 'image-size';
-import { createFile, Log, type Movie, type MP4BoxBuffer } from 'mp4box';
-import { parseStream } from 'music-metadata';
+// The parsers (file-type, image-size, mp4box, music-metadata: some hundred modules) load at their
+// first use below, not with this module: every process imports it for its small helpers, and a
+// command or an API server that never probes a file should not pay for them at start.
+import type { Movie, MP4BoxBuffer } from 'mp4box';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { ByteReader, peek } from './byte-reader.js';
 import { hasTransparency } from './transparency.js';
@@ -110,6 +110,7 @@ export function headWanted(prefix: Uint8Array): number {
 
 /** Only the type, cheaply, from the head of a file (file-type reads the first bytes; LoRA and text by their own shape). */
 export async function sniff(head: Uint8Array): Promise<{ kind: AssetKind; format: string; mime: string } | undefined> {
+  const { fileTypeFromBuffer } = await import('file-type');
   const type = await fileTypeFromBuffer(head).catch(() => undefined);
   const known = type && DETECTED[type.ext];
   if (known) return { ...known, mime: type.mime === 'audio/vnd.wave' ? 'audio/wav' : type.mime };
@@ -177,6 +178,7 @@ export async function probeSource(source: ProbeSource): Promise<Probed | undefin
   if (!type) return undefined;
   if (type.kind === 'image') {
     try {
+      const { imageSize } = await import('image-size');
       const size = imageSize(head);
       if (!size.width || !size.height) return undefined;
       return { ...type, width: size.width, height: size.height, hasAlpha: hasTransparency(type.format, head) };
@@ -205,6 +207,7 @@ export async function probeSource(source: ProbeSource): Promise<Probed | undefin
   }
   if (type.kind === 'video' || type.kind === 'audio') {
     const stream = Readable.from(await source.open(), { objectMode: false });
+    const { parseStream } = await import('music-metadata');
     const metadata = await parseStream(
       stream,
       { mimeType: type.mime, size: source.size },
@@ -228,6 +231,7 @@ export async function probeSource(source: ProbeSource): Promise<Probed | undefin
  */
 async function readMovie(source: ProbeSource, moovMax: number): Promise<Movie | undefined> {
   // mp4box.js logs every box it reads at its default level; set here, not when this module loads (imports have no side effects).
+  const { createFile, Log } = await import('mp4box');
   Log.setLogLevel(Log.error);
   let iterator = (await source.open())[Symbol.asyncIterator]();
   let reader = new ByteReader(iterator);

@@ -9,8 +9,28 @@ import ts from 'typescript';
  * cannot close a cycle at load: it is left out. The targets are paths from the root, `.ts`.
  */
 export function valueImports(file: string, text: string): string[] {
+  return valueSpecifiers(file, text)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => posix.normalize(posix.join(posix.dirname(file), spec)).replace(/\.js$/, '.ts'));
+}
+
+/** The packages (`name` or `@scope/name`, Node's own `node:` modules aside) a file's value imports load with it. */
+export function packageImports(file: string, text: string): string[] {
+  const packages = valueSpecifiers(file, text)
+    .filter((spec) => !spec.startsWith('.') && !spec.startsWith('node:'))
+    .map((spec) =>
+      spec
+        .split('/')
+        .slice(0, spec.startsWith('@') ? 2 : 1)
+        .join('/'),
+    );
+  return [...new Set(packages)];
+}
+
+/** The module specifiers of a file's static value imports and re-exports, as written. */
+function valueSpecifiers(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
-  const targets: string[] = [];
+  const specifiers: string[] = [];
   for (const statement of source.statements) {
     let spec: ts.Expression | undefined;
     if (ts.isImportDeclaration(statement)) {
@@ -38,10 +58,9 @@ export function valueImports(file: string, text: string): string[] {
         continue;
       spec = statement.moduleSpecifier;
     }
-    if (!spec || !ts.isStringLiteral(spec) || !spec.text.startsWith('.')) continue;
-    targets.push(posix.normalize(posix.join(posix.dirname(file), spec.text)).replace(/\.js$/, '.ts'));
+    if (spec && ts.isStringLiteral(spec)) specifiers.push(spec.text);
   }
-  return targets;
+  return specifiers;
 }
 
 /**
