@@ -130,15 +130,13 @@ export async function receiveUpload(ctx: Context, upload: IncomingUpload): Promi
     const { head, rest } = await peek(body.chunks, (prefix) => Math.min(headWanted(prefix), row.max_bytes + 1));
     if (head.length > row.max_bytes) throw new BlobTooLargeError(row.max_bytes);
     const type = head.length ? await sniff(head) : undefined;
-    if (!type || type.kind !== row.kind)
-      throw new ApiError('file_type_not_allowed', { param: 'body', headers: { Connection: 'close' } });
+    if (!type || type.kind !== row.kind) throw new ApiError('file_type_not_allowed', { param: 'body' });
     key = ticketKeyOf(row.id);
     size = await ctx.blobs.put(key, rest, { maxBytes: row.max_bytes });
   } catch (error) {
     body.drain();
     await fail();
-    if (error instanceof BlobTooLargeError)
-      throw new ApiError('payload_too_large', { param: 'body', headers: { Connection: 'close' } });
+    if (error instanceof BlobTooLargeError) throw new ApiError('payload_too_large', { param: 'body' });
     throw error;
   }
   await ctx.db.kysely
@@ -155,9 +153,19 @@ function ticketKeyOf(fileId: string): string {
 }
 
 /**
+ * After a refusal, what a client may still send is read and dropped, up to this much and this long;
+ * past either the connection is cut. Answering and closing at once (`Connection: close`) lost the
+ * answer: the client was still writing, the server's close of a socket with unread bytes sends a
+ * reset, and a reset makes the client's system drop the answer it had not read yet (EPIPE instead
+ * of 413). This is the "lingering close" of RFC 9112 §9.6, bounded.
+ */
+const LINGER_BYTES = 64 * 1024 * 1024;
+const LINGER_MS = 30_000;
+
+/**
  * The chunks of a request body. Leaving the loop early (a refused upload) does not destroy the
- * request: `drain` then reads and drops the rest, so the client hears the answer (413, 400 with
- * `Connection: close`) before the socket goes.
+ * request: `drain` then reads and drops the rest (within the bounds above), so the client hears
+ * the answer (413, 400) and the connection stays usable when the body ends.
  */
 function requestChunks(body: unknown): { chunks: AsyncIterable<Buffer>; drain(): void } {
   const stream = body as Readable | undefined;
@@ -169,7 +177,21 @@ function requestChunks(body: unknown): { chunks: AsyncIterable<Buffer>; drain():
   return {
     chunks: chunks as AsyncIterable<Buffer>,
     drain: () => {
-      if (!stream.readableEnded && !stream.destroyed) stream.resume();
+      if (stream.readableEnded || stream.destroyed) return;
+      let dropped = 0;
+      const cut = setTimeout(() => stream.destroy(), LINGER_MS).unref();
+      // Read, not resume(): the abandoned iterator's 'readable' listener keeps the stream paused.
+      const drop = () => {
+        for (let chunk: Buffer | null = stream.read(); chunk !== null; chunk = stream.read()) {
+          dropped += chunk.length;
+          if (dropped > LINGER_BYTES) return void stream.destroy();
+        }
+      };
+      stream.on('readable', drop);
+      // Once the body has ended the connection is the client's again: the cut must not reach a later request.
+      stream.once('end', () => clearTimeout(cut));
+      stream.once('close', () => clearTimeout(cut));
+      drop();
     },
   };
 }
