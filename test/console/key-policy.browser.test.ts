@@ -100,6 +100,7 @@ describe('key policies in the console, in a browser', () => {
     const fieldError = page.locator(`[id="${prefix}-error-networks"]`);
     await fieldError.filter({ hasText: 'Ungültige Schlüsselrichtlinie' }).waitFor();
     expect(await page.locator(`[id="${prefix}-error-budget"]`).innerText()).toBe('');
+    expect(await page.locator(`[id="${prefix}-saved"]`).innerText()).toBe('');
     expect(Number((await keyRow(keyId)).max_in_flight)).toBe(2);
     expect(problems).toEqual([]);
     expect(foreign).toEqual([]);

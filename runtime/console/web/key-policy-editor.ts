@@ -185,6 +185,7 @@ export function policyEditor(
   saved: () => Promise<void>,
 ): HTMLElement {
   const fields = policyFields(idPrefix, key.policy);
+  const status = h('span', { class: 'hint', id: `${idPrefix}-saved` });
   return h(
     'div',
     {},
@@ -197,6 +198,8 @@ export function policyEditor(
         'p',
         {},
         button(t('keys.savePolicy'), `${idPrefix}-save`, async () => {
+          // The last save's word goes with a new attempt: a refusal is never shown beside "saved".
+          status.textContent = '';
           fields.showError('');
           try {
             await save(fields.read());
@@ -210,6 +213,6 @@ export function policyEditor(
         }),
       ),
     ),
-    h('span', { class: 'hint', id: `${idPrefix}-saved` }),
+    status,
   );
 }
