@@ -1904,6 +1904,7 @@ export interface components {
         };
         /** @description An API key's policy (issue 40); a part it does not have is null. */
         CurrentKey: {
+            /** @description Most credits held and spent per UTC period (`week` from Monday), and what is left now. */
             budget: components["schemas"]["KeyBudget"];
             expiresAt: null | string;
             /** @description The key's tasks queued or running now. */

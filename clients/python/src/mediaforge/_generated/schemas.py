@@ -132,7 +132,7 @@ class CurrentKey(TypedDict, total=False):
     workspace: Required[str]
     """Required."""
     budget: Required[KeyBudget]
-    """Required."""
+    """Most credits held and spent per UTC period (`week` from Monday), and what is left now. Required."""
     models: Required[list[str] | None]
     """Model ids and family patterns of whole segments the key may call. Required."""
     maxInFlight: Required[int | None]
