@@ -145,7 +145,11 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
       return ok(await keysWithPolicy(req.ctx.db, req.user.accountId, req.ctx.clock.now()));
     },
 
-    /** A personal key, or a team workspace's key (workspace `team:NAME`): the secret is in this answer only. */
+    /**
+     * A personal key, or a team workspace's key (workspace `team:NAME`): the secret is in this answer
+     * only. With a `policy`, the key has it from its first request on, and its making is audited as the
+     * CLI's (key.create, the signed-in user the actor); a plain key is not, as before.
+     */
     async consoleCreateKey(req) {
       const { team, policy: input = {} } = req.body ?? {};
       const workspace = typeof team === 'string' && team.trim() ? `team:${team.trim()}` : 'personal';
