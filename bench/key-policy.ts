@@ -37,10 +37,14 @@ export async function benchKeyPolicy(mode: RunMode): Promise<BenchOutput> {
   const dbUrl = sqliteUrl(dir);
   const [bare, policed] = await createAccounts(dbUrl, 2);
   // A budget the run never reaches and an allow-list whose pattern the model matches (not its first entry).
-  const policy = applyPolicyInput(NO_POLICY, {
-    budget: '1000000000000/month',
-    models: ['vendor_x/*', `${MODEL.split('/')[0]}/*`],
-  });
+  const policy = applyPolicyInput(
+    NO_POLICY,
+    {
+      budget: '1000000000000/month',
+      models: ['vendor_x/*', `${MODEL.split('/')[0]}/*`],
+    },
+    Date.now(),
+  );
   const policyKey = await prepareDatabase(dbUrl, (db) =>
     createKey(db, policed.accountId, 'personal', Date.now(), policy),
   );

@@ -9,7 +9,7 @@
 import type { operations } from './types.js';
 
 /** Every operationId of the document (filled in by the generator). */
-export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleSetKeyPolicy' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorSetPriceBook' | 'operatorAudit' | 'operatorDeployments' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleStatement' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
+export type OperationId = 'consoleBalance' | 'consoleListDeliveries' | 'consoleResendDelivery' | 'consoleListEndpoints' | 'consoleAddEndpoint' | 'consoleDeleteEndpoint' | 'consoleDisableEndpoint' | 'consoleEnableEndpoint' | 'consoleRotateEndpointSecret' | 'consoleListKeys' | 'consoleCreateKey' | 'consoleSetKeyPolicy' | 'consoleRevokeKey' | 'operatorAccounts' | 'operatorAccount' | 'operatorAddCredits' | 'operatorForgiveDebt' | 'operatorSetPriceBook' | 'operatorAudit' | 'operatorDeployments' | 'operatorSetKeyPolicy' | 'operatorRevokeKey' | 'operatorMargin' | 'operatorUsers' | 'consoleCheckout' | 'consolePaymentPacks' | 'consoleSession' | 'consoleSaveSettings' | 'consoleSignIn' | 'consoleSignOut' | 'consoleSignUp' | 'consoleStatement' | 'consoleListTasks' | 'consoleUsage' | 'consoleRotateWebhookSecret' | 'playgroundBalance' | 'playgroundModels' | 'playgroundQuote' | 'playgroundCreateTask' | 'playgroundTask' | 'playgroundUpload';
 
 /** The layers of the document's operations (filled in by the generator). */
 type Layer = 'console';
@@ -220,6 +220,16 @@ export const routes: readonly RouteDef[] = [
     method: 'GET',
     path: '/console/api/operator/deployments',
     fastifyPath: '/console/api/operator/deployments',
+    layer: 'console',
+    body: 'json',
+    auth: true,
+    role: 'operator'
+  },
+  {
+    operationId: 'operatorSetKeyPolicy',
+    method: 'PUT',
+    path: '/console/api/operator/keys/{keyId}/policy',
+    fastifyPath: '/console/api/operator/keys/:keyId/policy',
     layer: 'console',
     body: 'json',
     auth: true,
@@ -480,6 +490,8 @@ export interface Handlers<Requests extends { [Op in OperationId]: unknown }> {
   operatorAudit(request: Requests['operatorAudit']): Promise<RouteReply<'operatorAudit'>>;
   /** GET /console/api/operator/deployments: Each deployment's state, tasks in flight, submits and failures by class, and the last failure's reason (what `mediaforge deployments status` shows). */
   operatorDeployments(request: Requests['operatorDeployments']): Promise<RouteReply<'operatorDeployments'>>;
+  /** PUT /console/api/operator/keys/{keyId}/policy: Set or clear parts of the policy of any account's key (null clears a part), as consoleSetKeyPolicy and `mediaforge keys set` do; audited as key.policy with the operator as actor. A body that changes nothing writes nothing. */
+  operatorSetKeyPolicy(request: Requests['operatorSetKeyPolicy']): Promise<RouteReply<'operatorSetKeyPolicy'>>;
   /** POST /console/api/operator/keys/{keyId}/revoke: Revoke any account's key; every server refuses it from its next request. */
   operatorRevokeKey(request: Requests['operatorRevokeKey']): Promise<RouteReply<'operatorRevokeKey'>>;
   /** GET /console/api/operator/margin: Revenue against upstream cost per model and deployment, in all, and per price book with the books priced below cost (what `mediaforge report margin` shows). */

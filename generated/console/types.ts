@@ -309,6 +309,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/operator/keys/{keyId}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set or clear parts of the policy of any account's key (null clears a part), as consoleSetKeyPolicy and `mediaforge keys set` do; audited as key.policy with the operator as actor. A body that changes nothing writes nothing. */
+        put: operations["operatorSetKeyPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/api/operator/keys/{keyId}/revoke": {
         parameters: {
             query?: never;
@@ -755,10 +772,20 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             keyId: string;
+            policy: components["schemas"]["ConsoleKeyPolicy"];
             prefix: string;
             /** Format: date-time */
             revokedAt: string | null;
             workspace: string;
+        };
+        /** @description A key's policy and what it has used now, as GET /api/v1/keys/current answers it to the key (CurrentKey); a part it does not have is null. */
+        ConsoleKeyPolicy: {
+            budget: components["schemas"]["KeyBudget"];
+            expiresAt: null | string;
+            inFlight: number;
+            maxInFlight: null | number;
+            models: null | string[];
+            networks: null | string[];
         };
         ConsoleReason: {
             /** @description English detail. */
@@ -854,6 +881,32 @@ export interface components {
             path: string;
             /** @description The violated rule, a stable keyword (`required`, `unknown_field`, `enum`, `maximum`, `range_or_auto`, ...) or the id of a model's cross-field rule (e.g. `duration-4-only-at-768p`). */
             rule: string;
+        };
+        /** @description Most credits held and spent per UTC period (`week` from Monday), and what is left now. */
+        KeyBudget: null | {
+            /** @description Percents of the budget at which the key.budget_threshold event is sent, once per period each (default 80 and 100; `mediaforge keys set --budget-alerts`). */
+            alerts: number[];
+            credits: number;
+            /** @enum {string} */
+            period: "day" | "week" | "month" | "lifetime";
+            /** @description When the period ends (null for a lifetime budget). */
+            periodEnd: null | string;
+            /** Format: date-time */
+            periodStart: string;
+            remaining: number;
+            /** @description Credits held by open tasks and spent by settled ones accepted in this period. */
+            used: number;
+        };
+        /** @description The policy as `mediaforge keys set` takes it (runtime/accounts/key-policy.ts, applyPolicyInput); an absent part is kept, null clears it. */
+        KeyPolicyInput: {
+            /** @description CREDITS/PERIOD (`5000/month`; period day, week, month or lifetime). */
+            budget?: string | null;
+            budgetAlerts?: number[] | null;
+            /** @description An ISO 8601 date or date-time, after now. */
+            expires?: string | null;
+            maxInFlight?: number | null;
+            models?: string[] | null;
+            networks?: string[] | null;
         };
         OperatorAccount: components["schemas"]["OperatorAccountSummary"] & {
             keys: components["schemas"]["ConsoleKey"][];
@@ -1237,6 +1290,23 @@ export interface components {
                 "application/json": components["schemas"]["ConsoleErrorEnvelope"];
             };
         };
+        /** @description The key's policy after the change. */
+        ConsoleKeyPolicySet: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ConsoleEnvelope"] & {
+                    data: {
+                        keyId: string;
+                        /** @description As GET /api/v1/keys/current shows it. */
+                        policy: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         /** @description Whether this call changed it (false when it already was). */
         ConsoleRevoked: {
             headers: {
@@ -1618,6 +1688,8 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    /** @description The key's policy from its first request on, checked as consoleSetKeyPolicy checks it (a refusal is 400 40050 with `param` `policy.<part>`); a key made with one is audited as key.create, with the policy. */
+                    policy?: components["schemas"]["KeyPolicyInput"];
                     /** @description Team name (1 to 64 letters, digits, `_ . -`); absent or blank for a personal key. */
                     team?: string;
                 };
@@ -1653,36 +1725,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description CREDITS/PERIOD (`5000/month`; period day, week, month or lifetime). */
-                    budget?: string | null;
-                    budgetAlerts?: number[] | null;
-                    /** @description An ISO 8601 date or date-time. */
-                    expires?: string | null;
-                    maxInFlight?: number | null;
-                    models?: string[] | null;
-                    networks?: string[] | null;
-                };
+                "application/json": components["schemas"]["KeyPolicyInput"];
             };
         };
         responses: {
-            /** @description The key's policy after the change. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ConsoleEnvelope"] & {
-                        data: {
-                            keyId: string;
-                            /** @description As GET /api/v1/keys/current shows it. */
-                            policy: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["ConsoleKeyPolicySet"];
             default: components["responses"]["ConsoleError"];
         };
     };
@@ -1915,6 +1962,25 @@ export interface operations {
                     };
                 };
             };
+            default: components["responses"]["ConsoleError"];
+        };
+    };
+    operatorSetKeyPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: components["parameters"]["ConsoleKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyPolicyInput"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ConsoleKeyPolicySet"];
             default: components["responses"]["ConsoleError"];
         };
     };

@@ -1905,20 +1905,7 @@ export interface components {
         /** @description An API key's policy (issue 40); a part it does not have is null. */
         CurrentKey: {
             /** @description Most credits held and spent per UTC period (`week` from Monday), and what is left now. */
-            budget: null | {
-                /** @description Percents of the budget at which the key.budget_threshold event is sent, once per period each (default 80 and 100; `mediaforge keys set --budget-alerts`). */
-                alerts: number[];
-                credits: number;
-                /** @enum {string} */
-                period: "day" | "week" | "month" | "lifetime";
-                /** @description When the period ends (null for a lifetime budget). */
-                periodEnd: null | string;
-                /** Format: date-time */
-                periodStart: string;
-                remaining: number;
-                /** @description Credits held by open tasks and spent by settled ones accepted in this period. */
-                used: number;
-            };
+            budget: components["schemas"]["KeyBudget"];
             expiresAt: null | string;
             /** @description The key's tasks queued or running now. */
             inFlight: number;
@@ -4468,6 +4455,21 @@ export interface components {
             seed?: number;
             /** @description The clip to extend or edit: the id of a succeeded task of the same API key, an https URL or service://a/<asset_id>. */
             video_url: string;
+        };
+        /** @description Most credits held and spent per UTC period (`week` from Monday), and what is left now. */
+        KeyBudget: null | {
+            /** @description Percents of the budget at which the key.budget_threshold event is sent, once per period each (default 80 and 100; `mediaforge keys set --budget-alerts`). */
+            alerts: number[];
+            credits: number;
+            /** @enum {string} */
+            period: "day" | "week" | "month" | "lifetime";
+            /** @description When the period ends (null for a lifetime budget). */
+            periodEnd: null | string;
+            /** Format: date-time */
+            periodStart: string;
+            remaining: number;
+            /** @description Credits held by open tasks and spent by settled ones accepted in this period. */
+            used: number;
         };
         ModelList: {
             items: components["schemas"]["ModelSummary"][];

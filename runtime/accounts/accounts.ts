@@ -96,13 +96,24 @@ export async function createKey(
   now: number,
   policy: KeyPolicy = NO_POLICY,
 ): Promise<{ apiKey: string; keyId: string }> {
-  const account = await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+  return db.kysely.transaction().execute((trx) => createKeyIn(trx, accountId, workspace, now, policy));
+}
+
+/** createKey in `trx`: the caller writes its audit row in the same transaction (operator-actions.ts createKeyAsActor). */
+export async function createKeyIn(
+  trx: Executor,
+  accountId: string,
+  workspace: string,
+  now: number,
+  policy: KeyPolicy = NO_POLICY,
+): Promise<{ apiKey: string; keyId: string }> {
+  const account = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
   if (!account) throw new Error(`no account ${accountId}`);
   if (workspace !== 'personal' && !/^team:[A-Za-z0-9_.-]{1,64}$/.test(workspace))
     throw new Error('workspace must be "personal" or team:NAME');
   const apiKey = newApiKey();
   const keyId = newId('key');
-  await db.kysely
+  await trx
     .insertInto('api_keys')
     .values({
       id: keyId,
@@ -188,11 +199,11 @@ export async function accountsByIds(db: Executor, ids: readonly string[]) {
     .execute();
 }
 
-/** The account's keys, oldest first (hashes stay here: the prefix identifies a key to people). */
+/** The account's keys with their policy columns, oldest first (hashes stay here: the prefix identifies a key to people). */
 export async function keysOfAccount(db: Db, accountId: string) {
   return db.kysely
     .selectFrom('api_keys')
-    .select(['id', 'key_prefix', 'workspace', 'created_at', 'revoked_at'])
+    .select(['id', 'key_prefix', 'workspace', 'created_at', 'revoked_at', ...KEY_POLICY_COLUMNS])
     .where('account_id', '=', accountId)
     .orderBy('created_at')
     .orderBy('id')

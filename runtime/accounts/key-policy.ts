@@ -28,6 +28,22 @@ export interface KeyPolicy {
 
 export const NO_POLICY: KeyPolicy = { budget: null, models: null, maxInFlight: null, expiresAt: null, networks: null };
 
+/** Whether the policy limits anything (every part null is a key as keys always were). */
+export function hasPolicy(policy: KeyPolicy): boolean {
+  return (
+    policy.budget !== null ||
+    policy.models !== null ||
+    policy.maxInFlight !== null ||
+    policy.expiresAt !== null ||
+    policy.networks !== null
+  );
+}
+
+/** Whether two policies store the same columns (a change that changes nothing writes nothing). */
+export function samePolicy(a: KeyPolicy, b: KeyPolicy): boolean {
+  return JSON.stringify(rowOfPolicy(a)) === JSON.stringify(rowOfPolicy(b));
+}
+
 /** The policy columns of api_keys. */
 export interface KeyPolicyColumns {
   budget_credits: number | null;
@@ -197,8 +213,11 @@ export interface KeyPolicyInput {
 
 const MODEL_ENTRY = /^[a-z0-9][a-z0-9._-]*(\/([a-z0-9][a-z0-9._-]*|\*))*$|^\*$/i;
 
-/** The policy `input` makes of `current`; throws KeyPolicyInputError naming the field. */
-export function applyPolicyInput(current: KeyPolicy, input: KeyPolicyInput): KeyPolicy {
+/**
+ * The policy `input` makes of `current` at `now` (an expiry must lie after it); throws
+ * KeyPolicyInputError naming the field.
+ */
+export function applyPolicyInput(current: KeyPolicy, input: KeyPolicyInput, now: number): KeyPolicy {
   if (Object.keys(input).length === 0) return current;
   const next: KeyPolicy = { ...current };
   if (input.budget !== undefined)
@@ -228,7 +247,7 @@ export function applyPolicyInput(current: KeyPolicy, input: KeyPolicyInput): Key
       throw new KeyPolicyInputError('maxInFlight', 'a positive whole number');
     next.maxInFlight = input.maxInFlight;
   }
-  if (input.expires !== undefined) next.expiresAt = input.expires === null ? null : parseExpiry(input.expires);
+  if (input.expires !== undefined) next.expiresAt = input.expires === null ? null : parseExpiry(input.expires, now);
   if (input.networks !== undefined) {
     if (input.networks === null) next.networks = null;
     else {
@@ -263,7 +282,7 @@ function parseBudgetAlerts(percents: readonly number[]): number[] {
   return [...new Set(percents)].sort((a, b) => a - b);
 }
 
-function parseExpiry(text: string): number {
+function parseExpiry(text: string, now: number): number {
   const t = text.trim();
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(t)
     ? Date.parse(`${t}T00:00:00Z`)
@@ -271,6 +290,8 @@ function parseExpiry(text: string): number {
       ? Date.parse(t)
       : NaN;
   if (!Number.isFinite(ms)) throw new KeyPolicyInputError('expires', 'an ISO 8601 date or date-time');
+  // A key that expired when it was given its expiry is a revoked key by mistake: refused, not stored.
+  if (ms <= now) throw new KeyPolicyInputError('expires', 'a date or date-time in the future');
   return ms;
 }
 

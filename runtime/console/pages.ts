@@ -40,7 +40,7 @@ export const BASE_CSS = `body{font:15px/1.45 system-ui,sans-serif;margin:0;color
 header{display:flex;gap:1.5rem;align-items:center;padding:.6rem 1.2rem;background:#1b1f24;color:#fff}header a{color:#cfe3ff;margin-right:.8rem}#who{margin-left:auto;font-size:.9em}
 main{max-width:1100px;margin:1rem auto;padding:0 1rem}section{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:1rem 1.2rem;margin:0 0 1rem}
 h2{margin:.2rem 0 .8rem;font-size:1.15rem}label{display:block;margin:.5rem 0 .15rem;font-weight:600}small.hint{display:block;color:#5b6570;font-weight:400}
-input[type=text],input[type=email],input[type=password],input[type=number],select,textarea{width:100%;box-sizing:border-box;padding:.4rem;border:1px solid #b9c0c8;border-radius:5px;font:inherit}
+input[type=text],input[type=email],input[type=password],input[type=number],input[type=date],select,textarea{width:100%;box-sizing:border-box;padding:.4rem;border:1px solid #b9c0c8;border-radius:5px;font:inherit}
 textarea{min-height:4.5rem}button{padding:.45rem .9rem;border-radius:5px;border:1px solid #2c5fb8;background:#2f6fde;color:#fff;font:inherit;cursor:pointer}button.secondary{background:#fff;color:#2f6fde}
 .error{color:#b00020;font-size:.9em}.field-error input,.field-error select,.field-error textarea{border-color:#b00020}.secret{font-family:monospace;background:#fff8d6;padding:.4rem;word-break:break-all}
 table{border-collapse:collapse;width:100%;font-size:.9em}td,th{border-bottom:1px solid #e4e7eb;padding:.3rem .4rem;text-align:left}.row{display:flex;gap:1rem;flex-wrap:wrap}.row>*{flex:1 1 280px}

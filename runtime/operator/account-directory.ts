@@ -1,4 +1,5 @@
-import { accountsByIdPrefix, accountsByIds, keysOfAccount } from '../accounts/accounts.js';
+import { accountsByIdPrefix, accountsByIds } from '../accounts/accounts.js';
+import { keysWithPolicy } from '../accounts/key-policy-state.js';
 import { DEFAULT_BOOK, priceBookChoices, priceBookOfAccount } from '../accounts/price-book.js';
 import { searchUsers, usersOfAccounts, type UserRole, type UserRow } from '../accounts/users.js';
 import type { Balance } from '../ledger/ledger.js';
@@ -35,7 +36,8 @@ export interface AccountDetail extends AccountSummary {
   priceBook: string;
   priceBooks: string[];
   usage: { days: number; tasks: number; credits: number; byModel: { model: string; tasks: number; credits: number }[] };
-  keys: { keyId: string; prefix: string; workspace: string; createdAt: string; revokedAt: string | null }[];
+  /** Each key with its policy and what it has used (the owner's keys page shows the same). */
+  keys: Awaited<ReturnType<typeof keysWithPolicy>>;
   recentTasks: {
     taskId: string;
     model: string;
@@ -116,7 +118,7 @@ export async function accountDetail(db: Db, accountId: string, now: number): Pro
   const to = now - (now % DAY_MS) + DAY_MS;
   const [[summary], keys, usage, tasks, book] = await Promise.all([
     summaries(db, [account]),
-    keysOfAccount(db, accountId),
+    keysWithPolicy(db, accountId, now),
     usageRows(db.kysely, { accountIds: [accountId] }, to - USAGE_DAYS * DAY_MS, to),
     recentTasksOfAccounts(db.kysely, [accountId], RECENT_TASKS),
     priceBookOfAccount(db.kysely, accountId),
@@ -141,13 +143,7 @@ export async function accountDetail(db: Db, accountId: string, now: number): Pro
       credits,
       byModel: [...byModel.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([model, m]) => ({ model, ...m })),
     },
-    keys: keys.map((k) => ({
-      keyId: k.id,
-      prefix: k.key_prefix,
-      workspace: k.workspace,
-      createdAt: iso(k.created_at)!,
-      revokedAt: iso(k.revoked_at),
-    })),
+    keys,
     recentTasks: tasks.map((t) => ({
       taskId: t.id,
       model: t.model,

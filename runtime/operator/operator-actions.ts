@@ -1,6 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { accountOfKey, addCreditsIn, keyPolicyOf, revokeKeyIn, setKeyPolicyIn } from '../accounts/accounts.js';
-import { applyPolicyInput, type KeyPolicy, type KeyPolicyInput, policyView } from '../accounts/key-policy.js';
+import {
+  accountOfKey,
+  addCreditsIn,
+  createKeyIn,
+  keyPolicyOf,
+  revokeKeyIn,
+  setKeyPolicyIn,
+} from '../accounts/accounts.js';
+import {
+  applyPolicyInput,
+  hasPolicy,
+  type KeyPolicy,
+  type KeyPolicyInput,
+  policyView,
+  samePolicy,
+} from '../accounts/key-policy.js';
 import { setUserRole, type UserRole } from '../accounts/users.js';
 import { type AuditAction, type AuditActor, recordAudit } from '../audit/audit-log.js';
 import { forgiveDebt } from '../ledger/reversals.js';
@@ -161,10 +175,48 @@ export async function setRole(
 }
 
 /**
+ * Makes a key (`mediaforge keys create`, the console's keys page) with its policy, already checked
+ * by applyPolicyInput, and its `key.create` audit row (the account, workspace and policy; never the
+ * secret) in one transaction. The CLI records every key it makes; the console records the keys made
+ * with a policy (`auditPlainKey` false): an owner's plain key was never an audited change.
+ */
+export async function createKeyAsActor(
+  db: Db,
+  by: ActingOperator,
+  key: { accountId: string; workspace: string; policy: KeyPolicy },
+  now: number,
+  options: { auditPlainKey: boolean } = { auditPlainKey: true },
+): Promise<{ apiKey: string; keyId: string }> {
+  return db.kysely.transaction().execute(async (trx) => {
+    const created = await createKeyIn(trx, key.accountId, key.workspace, now, key.policy);
+    const withPolicy = hasPolicy(key.policy);
+    if (withPolicy || options.auditPlainKey)
+      await recordAudit(
+        trx,
+        {
+          actor: by.actor,
+          action: 'key.create',
+          target: created.keyId,
+          clientAddress: by.clientAddress,
+          details: {
+            accountId: key.accountId,
+            workspace: key.workspace,
+            // The policy the key was made with, when it has one.
+            ...(withPolicy ? { policy: policyView(key.policy) } : {}),
+          },
+        },
+        now,
+      );
+    return created;
+  });
+}
+
+/**
  * Changes a key's policy (`mediaforge keys set`, the console's keys page) and records it, the policy
  * before and after in the audit row, in one transaction. Undefined for an unknown key (or one of
  * another account than `ofAccount`, when given: an owner edits only the keys of their account).
- * Throws KeyPolicyInputError for a bad policy, nothing changed.
+ * Throws KeyPolicyInputError for a bad policy, nothing changed. A change that changes nothing
+ * writes nothing, audit row included.
  */
 export async function setKeyPolicyAsActor(
   db: Db,
@@ -177,7 +229,9 @@ export async function setKeyPolicyAsActor(
   return db.kysely.transaction().execute(async (trx) => {
     const current = await keyPolicyOf(trx, keyId);
     if (!current || (ofAccount !== undefined && current.accountId !== ofAccount)) return undefined;
-    const next = applyPolicyInput(current.policy, input);
+    const next = applyPolicyInput(current.policy, input, now);
+    // Nothing changes (an empty body, or the parts the key has already): nothing written, no audit row.
+    if (samePolicy(current.policy, next)) return current.policy;
     await setKeyPolicyIn(db, trx, keyId, next);
     await recordAudit(
       trx,

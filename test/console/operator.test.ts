@@ -19,7 +19,7 @@ interface Target {
 }
 
 /** Every operator operation, as a request a user could send, with what it would act on. */
-const OPERATIONS: [string, { method: 'GET' | 'POST'; path: (x: Target) => string; body?: unknown }][] = [
+const OPERATIONS: [string, { method: 'GET' | 'POST' | 'PUT'; path: (x: Target) => string; body?: unknown }][] = [
   ['operatorDeployments', { method: 'GET', path: () => `${OP}/deployments` }],
   ['operatorMargin', { method: 'GET', path: () => `${OP}/margin?since=2020-01-01` }],
   ['operatorAccounts', { method: 'GET', path: () => `${OP}/accounts?q=grace` }],
@@ -37,6 +37,7 @@ const OPERATIONS: [string, { method: 'GET' | 'POST'; path: (x: Target) => string
     { method: 'POST', path: (x) => `${OP}/accounts/${x.accountId}/price-book`, body: { book: 'partner' } },
   ],
   ['operatorRevokeKey', { method: 'POST', path: (x) => `${OP}/keys/${x.keyId}/revoke` }],
+  ['operatorSetKeyPolicy', { method: 'PUT', path: (x) => `${OP}/keys/${x.keyId}/policy`, body: { maxInFlight: 1 } }],
   ['operatorUsers', { method: 'GET', path: () => `${OP}/users?q=grace` }],
   ['operatorAudit', { method: 'GET', path: () => `${OP}/audit` }],
 ];

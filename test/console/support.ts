@@ -6,7 +6,7 @@ export interface ConsoleUser {
   cookie: string;
   csrf: string;
   call<T = any>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT',
     path: string,
     body?: unknown,
     options?: { csrf?: string | null },

@@ -207,16 +207,19 @@ describe('key policies', () => {
   });
 
   it('expiry: 401 40120 on every Bearer operation from the expiry on (the test clock)', async () => {
-    clock.set(Date.UTC(2026, 5, 1, 12));
+    // The CLI refuses an expiry before its own (real) clock: the expiry is two days after today's UTC
+    // midnight, and the service's test clock is moved to just before and then onto it.
+    const expiry = Date.now() - (Date.now() % 86_400_000) + 2 * 86_400_000;
+    clock.set(expiry - 12 * 3600 * 1000);
     const { accountId } = await t.account(1000);
-    const { apiKey, keyId } = await keyWith(t, accountId, ['--expires', '2026-06-02']);
+    const { apiKey, keyId } = await keyWith(t, accountId, ['--expires', new Date(expiry).toISOString().slice(0, 10)]);
     expect((await t.call('GET', '/api/v1/jobs', { key: apiKey })).status).toBe(200);
-    clock.set(Date.UTC(2026, 5, 2));
+    clock.set(expiry);
     for (const r of [await t.call('GET', '/api/v1/jobs', { key: apiKey }), await createTask(t, apiKey, bodyD())])
       expect({ status: r.status, code: r.body.code }).toEqual({ status: 401, code: 40120 });
     const models = await t.call('GET', '/v1/models', { key: apiKey });
     expect(models.status).toBe(401);
-    await setPolicy(t, keyId, ['--expires', '2027-01-01']);
+    await setPolicy(t, keyId, ['--expires', new Date(expiry + 30 * 86_400_000).toISOString()]);
     expect((await t.call('GET', '/api/v1/jobs', { key: apiKey })).status).toBe(200);
   });
 

@@ -155,6 +155,13 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
   operatorDeployments: {
     parameters: []
   },
+  operatorSetKeyPolicy: {
+    parameters: [
+      { name: 'keyId', in: 'path', integer: false, error: 'invalid_parameter' }
+    ],
+    path: validators.operatorSetKeyPolicyPath,
+    body: { validate: validators.operatorSetKeyPolicyBody, required: true, error: 'invalid_input' }
+  },
   operatorRevokeKey: {
     parameters: [
       { name: 'keyId', in: 'path', integer: false, error: 'invalid_parameter' }

@@ -38,6 +38,8 @@ export declare const operatorForgiveDebtPath: RequestValidator;
 export declare const operatorForgiveDebtBody: RequestValidator;
 export declare const operatorSetPriceBookPath: RequestValidator;
 export declare const operatorSetPriceBookBody: RequestValidator;
+export declare const operatorSetKeyPolicyPath: RequestValidator;
+export declare const operatorSetKeyPolicyBody: RequestValidator;
 export declare const operatorRevokeKeyPath: RequestValidator;
 export declare const operatorMarginQuery: RequestValidator;
 export declare const operatorUsersQuery: RequestValidator;

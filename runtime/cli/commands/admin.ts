@@ -1,6 +1,6 @@
 /** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
 import { LANGUAGES, type Language } from '../../../generated/errors.js';
-import { createAccount, createKey } from '../../accounts/accounts.js';
+import { createAccount } from '../../accounts/accounts.js';
 import { DEFAULT_BOOK, parsePriceBook, priceBookChoices, setAccountPriceBook } from '../../accounts/price-book.js';
 import {
   applyPolicyInput,
@@ -12,6 +12,7 @@ import {
 } from '../../accounts/key-policy.js';
 import {
   CLI_OPERATOR,
+  createKeyAsActor,
   forgiveDebtAsOperator,
   grantCredits,
   recordCliAction,
@@ -123,20 +124,8 @@ export async function keysCreate({ values }: CommandInput): Promise<number> {
   const policy = policyFlags(values);
   const { apiKey, keyId } = await withCommandDb(commandConfig(values), async (db) => {
     const now = Date.now();
-    const key = await createKey(db, accountId, workspace, now, policy);
-    await recordCliAction(
-      db,
-      'key.create',
-      key.keyId,
-      {
-        accountId,
-        workspace,
-        // The policy the key was made with, when it has one.
-        ...(policy === NO_POLICY ? {} : { policy: policyView(policy) }),
-      },
-      now,
-    );
-    return key;
+    // The key and its audit row (actor cli) in one transaction, as the console makes a key with a policy.
+    return createKeyAsActor(db, CLI_OPERATOR, { accountId, workspace, policy }, now);
   });
   print(values, { apiKey, keyId }, `api key ${apiKey} (${keyId}); shown once`);
   return 0;
@@ -175,7 +164,7 @@ function policyInput(values: Values): KeyPolicyInput {
 
 function policyFlags(values: Values, current: KeyPolicy = NO_POLICY): KeyPolicy {
   try {
-    return applyPolicyInput(current, policyInput(values));
+    return applyPolicyInput(current, policyInput(values), Date.now());
   } catch (error) {
     if (error instanceof KeyPolicyInputError) throw new UsageError(`--${flagOf(error.field)}: ${error.reason}`);
     throw error;

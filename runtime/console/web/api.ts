@@ -29,7 +29,7 @@ export class CallError extends Error {
   }
 }
 
-type Method = 'get' | 'post';
+type Method = 'get' | 'post' | 'put';
 type Path = keyof paths;
 type Operation<P extends Path, M extends Method> = paths[P][M];
 /** The paths that have an operation for the method. */

@@ -2,8 +2,8 @@
  * The operator's sections of /console (a session whose role is `operator`), above the account's
  * own: deployments with their state (read again every few seconds while the page is visible) and
  * last failure, the margin report with its chart and its part by price book, accounts and users found by
- * email or id (balance, usage, keys, recent tasks; add credits with a note, revoke a key, set the
- * price book), and
+ * email or id (balance, usage, keys with their policies, recent tasks; add credits with a note,
+ * revoke a key, edit a key's policy, set the price book), and
  * the audit log. Every call is an operator operation of the contract (generated/console/types.ts).
  */
 import type uPlot from 'uplot';
@@ -11,6 +11,7 @@ import { api, errorText, h, stateText, t } from './common.js';
 import { loadChartLibrary } from './chart-library.js';
 import { body, button, confirmButton, dateTime, section, table } from './console-ui.js';
 import { deploymentStateBadge } from './deployment-state.js';
+import { policyEditor, policySummary } from './key-policy-editor.js';
 import { refreshWhileVisible } from './while-visible.js';
 
 let marginChart: uPlot | undefined;
@@ -316,11 +317,32 @@ async function showAccount(slot: HTMLElement, accountId: string, refresh: () => 
     forgiveDebtRow(slot, accountId, account.balance.owed ?? 0, note, grantKey, refresh),
     priceBookRow(slot, account, refresh),
     table(
-      ['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', ''],
+      ['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', 'keys.colPolicy', ''],
       account.keys.map((k) => [
         `${k.prefix}…`,
         k.workspace,
         dateTime(k.createdAt),
+        // The owner's summary and editor (key-policy-editor.ts), saved through the operator's operation.
+        h(
+          'div',
+          { id: `operator-policy-${k.keyId}` },
+          h('span', { class: 'key-policy', id: `operator-policy-summary-${k.keyId}`, text: policySummary(k.policy) }),
+          k.revokedAt
+            ? null
+            : policyEditor(
+                `operator-policy-${k.keyId}`,
+                k,
+                (policy) =>
+                  api('put', '/console/api/operator/keys/{keyId}/policy', {
+                    params: { keyId: k.keyId },
+                    body: policy,
+                  }),
+                async () => {
+                  await showAccount(slot, accountId, refresh);
+                  await renderAudit();
+                },
+              ),
+        ),
         k.revokedAt
           ? t('keys.revokedOn', { date: k.revokedAt.slice(0, 10) })
           : confirmButton(t('keys.revoke'), `${t('keys.revoke')}?`, `operator-revoke-${k.keyId}`, async () => {

@@ -2,12 +2,13 @@
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { LANGUAGE_NAMES } from '../../../generated/ui-text.js';
-import { api, ensureSession, errorText, h, stateText, t, tNodes, type Session } from './common.js';
+import { api, CallError, ensureSession, errorText, h, stateText, t, tNodes, type Session } from './common.js';
 import { loadChartLibrary } from './chart-library.js';
 import { body, button, dateTime, section, showOnce, table } from './console-ui.js';
 import { renderDeliveries, renderWebhooks } from './console-webhooks.js';
 import { operatorSections, renderOperator } from './console-operator.js';
 import { renderPayments } from './console-payments.js';
+import { policyEditor, policyFields, policySummary } from './key-policy-editor.js';
 
 let chart: uPlot | undefined;
 
@@ -115,8 +116,26 @@ async function renderKeys() {
   const slot = body('keys');
   const keys = await api('get', '/console/api/keys');
   const team = h('input', { type: 'text', id: 'team-name', placeholder: t('keys.teamPlaceholder') });
+  // The new key's policy (key-policy-editor.ts): what is filled is sent with the key, checked as an edit is.
+  const newPolicy = policyFields('new-key-policy');
   const create = (teamName?: string) => async () => {
-    const created = await api('post', '/console/api/keys', { body: teamName === undefined ? {} : { team: teamName } });
+    const policy = newPolicy.read();
+    newPolicy.showError('');
+    let created: Awaited<ReturnType<typeof api<'post', '/console/api/keys'>>>;
+    try {
+      created = await api('post', '/console/api/keys', {
+        body: {
+          ...(teamName === undefined ? {} : { team: teamName }),
+          ...(Object.keys(policy).length ? { policy } : {}),
+        },
+      });
+    } catch (error) {
+      // A refused policy is shown under its field (the fields opened); any other refusal beside the button.
+      if (!(error instanceof CallError && error.envelope.data?.param?.startsWith('policy.'))) throw error;
+      newPolicy.showError(error);
+      body('keys').querySelector<HTMLDetailsElement>('#new-key-policy')!.open = true;
+      return;
+    }
     await renderKeys();
     showOnce(
       body('keys').querySelector('#new-key-slot')!,
@@ -129,6 +148,19 @@ async function renderKeys() {
     `${k.prefix}…`,
     k.workspace,
     dateTime(k.createdAt),
+    h(
+      'div',
+      { id: `policy-${k.keyId}` },
+      h('span', { class: 'key-policy', id: `policy-summary-${k.keyId}`, text: policySummary(k.policy) }),
+      k.revokedAt
+        ? null
+        : policyEditor(
+            `policy-${k.keyId}`,
+            k,
+            (policy) => api('put', '/console/api/keys/{keyId}/policy', { params: { keyId: k.keyId }, body: policy }),
+            renderKeys,
+          ),
+    ),
     k.revokedAt
       ? t('keys.revokedOn', { date: k.revokedAt.slice(0, 10) })
       : button(
@@ -141,8 +173,14 @@ async function renderKeys() {
         ),
   ]);
   slot.replaceChildren(
-    table(['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', ''], rows, 'keys-table'),
+    table(['keys.colKey', 'keys.colWorkspace', 'keys.colCreated', 'keys.colPolicy', ''], rows, 'keys-table'),
     keys.length ? '' : h('p', { class: 'hint', text: t('keys.none') }),
+    h(
+      'details',
+      { id: 'new-key-policy' },
+      h('summary', { id: 'new-key-policy-toggle', text: t('keys.newKeyPolicy') }),
+      newPolicy.element,
+    ),
     h('p', {}, button(t('keys.createPersonal'), 'create-key', create()), ' '),
     h(
       'div',

@@ -2,12 +2,11 @@ import type { Handlers } from '../../../generated/routes.js';
 import { creditsToUsd } from '../../../generated/support.js';
 import { ApiError } from '../../errors.js';
 import { walletOf } from '../../ledger/wallets.js';
-import { tasksInFlightOfKey, usageRows } from '../../tasks/task-rows.js';
+import { usageRows } from '../../tasks/task-rows.js';
 import { requireAccountReports } from '../../reports/report-scope.js';
 import { usageCsv, usageReport } from '../../reports/usage-report.js';
 import { csvReply } from './csv-reply.js';
-import { budgetPeriodAt, DEFAULT_BUDGET_ALERTS, policyView } from '../../accounts/key-policy.js';
-import { keySpendUsed } from '../../ledger/key-spend.js';
+import { keyPolicyState } from '../../accounts/key-policy-state.js';
 import type { ApiRequests } from '../api-request.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -38,34 +37,12 @@ export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsag
   /** The calling key's policy and what is left of its budget in the current UTC period (issue 40). */
   async getCurrentKey(req) {
     const { ctx, caller } = req;
-    const { policy } = caller;
-    const now = ctx.clock.now();
-    let budget = null;
-    if (policy.budget) {
-      const { start, end } = budgetPeriodAt(policy.budget.period, now);
-      const used = await keySpendUsed(ctx.db.kysely, caller.keyId, start);
-      budget = {
-        credits: policy.budget.credits,
-        period: policy.budget.period,
-        used,
-        remaining: Math.max(0, policy.budget.credits - used),
-        periodStart: new Date(start).toISOString(),
-        periodEnd: end === null ? null : new Date(end).toISOString(),
-        alerts: policy.budget.alerts ?? [...DEFAULT_BUDGET_ALERTS],
-      };
-    }
-    const view = policyView(policy);
     return {
       status: 200,
       data: {
         keyId: caller.keyId,
         workspace: caller.workspace,
-        budget,
-        models: view.models,
-        maxInFlight: view.maxInFlight,
-        inFlight: await tasksInFlightOfKey(ctx.db.kysely, caller.keyId),
-        expiresAt: view.expiresAt,
-        networks: view.networks,
+        ...(await keyPolicyState(ctx.db.kysely, caller.keyId, caller.policy, ctx.clock.now())),
       },
       headers: { 'Cache-Control': 'no-store' },
     };

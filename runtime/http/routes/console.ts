@@ -1,11 +1,12 @@
 import type { Handlers } from '../../../generated/console/routes.js';
 import { LANGUAGES } from '../../../generated/errors.js';
 import { creditsToUsd } from '../../../generated/support.js';
-import { createKey, isKeyOfAccount, keysOfAccount, revokeKey } from '../../accounts/accounts.js';
+import { isKeyOfAccount, revokeKey } from '../../accounts/accounts.js';
+import { keysWithPolicy } from '../../accounts/key-policy-state.js';
 import { asKeyPolicyRefusal } from '../../accounts/key-policy-refusal.js';
-import { policyView } from '../../accounts/key-policy.js';
+import { applyPolicyInput, type KeyPolicy, NO_POLICY, policyView } from '../../accounts/key-policy.js';
 import { outboundPolicy } from '../../config.js';
-import { setKeyPolicyAsActor } from '../../operator/operator-actions.js';
+import { createKeyAsActor, setKeyPolicyAsActor } from '../../operator/operator-actions.js';
 import { PasswordHasher } from '../../console/passwords.js';
 import { consoleRefusal, refusalOf } from '../../console-refusal.js';
 import { readCookie, SESSION_COOKIE, sessionCookie } from '../../console/session-http.js';
@@ -59,6 +60,7 @@ type ConsoleAccountHandlers = Omit<
   | 'operatorForgiveDebt'
   | 'operatorSetPriceBook'
   | 'operatorRevokeKey'
+  | 'operatorSetKeyPolicy'
   | 'operatorUsers'
   | 'operatorAudit'
 >;
@@ -140,25 +142,34 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
     },
 
     async consoleListKeys(req) {
-      const rows = await keysOfAccount(req.ctx.db, req.user.accountId);
-      return ok(
-        rows.map((k) => ({
-          keyId: k.id,
-          prefix: k.key_prefix,
-          workspace: k.workspace,
-          createdAt: iso(k.created_at),
-          revokedAt: iso(k.revoked_at),
-        })),
-      );
+      return ok(await keysWithPolicy(req.ctx.db, req.user.accountId, req.ctx.clock.now()));
     },
 
-    /** A personal key, or a team workspace's key (workspace `team:NAME`): the secret is in this answer only. */
+    /**
+     * A personal key, or a team workspace's key (workspace `team:NAME`): the secret is in this answer
+     * only. With a `policy`, the key has it from its first request on, and its making is audited as the
+     * CLI's (key.create, the signed-in user the actor); a plain key is not, as before.
+     */
     async consoleCreateKey(req) {
-      const team = req.body?.team;
+      const { team, policy: input = {} } = req.body ?? {};
       const workspace = typeof team === 'string' && team.trim() ? `team:${team.trim()}` : 'personal';
       if (workspace !== 'personal' && !/^team:[A-Za-z0-9_.-]{1,64}$/.test(workspace))
         throw consoleRefusal('invalid_team', 'a team name has 1 to 64 letters, digits, _ . -');
-      const { apiKey, keyId } = await createKey(req.ctx.db, req.user.accountId, workspace, req.ctx.clock.now());
+      const now = req.ctx.clock.now();
+      // The policy is checked by the CLI's one validator, as consoleSetKeyPolicy's; refused in the caller's language.
+      let policy: KeyPolicy;
+      try {
+        policy = applyPolicyInput(NO_POLICY, input, now);
+      } catch (error) {
+        throw asKeyPolicyRefusal(error, 'policy.');
+      }
+      const { apiKey, keyId } = await createKeyAsActor(
+        req.ctx.db,
+        { actor: req.user.userId, clientAddress: req.raw.ip },
+        { accountId: req.user.accountId, workspace, policy },
+        now,
+        { auditPlainKey: false },
+      );
       return ok({ apiKey, keyId, workspace });
     },
 

@@ -10,7 +10,10 @@ import {
   forgiveDebtAsOperator,
   grantCredits,
   revokeKeyAsOperator,
+  setKeyPolicyAsActor,
 } from '../../operator/operator-actions.js';
+import { asKeyPolicyRefusal } from '../../accounts/key-policy-refusal.js';
+import { policyView } from '../../accounts/key-policy.js';
 import { marginByBook, marginReport } from '../../routing/margin.js';
 import { deploymentsStatus } from '../../routing/status.js';
 import type { ApiRequest, ConsoleRequests } from '../api-request.js';
@@ -24,6 +27,7 @@ type OperatorOperation =
   | 'operatorForgiveDebt'
   | 'operatorSetPriceBook'
   | 'operatorRevokeKey'
+  | 'operatorSetKeyPolicy'
   | 'operatorUsers'
   | 'operatorAudit';
 
@@ -137,6 +141,21 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
     const revoked = await revokeKeyAsOperator(req.ctx.db, acting(req), req.params.keyId, req.ctx.clock.now());
     if (revoked === undefined) throw consoleRefusal('not_found', 'no such key');
     return ok({ revoked });
+  },
+
+  /**
+   * Any account's key policy, through the owner's and the CLI's one path (setKeyPolicyAsActor):
+   * the audit row names the operator; an unknown key is the revocation's 404.
+   */
+  async operatorSetKeyPolicy(req) {
+    const { keyId } = req.params;
+    const policy = await setKeyPolicyAsActor(req.ctx.db, acting(req), keyId, req.body, req.ctx.clock.now()).catch(
+      (error: unknown) => {
+        throw asKeyPolicyRefusal(error);
+      },
+    );
+    if (!policy) throw consoleRefusal('not_found', 'no such key');
+    return ok({ keyId, policy: policyView(policy) });
   },
 
   async operatorUsers(req) {

@@ -101,8 +101,8 @@ class CreditBalance(TypedDict, total=False):
     """`total` in USD. Required."""
 
 
-class CurrentKeyBudget1(TypedDict, total=False):
-    """CurrentKeyBudget1"""
+class KeyBudget1(TypedDict, total=False):
+    """KeyBudget1"""
 
     credits: Required[int]
     """At least 1. Required."""
@@ -120,6 +120,10 @@ class CurrentKeyBudget1(TypedDict, total=False):
     """Percents of the budget at which the key.budget_threshold event is sent, once per period each (default 80 and 100; `mediaforge keys set --budget-alerts`). Required."""
 
 
+KeyBudget = KeyBudget1 | None
+"""Most credits held and spent per UTC period (`week` from Monday), and what is left now."""
+
+
 class CurrentKey(TypedDict, total=False):
     """An API key's policy (issue 40); a part it does not have is null."""
 
@@ -127,7 +131,7 @@ class CurrentKey(TypedDict, total=False):
     """Required."""
     workspace: Required[str]
     """Required."""
-    budget: Required[CurrentKeyBudget1 | None]
+    budget: Required[KeyBudget]
     """Most credits held and spent per UTC period (`week` from Monday), and what is left now. Required."""
     models: Required[list[str] | None]
     """Model ids and family patterns of whole segments the key may call. Required."""
