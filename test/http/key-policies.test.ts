@@ -152,7 +152,7 @@ describe('key policies', () => {
       '--max-in-flight',
       '5',
       '--expires',
-      '2027-01-01',
+      '2099-01-01',
       '--networks',
       '127.0.0.0/8,::1/128',
     ]);
@@ -172,7 +172,7 @@ describe('key policies', () => {
       models: ['vendor_d/*', 'vendor_a/family_a-2.0-mini/reference-to-video'],
       maxInFlight: 5,
       inFlight: 1,
-      expiresAt: '2027-01-01T00:00:00.000Z',
+      expiresAt: '2099-01-01T00:00:00.000Z',
       networks: ['127.0.0.0/8', '::1/128'],
     };
     const r = await t.call('GET', '/api/v1/keys/current', { key: apiKey });
