@@ -783,7 +783,7 @@ export interface components {
             budget: components["schemas"]["KeyBudget"];
             expiresAt: null | string;
             inFlight: number;
-            maxInFlight: null | number;
+            maxTasksInFlight: null | number;
             models: null | string[];
             networks: null | string[];
         };
@@ -904,7 +904,7 @@ export interface components {
             budgetAlerts?: number[] | null;
             /** @description An ISO 8601 date or date-time, after now. */
             expires?: string | null;
-            maxInFlight?: number | null;
+            maxTasksInFlight?: number | null;
             models?: string[] | null;
             networks?: string[] | null;
         };

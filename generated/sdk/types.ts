@@ -1910,7 +1910,7 @@ export interface components {
             /** @description The key's tasks queued or running now. */
             inFlight: number;
             keyId: string;
-            maxInFlight: null | number;
+            maxTasksInFlight: null | number;
             /** @description Model ids and family patterns of whole segments the key may call. */
             models: null | string[];
             /** @description CIDR blocks the client must be in. */

@@ -30,7 +30,7 @@ export async function keyPolicyState(db: Executor, keyId: string, policy: KeyPol
   return {
     budget,
     models: view.models,
-    maxInFlight: view.maxInFlight,
+    maxTasksInFlight: view.maxTasksInFlight,
     inFlight: await tasksInFlightOfKey(db, keyId),
     expiresAt: view.expiresAt,
     networks: view.networks,

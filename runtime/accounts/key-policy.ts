@@ -19,21 +19,27 @@ export interface KeyPolicy {
   budget: { credits: number; period: BudgetPeriod; alerts?: number[] } | null;
   /** Model ids and family patterns (`<vendor>/*`); null: any model. */
   models: string[] | null;
-  maxInFlight: number | null;
+  maxTasksInFlight: number | null;
   /** Milliseconds since the epoch; null: never. */
   expiresAt: number | null;
   /** CIDR blocks; null: any address. */
   networks: string[] | null;
 }
 
-export const NO_POLICY: KeyPolicy = { budget: null, models: null, maxInFlight: null, expiresAt: null, networks: null };
+export const NO_POLICY: KeyPolicy = {
+  budget: null,
+  models: null,
+  maxTasksInFlight: null,
+  expiresAt: null,
+  networks: null,
+};
 
 /** Whether the policy limits anything (every part null is a key as keys always were). */
 export function hasPolicy(policy: KeyPolicy): boolean {
   return (
     policy.budget !== null ||
     policy.models !== null ||
-    policy.maxInFlight !== null ||
+    policy.maxTasksInFlight !== null ||
     policy.expiresAt !== null ||
     policy.networks !== null
   );
@@ -84,7 +90,7 @@ export function policyOfRow(row: KeyPolicyColumns): KeyPolicy {
             ...(row.budget_alerts === null ? {} : { alerts: JSON.parse(row.budget_alerts) as number[] }),
           },
     models: row.allowed_models === null ? null : (JSON.parse(row.allowed_models) as string[]),
-    maxInFlight: row.max_in_flight === null ? null : Number(row.max_in_flight),
+    maxTasksInFlight: row.max_in_flight === null ? null : Number(row.max_in_flight),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     networks: row.networks === null ? null : (JSON.parse(row.networks) as string[]),
   };
@@ -96,7 +102,7 @@ export function rowOfPolicy(policy: KeyPolicy): KeyPolicyColumns {
     budget_period: policy.budget?.period ?? null,
     budget_alerts: policy.budget?.alerts ? JSON.stringify(policy.budget.alerts) : null,
     allowed_models: policy.models === null ? null : JSON.stringify(policy.models),
-    max_in_flight: policy.maxInFlight,
+    max_in_flight: policy.maxTasksInFlight,
     expires_at: policy.expiresAt,
     networks: policy.networks === null ? null : JSON.stringify(policy.networks),
   };
@@ -205,7 +211,7 @@ export interface KeyPolicyInput {
   /** The budget's alert thresholds in percent (`50,80,100`); null: the default 80 and 100. */
   budgetAlerts?: readonly number[] | null;
   models?: readonly string[] | null;
-  maxInFlight?: number | null;
+  maxTasksInFlight?: number | null;
   /** An ISO 8601 date or date-time (a date is its UTC midnight). */
   expires?: string | null;
   networks?: readonly string[] | null;
@@ -242,10 +248,13 @@ export function applyPolicyInput(current: KeyPolicy, input: KeyPolicyInput, now:
       next.models = [...input.models];
     }
   }
-  if (input.maxInFlight !== undefined) {
-    if (input.maxInFlight !== null && (!Number.isSafeInteger(input.maxInFlight) || input.maxInFlight < 1))
-      throw new KeyPolicyInputError('maxInFlight', 'a positive whole number');
-    next.maxInFlight = input.maxInFlight;
+  if (input.maxTasksInFlight !== undefined) {
+    if (
+      input.maxTasksInFlight !== null &&
+      (!Number.isSafeInteger(input.maxTasksInFlight) || input.maxTasksInFlight < 1)
+    )
+      throw new KeyPolicyInputError('maxTasksInFlight', 'a positive whole number');
+    next.maxTasksInFlight = input.maxTasksInFlight;
   }
   if (input.expires !== undefined) next.expiresAt = input.expires === null ? null : parseExpiry(input.expires, now);
   if (input.networks !== undefined) {
@@ -300,7 +309,7 @@ export function policyView(policy: KeyPolicy) {
   return {
     budget: policy.budget,
     models: policy.models,
-    maxInFlight: policy.maxInFlight,
+    maxTasksInFlight: policy.maxTasksInFlight,
     expiresAt: policy.expiresAt === null ? null : new Date(policy.expiresAt).toISOString(),
     networks: policy.networks,
   };

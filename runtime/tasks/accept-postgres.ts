@@ -105,7 +105,7 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
       }
       throw refusal;
     }
-    if (caller.policy.maxInFlight !== null) {
+    if (caller.policy.maxTasksInFlight !== null) {
       // The replay first: a replayed request is never refused by the cap its own task fills.
       if (key) {
         const replay = await replayOf(client, a, key);

@@ -38,7 +38,7 @@ const IN_FLIGHT = `select count(*) as "n" from "tasks" where "api_key_id" = ? an
 
 /** The cap on SQLite: transactions are serialized, so the count is exact. */
 export function refuseInFlightSqlite(sqlite: BetterSqliteDatabase, a: Acceptance): void {
-  const cap = a.caller.policy.maxInFlight;
+  const cap = a.caller.policy.maxTasksInFlight;
   if (cap === null) return;
   const { n } = sqlite.prepare(IN_FLIGHT).get(a.caller.keyId) as { n: number };
   if (Number(n) >= cap) throw inFlightCapReached(Number(n));
@@ -50,7 +50,7 @@ export function refuseInFlightSqlite(sqlite: BetterSqliteDatabase, a: Acceptance
  * first's task. Only a capped key pays these two round trips.
  */
 export async function refuseInFlightPostgres(client: PoolClient, a: Acceptance): Promise<void> {
-  const cap = a.caller.policy.maxInFlight;
+  const cap = a.caller.policy.maxTasksInFlight;
   if (cap === null) return;
   await client.query({
     name: 'key-policy-lock',
@@ -76,9 +76,9 @@ export async function refuseQuoteByKeyPolicy(ctx: Context, caller: Caller, reque
   const { policy } = caller;
   if (policy === NO_POLICY) return;
   refuseModelNotAllowed(policy, request.model.info.id);
-  if (policy.maxInFlight !== null) {
+  if (policy.maxTasksInFlight !== null) {
     const n = await tasksInFlightOfKey(ctx.db.kysely, caller.keyId);
-    if (n >= policy.maxInFlight) throw inFlightCapReached(n);
+    if (n >= policy.maxTasksInFlight) throw inFlightCapReached(n);
   }
   if (policy.budget) {
     const now = ctx.clock.now();

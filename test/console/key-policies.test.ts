@@ -58,12 +58,12 @@ describe('console key policies', () => {
     const session = await ada.call('GET', '/console/api/session');
     await addCredits(t.service.ctx.db, session.body.data.accountId, 1000, Date.now());
 
-    const set = await putPolicy(ada, keyId, { budget: '5000/month', models: ['vendor_a/*'], maxInFlight: 2 });
+    const set = await putPolicy(ada, keyId, { budget: '5000/month', models: ['vendor_a/*'], maxTasksInFlight: 2 });
     expect(set.status).toBe(200);
     expect(set.body.data.policy).toMatchObject({
       budget: { credits: 5000, period: 'month' },
       models: ['vendor_a/*'],
-      maxInFlight: 2,
+      maxTasksInFlight: 2,
     });
     const refused = await createTask(t, apiKey, bodyD());
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 403, code: 40330 });
@@ -83,7 +83,7 @@ describe('console key policies', () => {
     [{ budget: '100/year' }, 'budget'],
     [{ networks: ['10.0.0.0/33'] }, 'networks'],
     [{ models: ['vendor_*/x'] }, 'models'],
-    [{ maxInFlight: 0 }, 'maxInFlight'],
+    [{ maxTasksInFlight: 0 }, 'maxTasksInFlight'],
     [{ expires: 'tomorrow' }, 'expires'],
   ])('refuses %j with 400 40050 and param %s, changing nothing', async (body, param) => {
     const { keyId } = await newKey(ada);
@@ -128,7 +128,7 @@ describe('console key policies', () => {
     await addCredits(t.service.ctx.db, accountId, 1000, Date.now());
     const created = await ada.call('POST', '/console/api/keys', {
       team: 'render',
-      policy: { budget: '500/day', models: ['vendor_d/*'], maxInFlight: 3, networks: ['127.0.0.0/8'] },
+      policy: { budget: '500/day', models: ['vendor_d/*'], maxTasksInFlight: 3, networks: ['127.0.0.0/8'] },
     });
     expect(created.status).toBe(200);
     const { apiKey, keyId } = created.body.data;
@@ -139,7 +139,7 @@ describe('console key policies', () => {
     expect(row?.policy).toMatchObject({
       budget: { credits: 500, period: 'day', used: PRICE_D, remaining: 500 - PRICE_D, alerts: [80, 100] },
       models: ['vendor_d/*'],
-      maxInFlight: 3,
+      maxTasksInFlight: 3,
       inFlight: 1,
       expiresAt: null,
       networks: ['127.0.0.0/8'],
@@ -151,7 +151,7 @@ describe('console key policies', () => {
     expect(JSON.parse(String(audit[0].details))).toMatchObject({
       accountId,
       workspace: 'team:render',
-      policy: { budget: { credits: 500, period: 'day' }, models: ['vendor_d/*'], maxInFlight: 3 },
+      policy: { budget: { credits: 500, period: 'day' }, models: ['vendor_d/*'], maxTasksInFlight: 3 },
     });
 
     // A key without one shows every part empty, and its making is no audited change (as before).
@@ -159,7 +159,7 @@ describe('console key policies', () => {
     expect((await listed(ada, plain.keyId))?.policy).toEqual({
       budget: null,
       models: null,
-      maxInFlight: null,
+      maxTasksInFlight: null,
       inFlight: 0,
       expiresAt: null,
       networks: null,
@@ -239,24 +239,24 @@ describe('console key policies', () => {
   it("an operator edits another account's key: key.policy audited with the operator as actor, shown in the account", async () => {
     const { keyId } = await newKey(eve);
     const { account_id: eveAccount } = await userRow(t, 'eve-policy@example.com');
-    const set = await operatorPut(olive, keyId, { budget: '2000/month', maxInFlight: 4, models: ['vendor_a/*'] });
+    const set = await operatorPut(olive, keyId, { budget: '2000/month', maxTasksInFlight: 4, models: ['vendor_a/*'] });
     expect(set.status).toBe(200);
     expect(set.body.data).toMatchObject({
       keyId,
-      policy: { budget: { credits: 2000, period: 'month' }, maxInFlight: 4, models: ['vendor_a/*'] },
+      policy: { budget: { credits: 2000, period: 'month' }, maxTasksInFlight: 4, models: ['vendor_a/*'] },
     });
     const audit = await auditOf(keyId);
     expect(audit.map((r) => r.action)).toEqual(['key.policy']);
     expect(audit[0].actor).toBe((await userRow(t, 'olive-policy@example.com')).id);
     expect(JSON.parse(String(audit[0].details))).toMatchObject({
       accountId: eveAccount,
-      before: { budget: null, maxInFlight: null },
-      after: { budget: { credits: 2000, period: 'month' }, maxInFlight: 4 },
+      before: { budget: null, maxTasksInFlight: null },
+      after: { budget: { credits: 2000, period: 'month' }, maxTasksInFlight: 4 },
     });
     // The owner and the operator's account view read the same policy.
     expect((await listed(eve, keyId))?.policy).toMatchObject({
       budget: { credits: 2000, period: 'month', used: 0, remaining: 2000 },
-      maxInFlight: 4,
+      maxTasksInFlight: 4,
     });
     const account = await olive.call('GET', `/console/api/operator/accounts/${eveAccount}`);
     expect(account.body.data.keys.find((k: { keyId: string }) => k.keyId === keyId).policy).toMatchObject({
@@ -271,10 +271,10 @@ describe('console key policies', () => {
 
   it("the operator route: a customer is refused 403, an unknown key is the revocation's 404", async () => {
     const { keyId } = await newKey(eve);
-    const refused = await operatorPut(eve, keyId, { maxInFlight: 1 });
+    const refused = await operatorPut(eve, keyId, { maxTasksInFlight: 1 });
     expect([refused.status, refused.body.data?.reason]).toEqual([403, 'not_operator']);
-    expect((await listed(eve, keyId))?.policy.maxInFlight).toBeNull();
-    const unknown = await operatorPut(olive, 'key_does_not_exist', { maxInFlight: 1 });
+    expect((await listed(eve, keyId))?.policy.maxTasksInFlight).toBeNull();
+    const unknown = await operatorPut(olive, 'key_does_not_exist', { maxTasksInFlight: 1 });
     const revoke = await olive.call('POST', '/console/api/operator/keys/key_does_not_exist/revoke');
     expect(unknown.status).toBe(404);
     expect({ code: unknown.body.code, reason: unknown.body.data?.reason }).toEqual({

@@ -84,7 +84,7 @@ describe('key policies in the console, in a browser', () => {
     await page.locator(`[id="${prefix}-edit"]`).click();
     expect(await page.locator(`[id="${prefix}-edit"]`).innerText()).toBe('Richtlinie bearbeiten');
     expect(await page.locator(`[id="${prefix}-budget"]`).inputValue()).toBe('500');
-    await page.locator(`[id="${prefix}-maxInFlight"]`).fill('2');
+    await page.locator(`[id="${prefix}-maxTasksInFlight"]`).fill('2');
     await page.locator(`[id="${prefix}-save"]`).click();
     await page.locator(`[id="${prefix}-saved"]`, { hasText: 'Richtlinie gespeichert.' }).waitFor();
     expect(await page.locator(`[id="policy-summary-${keyId}"]`).innerText()).toBe(
@@ -123,7 +123,7 @@ describe('key policies in the console, in a browser', () => {
     expect(await summary.innerText()).toBe('budget 0/500 per month, 500 left · models vendor_d/* · in flight 0/2');
 
     await page.locator(`[id="${prefix}-edit"]`).click();
-    await page.locator(`[id="${prefix}-maxInFlight"]`).fill('5');
+    await page.locator(`[id="${prefix}-maxTasksInFlight"]`).fill('5');
     await page.locator(`[id="${prefix}-models"]`).fill('');
     await page.locator(`[id="${prefix}-save"]`).click();
     await page.locator(`[id="${prefix}-saved"]`, { hasText: 'Policy saved.' }).waitFor();

@@ -37,7 +37,10 @@ const OPERATIONS: [string, { method: 'GET' | 'POST' | 'PUT'; path: (x: Target) =
     { method: 'POST', path: (x) => `${OP}/accounts/${x.accountId}/price-book`, body: { book: 'partner' } },
   ],
   ['operatorRevokeKey', { method: 'POST', path: (x) => `${OP}/keys/${x.keyId}/revoke` }],
-  ['operatorSetKeyPolicy', { method: 'PUT', path: (x) => `${OP}/keys/${x.keyId}/policy`, body: { maxInFlight: 1 } }],
+  [
+    'operatorSetKeyPolicy',
+    { method: 'PUT', path: (x) => `${OP}/keys/${x.keyId}/policy`, body: { maxTasksInFlight: 1 } },
+  ],
   ['operatorUsers', { method: 'GET', path: () => `${OP}/users?q=grace` }],
   ['operatorAudit', { method: 'GET', path: () => `${OP}/audit` }],
 ];

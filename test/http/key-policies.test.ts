@@ -170,7 +170,7 @@ describe('key policies', () => {
         alerts: [80, 100],
       },
       models: ['vendor_d/*', 'vendor_a/family_a-2.0-mini/reference-to-video'],
-      maxInFlight: 5,
+      maxTasksInFlight: 5,
       inFlight: 1,
       expiresAt: '2099-01-01T00:00:00.000Z',
       networks: ['127.0.0.0/8', '::1/128'],
@@ -183,13 +183,13 @@ describe('key policies', () => {
     expect(plain.body.data).toMatchObject({
       budget: null,
       models: null,
-      maxInFlight: null,
+      maxTasksInFlight: null,
       expiresAt: null,
       networks: null,
     });
   });
 
-  it('maxInFlight: queued + running of the key; 429 with Retry-After, a replay still answers', async () => {
+  it('maxTasksInFlight: queued + running of the key; 429 with Retry-After, a replay still answers', async () => {
     const { accountId } = await t.account(10_000);
     const { apiKey } = await keyWith(t, accountId, ['--max-in-flight', '2']);
     const first = await createTask(t, apiKey, bodyD(), { headers: { 'Idempotency-Key': 'one' } });
@@ -268,11 +268,11 @@ describe('key policies', () => {
           before: {
             budget: { credits: 100, period: 'day' },
             models: null,
-            maxInFlight: null,
+            maxTasksInFlight: null,
             expiresAt: null,
             networks: null,
           },
-          after: { budget: null, models: null, maxInFlight: 3, expiresAt: null, networks: null },
+          after: { budget: null, models: null, maxTasksInFlight: 3, expiresAt: null, networks: null },
         },
       ],
       [
@@ -284,7 +284,7 @@ describe('key policies', () => {
           policy: {
             budget: { credits: 100, period: 'day' },
             models: null,
-            maxInFlight: null,
+            maxTasksInFlight: null,
             expiresAt: null,
             networks: null,
           },

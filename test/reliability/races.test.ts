@@ -137,7 +137,7 @@ describe('races', () => {
     const { accountId } = await t.account(PRICE_D * 100);
     const { apiKey } = await createKey(t.service.ctx.db, accountId, 'personal', clock.now(), {
       ...NO_POLICY,
-      maxInFlight: 5,
+      maxTasksInFlight: 5,
     });
     counts.holdRequests += 30;
     const results = await Promise.all(Array.from({ length: 30 }, () => createTask(t, apiKey, bodyD())));

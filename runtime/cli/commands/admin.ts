@@ -144,7 +144,7 @@ function policyInput(values: Values): KeyPolicyInput {
           .split(',')
           .map((part) => part.trim())
           .filter(Boolean);
-  const maxInFlight = flag('max-in-flight');
+  const maxTasksInFlight = flag('max-in-flight');
   return {
     ...(flag('budget') !== undefined ? { budget: flag('budget') } : {}),
     ...(flag('budget-alerts') !== undefined
@@ -154,8 +154,8 @@ function policyInput(values: Values): KeyPolicyInput {
         }
       : {}),
     ...(flag('models') !== undefined ? { models: list(flag('models')) } : {}),
-    ...(maxInFlight !== undefined
-      ? { maxInFlight: maxInFlight === null ? null : wholeNumber(maxInFlight, 'max-in-flight', 1) }
+    ...(maxTasksInFlight !== undefined
+      ? { maxTasksInFlight: maxTasksInFlight === null ? null : wholeNumber(maxTasksInFlight, 'max-in-flight', 1) }
       : {}),
     ...(flag('expires') !== undefined ? { expires: flag('expires') } : {}),
     ...(flag('networks') !== undefined ? { networks: list(flag('networks')) } : {}),
@@ -172,7 +172,7 @@ function policyFlags(values: Values, current: KeyPolicy = NO_POLICY): KeyPolicy 
 }
 
 const flagOf = (field: string) =>
-  field === 'maxInFlight' ? 'max-in-flight' : field === 'budgetAlerts' ? 'budget-alerts' : field;
+  field === 'maxTasksInFlight' ? 'max-in-flight' : field === 'budgetAlerts' ? 'budget-alerts' : field;
 
 export async function keysSet({ values }: CommandInput): Promise<number> {
   const keyId = text(values.key)!;

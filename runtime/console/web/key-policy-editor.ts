@@ -39,8 +39,8 @@ export function policySummary(policy: PolicyState): string {
       t(BUDGET_TEXT[budget.period], { used: budget.used, credits: budget.credits, remaining: budget.remaining }),
     );
   if (policy.models) parts.push(t('keys.policyModels', { models: policy.models.join(', ') }));
-  if (policy.maxInFlight !== null)
-    parts.push(t('keys.policyInFlight', { inFlight: policy.inFlight, max: policy.maxInFlight }));
+  if (policy.maxTasksInFlight !== null)
+    parts.push(t('keys.policyInFlight', { inFlight: policy.inFlight, max: policy.maxTasksInFlight }));
   if (policy.expiresAt) parts.push(t('keys.policyExpires', { date: policy.expiresAt.slice(0, 10) }));
   if (policy.networks) parts.push(t('keys.policyNetworks', { networks: policy.networks.join(', ') }));
   return parts.length ? parts.join(' · ') : t('keys.noLimits');
@@ -74,7 +74,7 @@ export function policyFields(idPrefix: string, current?: PolicyState): PolicyFie
   );
   const alerts = h('input', { type: 'text', id: id('budgetAlerts'), placeholder: '80, 100' });
   const models = h('input', { type: 'text', id: id('models'), placeholder: 'vendor/*' });
-  const maxInFlight = h('input', { type: 'number', id: id('maxInFlight'), min: 1, step: 1 });
+  const maxTasksInFlight = h('input', { type: 'number', id: id('maxTasksInFlight'), min: 1, step: 1 });
   const expires = h('input', { type: 'date', id: id('expires') });
   const networks = h('input', { type: 'text', id: id('networks'), placeholder: '203.0.113.0/24' });
   if (current) {
@@ -82,7 +82,7 @@ export function policyFields(idPrefix: string, current?: PolicyState): PolicyFie
     period.value = current.budget?.period ?? 'month';
     alerts.value = current.budget ? current.budget.alerts.join(', ') : '';
     models.value = current.models?.join(', ') ?? '';
-    maxInFlight.value = current.maxInFlight === null ? '' : String(current.maxInFlight);
+    maxTasksInFlight.value = current.maxTasksInFlight === null ? '' : String(current.maxTasksInFlight);
     expires.value = current.expiresAt?.slice(0, 10) ?? '';
     networks.value = current.networks?.join(', ') ?? '';
   } else period.value = 'month';
@@ -116,7 +116,7 @@ export function policyFields(idPrefix: string, current?: PolicyState): PolicyFie
     h(
       'div',
       { class: 'row' },
-      field('maxInFlight', 'keys.maxInFlight', maxInFlight),
+      field('maxTasksInFlight', 'keys.maxTasksInFlight', maxTasksInFlight),
       field('expires', 'keys.expires', expires),
     ),
     field('networks', 'keys.networks', networks),
@@ -131,7 +131,7 @@ export function policyFields(idPrefix: string, current?: PolicyState): PolicyFie
       // Alerts belong to a budget: without one there are none to set (the service refuses them).
       budgetAlerts: budget === null ? undefined : alerts.value.trim() === '' ? null : list(alerts.value).map(Number),
       models: models.value.trim() === '' ? null : list(models.value),
-      maxInFlight: maxInFlight.value.trim() === '' ? null : Number(maxInFlight.value),
+      maxTasksInFlight: maxTasksInFlight.value.trim() === '' ? null : Number(maxTasksInFlight.value),
       expires: expires.value === '' ? null : expires.value,
       networks: networks.value.trim() === '' ? null : list(networks.value),
     };

@@ -135,7 +135,7 @@ class CurrentKey(TypedDict, total=False):
     """Most credits held and spent per UTC period (`week` from Monday), and what is left now. Required."""
     models: Required[list[str] | None]
     """Model ids and family patterns of whole segments the key may call. Required."""
-    maxInFlight: Required[int | None]
+    maxTasksInFlight: Required[int | None]
     """Required."""
     inFlight: Required[int]
     """The key's tasks queued or running now. At least 0. Required."""
