@@ -1,4 +1,4 @@
-/** /console: an operator's sections first (console-operator.ts), then balance (and the account id), usage chart (uPlot), keys, team keys, webhooks, deliveries, settings, tasks. */
+/** /console: an operator's sections first (console-operator.ts), then balance (and the account id), usage chart (uPlot), the monthly statement (console-statement.ts), keys, team keys, webhooks, deliveries, settings, tasks. */
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { LANGUAGE_NAMES } from '../../../generated/ui-text.js';
@@ -8,6 +8,7 @@ import { body, button, dateTime, section, showOnce, table } from './console-ui.j
 import { renderDeliveries, renderWebhooks } from './console-webhooks.js';
 import { operatorSections, renderOperator } from './console-operator.js';
 import { renderPayments } from './console-payments.js';
+import { renderStatement } from './console-statement.js';
 
 let chart: uPlot | undefined;
 
@@ -227,6 +228,7 @@ async function main() {
     ...(session.role === 'operator' ? operatorSections() : []),
     section('balance', 'console.balance'),
     section('usage', 'console.usage'),
+    section('statement', 'console.statement'),
     section('keys', 'console.keys'),
     section('webhooks', 'console.webhooks'),
     section('deliveries', 'console.deliveries'),
@@ -239,6 +241,7 @@ async function main() {
       renderPayments(document.getElementById('payments')!, () => renderBalance(session)),
     ),
     renderUsage(),
+    renderStatement(body('statement')),
     renderKeys(),
     renderWebhooks(session),
     renderDeliveries(),
