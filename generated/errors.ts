@@ -517,6 +517,24 @@ export const CODES = {
       pl: 'Nie ma cennika o tej nazwie: wybierz jeden z wymienionych cenników albo default.'
     }
   },
+  statement_month_future: {
+    code: 40044,
+    http: 400,
+    messages: {
+      en: 'The month {month} has not begun yet: a statement covers at most the current month ({current}, UTC).',
+      'zh-CN': '月份 {month} 尚未开始：对账单最多只能查询到当前月份（{current}，UTC）。',
+      'zh-TW': '月份 {month} 尚未開始：對帳單最多只能查詢到目前月份（{current}，UTC）。',
+      ja: '{month} はまだ始まっていません。明細書は現在の月（{current}、UTC）までしか取得できません。',
+      ko: '{month}은(는) 아직 시작되지 않았습니다. 명세서는 현재 월({current}, UTC)까지만 조회할 수 있습니다.',
+      de: 'Der Monat {month} hat noch nicht begonnen: Eine Abrechnung reicht höchstens bis zum laufenden Monat ({current}, UTC).',
+      fr: 'Le mois {month} n\'a pas encore commencé : un relevé couvre au plus le mois en cours ({current}, UTC).',
+      es: 'El mes {month} aún no ha comenzado: un extracto cubre como máximo el mes en curso ({current}, UTC).',
+      'pt-BR': 'O mês {month} ainda não começou: um extrato cobre no máximo o mês atual ({current}, UTC).',
+      ru: 'Месяц {month} ещё не начался: выписка доступна не позже текущего месяца ({current}, UTC).',
+      it: 'Il mese {month} non è ancora iniziato: un estratto conto copre al massimo il mese corrente ({current}, UTC).',
+      pl: 'Miesiąc {month} jeszcze się nie zaczął: wyciąg obejmuje najwyżej bieżący miesiąc ({current}, UTC).'
+    }
+  },
   invalid_key_policy: {
     code: 40050,
     http: 400,

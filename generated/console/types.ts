@@ -506,7 +506,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The statement of the session user's API account for a calendar month (UTC), as getStatement answers it. */
+        /**
+         * The statement of the session user's API account for a calendar month (UTC), as getStatement answers it.
+         * @description The console's statement section reads it, and links its `format=csv` answer (the same
+         *     `section,item,credits` lines as getStatement's) for download with the session cookie.
+         *     A month after the current UTC month answers 400 40044 statement_month_future (the
+         *     envelope, `data.param` `month`), as getStatement does.
+         */
         get: operations["consoleStatement"];
         put?: never;
         post?: never;
@@ -2252,10 +2258,13 @@ export interface operations {
     };
     consoleStatement: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description json (default) or csv. */
+                format?: "json" | "csv";
+            };
             header?: never;
             path: {
-                /** @description The calendar month, YYYY-MM (UTC). */
+                /** @description The calendar month, YYYY-MM (UTC), at most the current one. */
                 month: string;
             };
             cookie?: never;
@@ -2271,6 +2280,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConsoleEnvelope"] & {
                         data: components["schemas"]["Statement"];
                     };
+                    "text/csv": string;
                 };
             };
             default: components["responses"]["ConsoleError"];

@@ -547,7 +547,9 @@ export interface paths {
          *     of the month, in credits; a balance is available + held. For every month,
          *     openingBalance + purchases.total - refunds.total - charges.total =
          *     closingBalance. Needs the key's account-reports scope (off by default: 403 40301).
-         *     `format=csv` answers the same as CSV (`section,item,credits`).
+         *     `format=csv` answers the same as CSV (`section,item,credits`). A month after the
+         *     current UTC month answers 400 40044 statement_month_future (`data.param` `month`);
+         *     a month before the account existed answers zeros.
          */
         get: operations["getStatement"];
         put?: never;
@@ -6066,7 +6068,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The calendar month, YYYY-MM (UTC). */
+                /** @description The calendar month, YYYY-MM (UTC), at most the current one. */
                 month: string;
             };
             cookie?: never;

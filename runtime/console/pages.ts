@@ -35,6 +35,9 @@ function escapeHtml(text: string): string {
  * Both pages' styles. `.deployment-state`: one colour per state of a deployment in the operator
  * console (web/deployment-state.ts), from green (ok) to red (down); a state without a rule here
  * keeps the white outlined badge with a dashed border, never a colour that says it is fine.
+ * The statement (web/console-statement.ts): figures right-aligned, totals bold, debts (owed, not
+ * taken) grey; `@media print` leaves the statement alone on paper: no header, navigation, buttons,
+ * picker or other section.
  */
 export const BASE_CSS = `body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
 header{display:flex;gap:1.5rem;align-items:center;padding:.6rem 1.2rem;background:#1b1f24;color:#fff}header a{color:#cfe3ff;margin-right:.8rem}#who{margin-left:auto;font-size:.9em}
@@ -49,4 +52,7 @@ table{border-collapse:collapse;width:100%;font-size:.9em}td,th{border-bottom:1px
 .deployment-state[data-state=degraded]{background:#fff0b3;color:#6b4f00;border:1px solid #e6c84d}.deployment-state[data-state=cooling]{background:#cfeffa;color:#055a73;border:1px solid #7fcde6}
 .deployment-state[data-state=half-open]{background:#eadcff;color:#4a2a85;border:1px solid #bba0ea}.deployment-state[data-state=full]{background:#ffdcc2;color:#7a3300;border:1px solid #f0a673}
 .deployment-state[data-state=down]{background:#b3261e;color:#fff;border:1px solid #8c1d17}.deployment-state[data-state="no record"]{background:#eceef1;color:#59626b;border:1px solid #c9ced4}
-.upload{margin:.3rem 0}.upload-label{display:inline;font-weight:400;margin-right:.5rem}.upload-status{font-size:.9em;color:#2d6a3a}.thumb{vertical-align:middle;border-radius:3px}p.hint{color:#5b6570;font-size:.9em}video{max-width:100%;background:#000;border-radius:6px}`;
+.upload{margin:.3rem 0}.upload-label{display:inline;font-weight:400;margin-right:.5rem}.upload-status{font-size:.9em;color:#2d6a3a}.thumb{vertical-align:middle;border-radius:3px}p.hint{color:#5b6570;font-size:.9em}video{max-width:100%;background:#000;border-radius:6px}
+.statement-actions{display:flex;gap:1rem;align-items:center;flex-wrap:wrap;margin-bottom:.6rem}input[type=month]{padding:.35rem;border:1px solid #b9c0c8;border-radius:5px;font:inherit}
+#statement-table{max-width:40rem}#statement-table .num{text-align:right;font-variant-numeric:tabular-nums}#statement-table tr.total td{font-weight:600}#statement-table tr.info td{color:#5b6570}
+@media print{header,nav,button,.statement-controls,main>section:not(#statement){display:none!important}body{background:#fff}main{max-width:none;margin:0;padding:0}#statement{border:0;padding:0}}`;

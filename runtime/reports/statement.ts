@@ -1,3 +1,4 @@
+import { ApiError } from '../errors.js';
 import type { Executor } from '../storage/executor.js';
 import { csvLine } from './csv.js';
 
@@ -40,6 +41,22 @@ const BALANCE_SIGN: Record<string, number> = {
 export function monthRange(month: string): { start: number; end: number } {
   const [year, mon] = month.split('-').map(Number) as [number, number];
   return { start: Date.UTC(year, mon - 1, 1), end: Date.UTC(year, mon, 1) };
+}
+
+/** The UTC month (`YYYY-MM`) a time falls in. */
+export function monthOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+/**
+ * Refuses a month after the current UTC month of the service's clock (`now`): its statement would
+ * be zeros today and other figures later, which a reader could take for the month's account. A
+ * month before the account existed is answered (zeros: nothing happened then). `YYYY-MM` strings
+ * order as their months do, so the comparison is on the strings.
+ */
+export function refuseFutureMonth(month: string, now: number): void {
+  const current = monthOf(now);
+  if (month > current) throw new ApiError('statement_month_future', { param: 'month', params: { month, current } });
 }
 
 export async function statementOf(db: Executor, accountId: string, month: string): Promise<Statement> {

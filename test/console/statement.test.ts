@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeMessage } from '../../generated/errors.js';
 import { succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { bodyD, createTask, PRICE_D } from '../http/helpers.js';
 import { mediaforgeJsonInProcess } from '../support/cli-process.js';
@@ -7,7 +8,10 @@ import { signUp } from './support.js';
 
 /**
  * The console's statement (issue 39): GET /console/api/statements/{month} answers the session
- * user's own API account's statement, equal to what GET /api/v1/statements/{month} answers for it.
+ * user's own API account's statement, equal to what GET /api/v1/statements/{month} answers for it,
+ * and with format=csv the same CSV (the page's download link); a month not begun yet is refused
+ * with 40044 in the user's language. (The service's clock deciding the current month, rather than
+ * the machine's: test/http/statements.test.ts, on a manual clock.)
  */
 const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config.dbUrl, argv);
 
@@ -39,6 +43,17 @@ describe('console: statement', () => {
     expect(fromConsole.body.data).toEqual(fromApi.body.data);
     expect(fromConsole.body.data.charges.total).toBeGreaterThan(0);
 
+    // The download link of the page: a plain GET with the session cookie answers the API's CSV.
+    const csv = await fetch(`${t.url}/console/api/statements/${month()}?format=csv`, {
+      headers: { cookie: user.cookie },
+    });
+    const apiCsv = await t.call('GET', `/api/v1/statements/${month()}?format=csv`, { key: apiKey });
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(csv.headers.get('content-disposition')).toBe(`attachment; filename="statement-${month()}.csv"`);
+    expect(await csv.text()).toBe(apiCsv.body);
+    expect(apiCsv.body).toContain(`closingBalance,,${fromApi.body.data.closingBalance}\r\n`);
+
     const other = await signUp(t, 'statement-other@example.com');
     const theirs = await other.call('GET', `/console/api/statements/${month()}`);
     expect(theirs.status).toBe(200);
@@ -52,6 +67,26 @@ describe('console: statement', () => {
     expect(r.status).toBe(400);
     expect(r.body.code).toBeGreaterThanOrEqual(40000);
     expect(JSON.stringify(r.body)).toContain('month');
+  });
+
+  it('a month after the current UTC month answers 400 40044 naming the month, in the user language, as JSON and as CSV', async () => {
+    const user = await signUp(t, 'statement-future@example.com');
+    expect((await user.call('POST', '/console/api/settings', { language: 'ja' })).status).toBe(200);
+    const now = new Date();
+    const current = month();
+    const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 7);
+    for (const future of [next, '2999-12']) {
+      for (const query of ['', '?format=csv']) {
+        const r = await user.call('GET', `/console/api/statements/${future}${query}`);
+        expect([r.status, r.body.code, r.body.data]).toEqual([400, 40044, { param: 'month' }]);
+        expect(r.body.msg).toBe(codeMessage('statement_month_future', 'ja', { month: future, current }));
+      }
+    }
+    // The current month and one long before the account existed answer (zeros for the latter).
+    expect((await user.call('GET', `/console/api/statements/${current}`)).status).toBe(200);
+    const before = await user.call('GET', '/console/api/statements/2001-01');
+    expect(before.status).toBe(200);
+    expect(before.body.data).toMatchObject({ openingBalance: 0, closingBalance: 0, charges: { total: 0 } });
   });
 
   it('without a session answers 401', async () => {

@@ -22,13 +22,27 @@ export async function userRow(t: TestService, email: string) {
     .executeTakeFirstOrThrow();
 }
 
-export async function signUp(t: TestService, email: string, password = 'correct horse battery'): Promise<ConsoleUser> {
-  const response = await fetch(`${t.url}/console/api/signup`, {
+export function signUp(t: TestService, email: string, password = 'correct horse battery'): Promise<ConsoleUser> {
+  return openConsoleSession(t, '/console/api/signup', email, password);
+}
+
+/** A new session of a signed-up user (one whose session ended, or whose clock moved past it). */
+export function signIn(t: TestService, email: string, password = 'correct horse battery'): Promise<ConsoleUser> {
+  return openConsoleSession(t, '/console/api/signin', email, password);
+}
+
+async function openConsoleSession(
+  t: TestService,
+  path: '/console/api/signup' | '/console/api/signin',
+  email: string,
+  password: string,
+): Promise<ConsoleUser> {
+  const response = await fetch(`${t.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' },
     body: JSON.stringify({ email, password }),
   });
-  if (response.status !== 200) throw new Error(`sign-up ${response.status}: ${await response.text()}`);
+  if (response.status !== 200) throw new Error(`${path} ${response.status}: ${await response.text()}`);
   const setCookie = response.headers.get('set-cookie') ?? '';
   const cookie = setCookie.split(';')[0];
   const csrf = ((await response.json()) as { data: { csrfToken: string } }).data.csrfToken;

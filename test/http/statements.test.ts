@@ -159,6 +159,9 @@ describe('statements', () => {
       expect.arrayContaining(['purchase', 'grant', 'refund', 'dispute', 'settle']),
     );
     const lastMonth = new Date(clock.now()).getUTCMonth();
+    // The month after the last step is read too (nothing in it: its opening is the last closing), so
+    // the clock moves into it: a month not begun yet is refused (the test below).
+    clock.set(Date.UTC(2026, lastMonth + 1, 1));
     for (const { accountId, apiKey } of accounts) {
       await t.checkLedger(accountId);
       let previousClosing = 0;
@@ -215,6 +218,39 @@ describe('statements', () => {
     const r = await t.call('GET', `/api/v1/statements/${month}`, { key: apiKey });
     expectError(r, 400, 40008);
     expect(r.body.data).toEqual({ param: 'month' });
+  });
+
+  it('a month after the current UTC month of the service clock answers 400 40044 naming the month, in the caller language; the current month and one before the account answer', async () => {
+    // The service's clock, not the machine's: mid-March 2026 makes April a month not begun yet.
+    clock.set(Date.UTC(2026, 2, 15, 12));
+    const { apiKey } = await reportingAccount(t);
+    for (const path of ['/api/v1/statements/2026-04', '/api/v1/statements/2027-01?format=csv']) {
+      const r = await t.call('GET', path, { key: apiKey, headers: { 'accept-language': 'de' } });
+      expectError(r, 400, 40044);
+      expect(r.body.data).toEqual({ param: 'month' });
+      expect(r.body.msg).toMatch(/^Der Monat 20\d\d-\d\d hat noch nicht begonnen/);
+      expect(r.body.msg).toContain('(2026-03, UTC)');
+    }
+    const english = await t.call('GET', '/api/v1/statements/2026-04', { key: apiKey });
+    expect(english.body.msg).toBe(
+      'The month 2026-04 has not begun yet: a statement covers at most the current month (2026-03, UTC).',
+    );
+    // Refused before the key's scope is read: the month is the request's fault (docs/contracts.md's order).
+    const { apiKey: unscoped } = await reportingAccount(t, false);
+    expectError(await t.call('GET', '/api/v1/statements/2026-04', { key: unscoped }), 400, 40044);
+    expectError(await t.call('GET', '/api/v1/statements/2026-03', { key: unscoped }), 403, 40301);
+    const current = await t.call('GET', '/api/v1/statements/2026-03', { key: apiKey });
+    expect(current.status).toBe(200);
+    // Years before the account existed: zeros.
+    const before = await t.call('GET', '/api/v1/statements/2019-06', { key: apiKey });
+    expect(before.status).toBe(200);
+    expect(before.body.data).toMatchObject({
+      openingBalance: 0,
+      purchases: { total: 0 },
+      refunds: { total: 0 },
+      charges: { total: 0, byModel: [] },
+      closingBalance: 0,
+    });
   });
 
   it('a bad format answers 400', async () => {

@@ -17,16 +17,22 @@ export interface PaymentsWorld {
   close(): Promise<void>;
 }
 
-/** A service with payments on, its Stripe API the loopback server (support/stripe/). */
-export async function startPaymentsWorld(config: Parameters<typeof startTestService>[0] = {}): Promise<PaymentsWorld> {
+/** A service with payments on, its Stripe API the loopback server (support/stripe/); `options` as startTestService's (a clock, the worker, deployments). */
+export async function startPaymentsWorld(
+  config: Parameters<typeof startTestService>[0] = {},
+  options: Parameters<typeof startTestService>[1] = {},
+): Promise<PaymentsWorld> {
   const stripe = await startStripeApiServer();
-  const t = await startTestService({
-    ...config,
-    publicUrl: 'https://mediaforge.test.invalid',
-    stripeSecretKey: stripe.secretKey,
-    stripeWebhookSecrets: [WEBHOOK_SECRET, OLD_WEBHOOK_SECRET],
-    stripeApiUrl: stripe.url,
-  });
+  const t = await startTestService(
+    {
+      ...config,
+      publicUrl: 'https://mediaforge.test.invalid',
+      stripeSecretKey: stripe.secretKey,
+      stripeWebhookSecrets: [WEBHOOK_SECRET, OLD_WEBHOOK_SECRET],
+      stripeApiUrl: stripe.url,
+    },
+    options,
+  );
   return {
     t,
     stripe,

@@ -213,9 +213,11 @@ export const requestRules: Readonly<Record<OperationId, RequestRules>> = {
   },
   consoleStatement: {
     parameters: [
-      { name: 'month', in: 'path', integer: false, error: 'invalid_parameter' }
+      { name: 'month', in: 'path', integer: false, error: 'invalid_parameter' },
+      { name: 'format', in: 'query', integer: false, error: 'invalid_parameter' }
     ],
-    path: validators.consoleStatementPath
+    path: validators.consoleStatementPath,
+    query: validators.consoleStatementQuery
   },
   consoleListTasks: {
     parameters: []

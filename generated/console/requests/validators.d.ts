@@ -50,6 +50,7 @@ export declare const consoleSignInBody: RequestValidator;
 export declare const consoleSignUpHeaders: RequestValidator;
 export declare const consoleSignUpBody: RequestValidator;
 export declare const consoleStatementPath: RequestValidator;
+export declare const consoleStatementQuery: RequestValidator;
 export declare const playgroundQuoteBody: RequestValidator;
 export declare const playgroundCreateTaskBody: RequestValidator;
 export declare const playgroundTaskPath: RequestValidator;

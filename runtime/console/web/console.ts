@@ -1,4 +1,4 @@
-/** /console: an operator's sections first (console-operator.ts), then balance (and the account id), usage chart (uPlot), keys, team keys, webhooks, deliveries, settings, tasks. */
+/** /console: an operator's sections first (console-operator.ts), then balance (and the account id), usage chart (uPlot), the monthly statement (console-statement.ts), keys, team keys, webhooks, deliveries, settings, tasks. */
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { LANGUAGE_NAMES } from '../../../generated/ui-text.js';
@@ -9,6 +9,7 @@ import { renderDeliveries, renderWebhooks } from './console-webhooks.js';
 import { operatorSections, renderOperator } from './console-operator.js';
 import { renderPayments } from './console-payments.js';
 import { policyEditor, policyFields, policySummary } from './key-policy-editor.js';
+import { renderStatement } from './console-statement.js';
 
 let chart: uPlot | undefined;
 
@@ -265,6 +266,7 @@ async function main() {
     ...(session.role === 'operator' ? operatorSections() : []),
     section('balance', 'console.balance'),
     section('usage', 'console.usage'),
+    section('statement', 'console.statement'),
     section('keys', 'console.keys'),
     section('webhooks', 'console.webhooks'),
     section('deliveries', 'console.deliveries'),
@@ -277,6 +279,7 @@ async function main() {
       renderPayments(document.getElementById('payments')!, () => renderBalance(session)),
     ),
     renderUsage(),
+    renderStatement(body('statement')),
     renderKeys(),
     renderWebhooks(session),
     renderDeliveries(),

@@ -22,7 +22,7 @@ import {
 import type { Context } from '../../context.js';
 import { owedCredits, walletsOf } from '../../ledger/wallets.js';
 import { CREDIT_PACKS, CUSTOM_AMOUNT } from '../../../generated/credit-packs.js';
-import { statementOf } from '../../reports/statement.js';
+import { refuseFutureMonth, statementCsv, statementOf } from '../../reports/statement.js';
 import type { TaskState } from '../../tasks/states.js';
 import { recentTasksOfAccounts, usageRows } from '../../tasks/task-rows.js';
 import {
@@ -43,6 +43,7 @@ import {
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import type { ApiRequest, ConsoleRequests } from '../api-request.js';
 import type { RateLimits } from '../rate-limits.js';
+import { csvReply } from './csv-reply.js';
 
 type ConsoleAccountHandlers = Omit<
   Handlers<ConsoleRequests>,
@@ -321,9 +322,16 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
       return ok({ url: session.url });
     },
 
-    /** The statement of the user's API account (runtime/reports/statement.ts): the session is the owner's, so no key scope applies. */
+    /**
+     * The statement of the user's API account (runtime/reports/statement.ts): the session is the
+     * owner's, so no key scope applies. `format=csv` is the page's download link (a plain GET with
+     * the session cookie), the same lines getStatement answers.
+     */
     async consoleStatement(req) {
-      return ok(await statementOf(req.ctx.db.kysely, req.user.accountId, req.params.month));
+      refuseFutureMonth(req.params.month, req.ctx.clock.now());
+      const statement = await statementOf(req.ctx.db.kysely, req.user.accountId, req.params.month);
+      if (req.query.format === 'csv') return csvReply(statementCsv(statement), `statement-${statement.month}.csv`);
+      return ok(statement);
     },
 
     /** Tasks of the last 30 days of both wallets, by UTC day and by model (settled charges). */
