@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
 import { addGrant, openWallet, type Credited, type PurchaseOrigin } from '../ledger/ledger.js';
@@ -179,14 +180,17 @@ export async function accountOfKey(db: Executor, keyId: string): Promise<string 
 
 /** Accounts whose id starts with `idPrefix` (or all, newest first), with when they were made: the operator's search. */
 export async function accountsByIdPrefix(db: Executor, idPrefix: string, limit: number) {
-  return db
-    .selectFrom('accounts')
-    .select(['id', 'created_at'])
-    .where('id', 'like', `${idPrefix.replace(/[\\%_]/g, '')}%`)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom('accounts')
+      .select(['id', 'created_at'])
+      // A comparison of the id's start, not LIKE: every id has `_`, a LIKE wildcard (stripping it found nothing).
+      .where(sql<boolean>`substr(id, 1, ${idPrefix.length}) = ${idPrefix}`)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute()
+  );
 }
 
 /** The accounts of these ids that exist, with when they were made. */

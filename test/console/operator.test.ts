@@ -154,6 +154,19 @@ describe('the operator console API', () => {
     await t.checkLedger(target);
   });
 
+  it('finds an account by its id or the start of it, one made without a user too (an id has `_`, no wildcard)', async () => {
+    const { accountId } = await t.account(0); // an account of the CLI, no console user behind it
+    for (const q of [accountId, accountId.slice(0, accountId.length - 3)]) {
+      const found = await operator.call('GET', `${OP}/accounts?q=${encodeURIComponent(q)}`);
+      expect(found.status).toBe(200);
+      expect(found.body.data.map((a: { accountId: string }) => a.accountId)).toContain(accountId);
+    }
+    // `_` and `%` are the id's own characters, not patterns: a prefix with a wildcard in its place finds nothing.
+    const wild = `${accountId.slice(0, 4)}%${accountId.slice(5)}`;
+    const none = await operator.call('GET', `${OP}/accounts?q=${encodeURIComponent(wild)}`);
+    expect(none.body.data.map((a: { accountId: string }) => a.accountId)).not.toContain(accountId);
+  });
+
   it('finds a user by email, adds credits with a note: the ledger and the audit log say who and why', async () => {
     const found = await operator.call('GET', `${OP}/accounts?q=GRACE@`);
     const summary = found.body.data.find((a: { accountId: string }) => a.accountId === graceAccount);
