@@ -1,11 +1,12 @@
 // @store-suite: billed clips are measured from the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { createTask, expectOk } from '../http/helpers.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { OnceClipServer } from '../support/once-clip-server.js';
+import { closedAfterEach } from './support.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**
@@ -32,19 +33,13 @@ const inputOf = (model: string, clip: string): Record<string, unknown> => ({
 });
 
 describe('billed reference clips are measured before the submit, never after the job (N3)', () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serve(model: string, clip: { seconds: number; answers: number }, fetchReferences: boolean) {
     const log: string[] = [];
     const upstream = await new JobsProtocolServer({ latencyMs: 100, apiKey: 'up-key', fetchReferences, log }).start();
     const clips = await new OnceClipServer({ ...clip, log }).start();
-    servers.push(upstream, clips);
+    opened.servers.push(upstream, clips);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -56,10 +51,11 @@ describe('billed reference clips are measured before the submit, never after the
       ].join('\n'),
       { UP_KEY: 'up-key' },
     );
-    t = await startTestService(
+    const t = await startTestService(
       { upstreamPollMs: 50, webhookAllowPrivate: true, webhookAllowInsecure: true },
       { deploymentsPlan: plan },
     );
+    opened.service = t;
     const { accountId, apiKey } = await t.account(CREDITS);
     const created = await createTask(t, apiKey, { model, input: inputOf(model, clips.url) });
     expectOk(created, 202);

@@ -1,9 +1,10 @@
 // @store-suite: fal results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { FalQueueServer, type FalServerOptions } from '../../support/upstreams/fal-queue-server.js';
-import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
+import { closedAfterEach } from './support.js';
+import { startTestService, waitForTerminal, workItemOf } from '../support/service.js';
 import { referenceCopyLink } from '../support/reference-url.js';
 
 const APP = 'fal-ai/family-d/reference-to-video';
@@ -45,13 +46,7 @@ const CASES: [string, Case][] = [
 ];
 
 describe("fal-queue: fal's queue protocol against a loopback fal", () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serve(
     given: FalServerOptions,
@@ -59,7 +54,7 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
   ) {
     const first = await new FalQueueServer({ latencyMs: 150, apiKey: 'fal-key', ...given }).start();
     const second = await new FalQueueServer({ latencyMs: 150, apiKey: 'fal-key' }).start();
-    servers.push(first, second);
+    opened.servers.push(first, second);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -73,13 +68,14 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
       ].join('\n'),
       { FAL_KEY: 'fal-key' },
     );
-    t = await startTestService(
+    const t = await startTestService(
       {
         upstreamPollMs: settings.pollMs ?? 50,
         ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
       },
       { deploymentsPlan: plan },
     );
+    opened.service = t;
     const account = await t.account(1000);
     return { first, second, t, ...account };
   }

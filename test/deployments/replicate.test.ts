@@ -1,8 +1,9 @@
 // @store-suite: Replicate results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { ReplicateServer, type ReplicateServerOptions } from '../../support/upstreams/replicate-server.js';
+import { closedAfterEach } from './support.js';
 import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
 import { referenceCopyLink } from '../support/reference-url.js';
 
@@ -54,13 +55,7 @@ const CASES: [string, Case][] = [
 ];
 
 describe("replicate: Replicate's predictions API against a loopback Replicate", () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serve(
     given: ReplicateServerOptions,
@@ -68,7 +63,7 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
   ) {
     const first = await new ReplicateServer({ latencyMs: 150, apiKey: 'r8-key', ...given }).start();
     const second = await new ReplicateServer({ latencyMs: 150, apiKey: 'r8-key' }).start();
-    servers.push(first, second);
+    opened.servers.push(first, second);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -82,13 +77,14 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
       ].join('\n'),
       { REPLICATE_KEY: 'r8-key' },
     );
-    t = await startTestService(
+    const t = await startTestService(
       {
         upstreamPollMs: settings.pollMs ?? 50,
         ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
       },
       { deploymentsPlan: plan },
     );
+    opened.service = t;
     const account = await t.account(1000);
     return { first, second, t, ...account };
   }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../runtime/accounts/accounts.js';
 import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
@@ -134,4 +135,31 @@ export async function acceptanceWrites(t: TestService, accountId: string) {
     tasks: await count('tasks'),
     idempotencyRows: await count('idempotency_keys'),
   };
+}
+
+/** Anything a test starts and must stop: a test service, a loopback upstream, a clip server. */
+export interface Closable {
+  close(): Promise<void>;
+}
+
+/** What the running test opened: set `service` and push `servers` as they start. */
+export interface OpenedByTest {
+  service: TestService | undefined;
+  servers: Closable[];
+}
+
+/**
+ * Registers an afterEach that closes what each test opened, and returns where the test puts it.
+ * The service closes first: while it runs, its workers still poll, cancel and download from the
+ * loopback servers, and a server gone from under them would turn those last calls into failures in
+ * a test that has already passed. Then the servers, one after another, so each close finishes.
+ */
+export function closedAfterEach(): OpenedByTest {
+  const opened: OpenedByTest = { service: undefined, servers: [] };
+  afterEach(async () => {
+    await opened.service?.close();
+    opened.service = undefined;
+    for (const server of opened.servers.splice(0)) await server.close();
+  });
+  return opened;
 }
