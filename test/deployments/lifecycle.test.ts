@@ -5,8 +5,8 @@ import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
 import { OpenAiVideosServer, type OpenAiServerOptions } from '../../support/upstreams/openai-videos-server.js';
-import { closedAfterEach } from './support.js';
-import { startTestService, waitForTerminal } from '../support/service.js';
+import { closedAfterEach, serviceOnPlan } from './support.js';
+import { waitForTerminal } from '../support/service.js';
 
 /**
  * An upstream job through its whole life, against loopback servers written from each protocol as
@@ -39,18 +39,9 @@ describe('an upstream job from submit to end', () => {
         '    - upstream: up',
       ].join('\n'),
     );
-    const t = await startTestService(
-      {
-        upstreamPollMs: settings.pollMs ?? 50,
-        ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
-        // The outbound guard as in production: loopback refused (the upstream's own origin excepted).
-        ...(settings.guarded ? { webhookAllowPrivate: false, webhookAllowInsecure: false } : {}),
-      },
-      { deploymentsPlan: plan },
-    );
-    opened.service = t;
-    const account = await t.account(1000);
-    return { server, t, ...account };
+    // The outbound guard as in production where asked: loopback refused (the upstream's own origin excepted).
+    const guard = settings.guarded ? { webhookAllowPrivate: false, webhookAllowInsecure: false } : {};
+    return { server, ...(await serviceOnPlan(opened, plan, settings, guard)) };
   }
 
   it.each([

@@ -3,23 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { ReplicateServer, type ReplicateServerOptions } from '../../support/upstreams/replicate-server.js';
-import { closedAfterEach } from './support.js';
-import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
+import { closedAfterEach, expectFailoverEnd, type FailoverCase, serviceOnPlan } from './support.js';
+import { waitForTerminal, type TestService, workItemOf } from '../support/service.js';
 import { referenceCopyLink } from '../support/reference-url.js';
 
 const MODEL = 'vendor-d/family-d-r2v';
 
-/** One task through a replicate deployment (`first`, the server under test) with a second, healthy one below it. */
-interface Case {
-  given: ReplicateServerOptions;
-  want: {
-    state: 'succeeded' | 'failed';
-    errorCode?: string;
-    errorMessage?: string;
-    firstSubmits: number;
-    secondSubmits: number;
-  };
-}
+type Case = FailoverCase<ReplicateServerOptions>;
 
 const CASES: [string, Case][] = [
   [
@@ -77,16 +67,7 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
       ].join('\n'),
       { REPLICATE_KEY: 'r8-key' },
     );
-    const t = await startTestService(
-      {
-        upstreamPollMs: settings.pollMs ?? 50,
-        ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
-      },
-      { deploymentsPlan: plan },
-    );
-    opened.service = t;
-    const account = await t.account(1000);
-    return { first, second, t, ...account };
+    return { first, second, ...(await serviceOnPlan(opened, plan, settings)) };
   }
 
   const pollItemOf = (t: TestService, taskId: string) => workItemOf(t, taskId, 'poll');
@@ -149,11 +130,7 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
     const { first, second, t, accountId, apiKey } = await serve(given);
     const created = await createTask(t, apiKey, bodyD(`a fox ${given.failWhenPromptContains ?? ''}, Picture 1`));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
-    expect(task.state).toBe(want.state);
-    if (want.errorCode) expect(task.errorCode).toBe(want.errorCode);
-    if (want.errorMessage) expect(task.errorMessage).toBe(want.errorMessage);
-    expect([first.submits.length, second.submits.length]).toEqual([want.firstSubmits, want.secondSubmits]);
-    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: want.state === 'succeeded' ? PRICE_D : 0 });
+    await expectFailoverEnd(t, accountId, task, [first.submits.length, second.submits.length], want);
     const row = await t.service.ctx.db.kysely
       .selectFrom('tasks')
       .select('output_json')

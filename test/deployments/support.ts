@@ -1,11 +1,20 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../runtime/accounts/accounts.js';
+import type { Config } from '../../runtime/config.js';
+import type { DeploymentsPlan } from '../../runtime/routing/deployments-file.js';
 import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
-import { dropTestSchema, testDbUrl, testStoreEnvironment, type TestService } from '../support/service.js';
+import { PRICE_D } from '../http/helpers.js';
+import {
+  dropTestSchema,
+  startTestService,
+  testDbUrl,
+  testStoreEnvironment,
+  type TestService,
+} from '../support/service.js';
 
 /**
  * A real `mediaforge serve` process (test/reliability/support.ts spawnServer) on its own database
@@ -162,4 +171,61 @@ export function closedAfterEach(): OpenedByTest {
     for (const server of opened.servers.splice(0)) await server.close();
   });
   return opened;
+}
+
+/** How a suite's service meets its upstreams: its poll interval and, where a test needs one, a task deadline. */
+export interface PlanTiming {
+  deadlineMs?: number;
+  pollMs?: number;
+}
+
+/**
+ * The service settings for that timing: polls every 50 ms unless told (the loopback upstreams answer
+ * at once, so the default pause would only slow the suites), the default deadline unless one is given.
+ */
+export function timingConfig(timing: PlanTiming): Partial<Config> {
+  return { upstreamPollMs: timing.pollMs ?? 50, ...(timing.deadlineMs ? { taskDeadlineMs: timing.deadlineMs } : {}) };
+}
+
+/**
+ * A test service routing by `plan` with that timing (and any other `config`), put in `opened` to
+ * close after the test, and one account holding 1,000 credits.
+ */
+export async function serviceOnPlan(
+  opened: OpenedByTest,
+  plan: DeploymentsPlan,
+  timing: PlanTiming,
+  config: Partial<Config> = {},
+) {
+  const t = await startTestService({ ...timingConfig(timing), ...config }, { deploymentsPlan: plan });
+  opened.service = t;
+  const account = await t.account(1000);
+  return { t, ...account };
+}
+
+/** One task of MODEL_D through deployment `first` (the server under test) with a healthy `second` below it. */
+export interface FailoverCase<Given> {
+  given: Given;
+  want: {
+    state: 'succeeded' | 'failed';
+    errorCode?: string;
+    errorMessage?: string;
+    firstSubmits: number;
+    secondSubmits: number;
+  };
+}
+
+/** How such a task ended: its state and error, the submits each deployment took, and PRICE_D spent only on success. */
+export async function expectFailoverEnd(
+  t: TestService,
+  accountId: string,
+  task: { state: string; errorCode?: string; errorMessage?: string },
+  submits: [first: number, second: number],
+  want: FailoverCase<unknown>['want'],
+): Promise<void> {
+  expect(task.state).toBe(want.state);
+  if (want.errorCode) expect(task.errorCode).toBe(want.errorCode);
+  if (want.errorMessage) expect(task.errorMessage).toBe(want.errorMessage);
+  expect(submits).toEqual([want.firstSubmits, want.secondSubmits]);
+  expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: want.state === 'succeeded' ? PRICE_D : 0 });
 }
