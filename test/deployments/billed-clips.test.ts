@@ -1,13 +1,12 @@
 // @store-suite: billed clips are measured from the store (vitest.config.ts runs it on the local and the S3 store).
 import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
-import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { createTask, expectOk } from '../http/helpers.js';
-import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
+import type { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { OnceClipServer } from '../support/once-clip-server.js';
-import { closedAfterEach } from './support.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { closedAfterEach, costedJobsUpstream, serviceOnPlan } from './support.js';
+import { waitForTerminal, type TestService } from '../support/service.js';
 
 /**
  * Issue 25, N3: no free upstream jobs through billed reference clips. A model that bills its
@@ -37,26 +36,16 @@ describe('billed reference clips are measured before the submit, never after the
 
   async function serve(model: string, clip: { seconds: number; answers: number }, fetchReferences: boolean) {
     const log: string[] = [];
-    const upstream = await new JobsProtocolServer({ latencyMs: 100, apiKey: 'up-key', fetchReferences, log }).start();
+    const { upstream, plan } = await costedJobsUpstream(opened, { fetchReferences, log }, model);
     const clips = await new OnceClipServer({ ...clip, log }).start();
-    opened.servers.push(upstream, clips);
-    const plan = parseDeployments(
-      'deployments.yaml',
-      [
-        'upstreams:',
-        `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}", secretEnv: UP_KEY, cost: { perSecond: "0.02" } }`,
-        'models:',
-        `  ${model}:`,
-        '    - upstream: up',
-      ].join('\n'),
-      { UP_KEY: 'up-key' },
+    opened.servers.push(clips);
+    const { t, accountId, apiKey } = await serviceOnPlan(
+      opened,
+      plan,
+      {},
+      { webhookAllowPrivate: true, webhookAllowInsecure: true },
+      CREDITS,
     );
-    const t = await startTestService(
-      { upstreamPollMs: 50, webhookAllowPrivate: true, webhookAllowInsecure: true },
-      { deploymentsPlan: plan },
-    );
-    opened.service = t;
-    const { accountId, apiKey } = await t.account(CREDITS);
     const created = await createTask(t, apiKey, { model, input: inputOf(model, clips.url) });
     expectOk(created, 202);
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000);

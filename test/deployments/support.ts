@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { afterEach, expect } from 'vitest';
 import { createAccount, type CreatedAccount } from '../../runtime/accounts/accounts.js';
 import type { Config } from '../../runtime/config.js';
-import type { DeploymentsPlan } from '../../runtime/routing/deployments-file.js';
+import { type DeploymentsPlan, parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
 import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
-import { PRICE_D } from '../http/helpers.js';
+import { MODEL_D, PRICE_D } from '../http/helpers.js';
 import {
   dropTestSchema,
   startTestService,
@@ -189,17 +190,18 @@ export function timingConfig(timing: PlanTiming): Partial<Config> {
 
 /**
  * A test service routing by `plan` with that timing (and any other `config`), put in `opened` to
- * close after the test, and one account holding 1,000 credits.
+ * close after the test, and one account holding `credits` (1,000 unless told).
  */
 export async function serviceOnPlan(
   opened: OpenedByTest,
   plan: DeploymentsPlan,
   timing: PlanTiming,
   config: Partial<Config> = {},
+  credits = 1000,
 ) {
   const t = await startTestService({ ...timingConfig(timing), ...config }, { deploymentsPlan: plan });
   opened.service = t;
-  const account = await t.account(1000);
+  const account = await t.account(credits);
   return { t, ...account };
 }
 
@@ -228,4 +230,27 @@ export async function expectFailoverEnd(
   if (want.errorMessage) expect(task.errorMessage).toBe(want.errorMessage);
   expect(submits).toEqual([want.firstSubmits, want.secondSubmits]);
   expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: want.state === 'succeeded' ? PRICE_D : 0 });
+}
+
+/**
+ * The costed jobs upstream of the result suites: a loopback jobs-protocol server (100 ms a job unless
+ * `options` say otherwise) that wants the key `up-key`, put in `opened`, and a plan routing `model`
+ * to it alone as `up`, sending that key and costing its jobs at 0.02 USD a second (what the margin
+ * and reconciliation checks count on).
+ */
+export async function costedJobsUpstream(opened: OpenedByTest, options: JobsServerOptions, model = MODEL_D) {
+  const upstream = await new JobsProtocolServer({ latencyMs: 100, apiKey: 'up-key', ...options }).start();
+  opened.servers.push(upstream);
+  const plan = parseDeployments(
+    'deployments.yaml',
+    [
+      'upstreams:',
+      `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}", secretEnv: UP_KEY, cost: { perSecond: "0.02" } }`,
+      'models:',
+      `  ${model}:`,
+      '    - upstream: up',
+    ].join('\n'),
+    { UP_KEY: 'up-key' },
+  );
+  return { upstream, plan };
 }
