@@ -6,7 +6,7 @@ import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { bodyD, createTask, PRICE_D } from '../http/helpers.js';
-import { LOOPBACK, startReceiver, type Receiver } from './support.js';
+import { LOOPBACK, serviceAndReceiverForSuite, startReceiver } from './support.js';
 
 /**
  * Alerts (issue 40, point 5): `account.balance_low` and `key.budget_threshold`, sent through the
@@ -18,25 +18,16 @@ const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config
 const policy = { allowPrivate: true, allowInsecure: true };
 
 describe('alerts', { timeout: 60_000 }, () => {
-  let t: TestService;
-  let receiver: Receiver;
-  beforeAll(async () => {
-    t = await startTestService({ ...LOOPBACK });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver?.close();
-    await t?.close();
-  });
+  const suite = serviceAndReceiverForSuite();
 
   async function endpoint(accountId: string, name: string, events: string) {
-    const url = `${receiver.url}${receiver.url.includes('?') ? '&' : '?'}endpoint=${name}`;
-    return addEndpoint(t.service.ctx.db, { accountId, url, events, policy, now: Date.now() });
+    const url = `${suite.receiver.url}${suite.receiver.url.includes('?') ? '&' : '?'}endpoint=${name}`;
+    return addEndpoint(suite.t.service.ctx.db, { accountId, url, events, policy, now: Date.now() });
   }
 
   /** The verified payloads an endpoint received, of one event type. */
   function received(name: string, secret: string, type: string): any[] {
-    return receiver.requests
+    return suite.receiver.requests
       .filter((r) => new URL(r.path, 'http://x').searchParams.get('endpoint') === name)
       .map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as any)
       .filter((payload) => payload.type === type);
@@ -44,7 +35,7 @@ describe('alerts', { timeout: 60_000 }, () => {
 
   /** Every alert delivery written for the account: all of them are written before createTask answers. */
   async function alertDeliveries(accountId: string) {
-    return t.service.ctx.db.kysely
+    return suite.t.service.ctx.db.kysely
       .selectFrom('webhook_deliveries')
       .select(['endpoint_id', 'event_type'])
       .where('account_id', '=', accountId)
@@ -53,13 +44,15 @@ describe('alerts', { timeout: 60_000 }, () => {
   }
 
   it('account.balance_low: once under 20 concurrent createTask, not to an endpoint that did not opt in, again after a grant', async () => {
-    const { accountId, apiKey } = await t.account(1000);
-    const set = await cli(t, ['accounts', 'set', '--account', accountId, '--low-balance', '800']);
+    const { accountId, apiKey } = await suite.t.account(1000);
+    const set = await cli(suite.t, ['accounts', 'set', '--account', accountId, '--low-balance', '800']);
     expect(set).toMatchObject({ accountId, lowBalanceCredits: 800 });
     const alerts = await endpoint(accountId, 'bal-alerts', 'account.balance_low');
     const tasksOnly = await endpoint(accountId, 'bal-tasks', 'task.succeeded,task.completed');
 
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => createTask(t, apiKey, bodyD(`p${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => createTask(suite.t, apiKey, bodyD(`p${i}`))),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
     const first = await eventually(
       () =>
@@ -74,12 +67,12 @@ describe('alerts', { timeout: 60_000 }, () => {
     ]);
 
     // Hovering below the line: released and held again, nothing more is sent.
-    expect((await createTask(t, apiKey, bodyD('hover'))).status).toBe(202);
+    expect((await createTask(suite.t, apiKey, bodyD('hover'))).status).toBe(202);
     expect(await alertDeliveries(accountId)).toHaveLength(1);
 
     // A grant re-arms it: the next hold below the line sends it again.
-    await cli(t, ['credits', 'add', '--account', accountId, '--credits', '50']);
-    expect((await createTask(t, apiKey, bodyD('after the grant'))).status).toBe(202);
+    await cli(suite.t, ['credits', 'add', '--account', accountId, '--credits', '50']);
+    expect((await createTask(suite.t, apiKey, bodyD('after the grant'))).status).toBe(202);
     await eventually(
       () => received('bal-alerts', alerts.secret, 'account.balance_low').length === 2,
       'the second balance alert',
@@ -87,21 +80,21 @@ describe('alerts', { timeout: 60_000 }, () => {
     expect(await alertDeliveries(accountId)).toHaveLength(2);
     // The endpoint that named only task events got task events, and no alert.
     await eventually(
-      () => receiver.requests.filter((r) => r.path.includes('endpoint=bal-tasks')).length >= 22,
+      () => suite.receiver.requests.filter((r) => r.path.includes('endpoint=bal-tasks')).length >= 22,
       'the task events',
     );
     expect(
-      receiver.requests
+      suite.receiver.requests
         .filter((r) => r.path.includes('endpoint=bal-tasks'))
         .map((r) => (new Webhook(tasksOnly.secret).verify(r.body, r.headers as Record<string, string>) as any).type)
         .filter((type) => !type.startsWith('task.')),
     ).toEqual([]);
-    await t.checkLedger(accountId);
+    await suite.t.checkLedger(accountId);
   });
 
   it('key.budget_threshold: 80 % and 100 % once each under 20 concurrent createTask on a budget of ten', async () => {
-    const { accountId } = await t.account(100_000);
-    const { apiKey, keyId } = await cli(t, [
+    const { accountId } = await suite.t.account(100_000);
+    const { apiKey, keyId } = await cli(suite.t, [
       'keys',
       'create',
       '--account',
@@ -112,7 +105,9 @@ describe('alerts', { timeout: 60_000 }, () => {
     const alerts = await endpoint(accountId, 'budget-alerts', 'key.budget_threshold');
     await endpoint(accountId, 'budget-none', 'task.failed');
 
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => createTask(t, apiKey, bodyD(`b${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => createTask(suite.t, apiKey, bodyD(`b${i}`))),
+    );
     expect(answers.filter((a) => a.status === 202)).toHaveLength(10);
     const payloads = await eventually(
       () =>
