@@ -72,19 +72,31 @@ describe('billed reference clips are measured before the submit, never after the
     );
   }
 
+  /**
+   * A 3 s clip that answered once: read by the service's check alone, before the submit, and the
+   * task settled at the price of the 3 s measured then (its row keeps them). That price.
+   */
+  function expectBilledAsMeasuredBeforeSubmit(model: string, served: Awaited<ReturnType<typeof serve>>) {
+    const { clips, log, task, row } = served;
+    const measured = catalogue
+      .get(model)!
+      .price(inputOf(model, clips.url), { outputSeconds: 2, referenceClipSeconds: [3] });
+    expect(log).toEqual(['clip answered', 'submit']);
+    expect(clips.requests).toBe(1);
+    expect(task).toMatchObject({ state: 'succeeded', settled: true, credits: measured.estimatedCredits });
+    expect(JSON.parse(row.reference_clip_seconds_json!)).toEqual([3]);
+    return measured;
+  }
+
   // Issue 37 point 3: the provider reads the service's stored copy, never the customer's host again
   // (before it, the provider's read found the clip gone and the job failed on the provider's side).
   it.each([['family_c-2.6', FAMILY_C26]])(
     '%s, a clip that answers once and is then gone, read by the provider: it reads the copy the service measured, billed at the measured 3 s, no free job',
     async (_name, model) => {
-      const { t, upstream, clips, log, task, row, accountId } = await serve(model, { seconds: 3, answers: 1 }, true);
-      const input = inputOf(model, clips.url);
-      const measured = catalogue.get(model)!.price(input, { outputSeconds: 2, referenceClipSeconds: [3] });
+      const served = await serve(model, { seconds: 3, answers: 1 }, true);
+      const { t, upstream, accountId } = served;
       // One read of the customer's host, by the service's check, before the submit; the provider read the copy.
-      expect(log).toEqual(['clip answered', 'submit']);
-      expect(clips.requests).toBe(1);
-      expect(task).toMatchObject({ state: 'succeeded', settled: true, credits: measured.estimatedCredits });
-      expect(JSON.parse(row.reference_clip_seconds_json!)).toEqual([3]);
+      expectBilledAsMeasuredBeforeSubmit(model, served);
       await expectNoFreeJob(t, upstream);
       await t.checkLedger(accountId);
     },
@@ -97,13 +109,9 @@ describe('billed reference clips are measured before the submit, never after the
   ])(
     '%s, a clip that answers once, the provider not reading it again: billed at the 3 s measured before the submit, read once, the cost recorded',
     async (_name, model) => {
-      const { t, upstream, clips, log, task, row, accountId } = await serve(model, { seconds: 3, answers: 1 }, false);
-      const input = inputOf(model, clips.url);
-      const measured = catalogue.get(model)!.price(input, { outputSeconds: 2, referenceClipSeconds: [3] });
-      expect(log).toEqual(['clip answered', 'submit']);
-      expect(clips.requests).toBe(1);
-      expect(task).toMatchObject({ state: 'succeeded', settled: true, credits: measured.estimatedCredits });
-      expect(JSON.parse(row.reference_clip_seconds_json!)).toEqual([3]);
+      const served = await serve(model, { seconds: 3, answers: 1 }, false);
+      const { t, upstream, task, row, accountId } = served;
+      const measured = expectBilledAsMeasuredBeforeSubmit(model, served);
       const seconds = task.output.assets[0].durationSeconds as number;
       expect(row.upstream_cost_micros).toBe(Math.ceil(seconds) * PER_SECOND_MICROS);
       await expectNoFreeJob(t, upstream);
