@@ -15,6 +15,9 @@ import { LOOPBACK, serviceAndReceiverForSuite, startReceiver } from './support.j
  */
 
 const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config.dbUrl, argv);
+/** A key of the account spending at most `budget` (credits/period), made as an operator makes one. */
+const keyWithBudget = (t: TestService, accountId: string, budget: string) =>
+  cli(t, ['keys', 'create', '--account', accountId, '--budget', budget]);
 const policy = { allowPrivate: true, allowInsecure: true };
 
 describe('alerts', { timeout: 60_000 }, () => {
@@ -94,14 +97,7 @@ describe('alerts', { timeout: 60_000 }, () => {
 
   it('key.budget_threshold: 80 % and 100 % once each under 20 concurrent createTask on a budget of ten', async () => {
     const { accountId } = await suite.t.account(100_000);
-    const { apiKey, keyId } = await cli(suite.t, [
-      'keys',
-      'create',
-      '--account',
-      accountId,
-      '--budget',
-      `${PRICE_D * 10}/month`,
-    ]);
+    const { apiKey, keyId } = await keyWithBudget(suite.t, accountId, `${PRICE_D * 10}/month`);
     const alerts = await endpoint(accountId, 'budget-alerts', 'key.budget_threshold');
     await endpoint(accountId, 'budget-none', 'task.failed');
 
@@ -137,7 +133,7 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
 
   it('80 % of a daily budget: once on the first day, once more the next day', async () => {
     const { accountId } = await t.account(100_000);
-    const { apiKey } = await cli(t, ['keys', 'create', '--account', accountId, '--budget', `${PRICE_D * 5}/day`]);
+    const { apiKey } = await keyWithBudget(t, accountId, `${PRICE_D * 5}/day`);
     const receiver = await startReceiver();
     try {
       await addEndpoint(t.service.ctx.db, {
@@ -175,14 +171,7 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
   });
   it('thresholds set with the policy (--budget-alerts 50): only those are sent, and keys/current shows them', async () => {
     const { accountId } = await t.account(100_000);
-    const { apiKey, keyId } = await cli(t, [
-      'keys',
-      'create',
-      '--account',
-      accountId,
-      '--budget',
-      `${PRICE_D * 10}/day`,
-    ]);
+    const { apiKey, keyId } = await keyWithBudget(t, accountId, `${PRICE_D * 10}/day`);
     await cli(t, ['keys', 'set', '--key', keyId, '--budget-alerts', '50%,30']);
     const current = await t.call('GET', '/api/v1/keys/current', { key: apiKey });
     expect(current.body.data.budget.alerts).toEqual([30, 50]);
