@@ -5,7 +5,7 @@ import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
 import { OpenAiVideosServer, type OpenAiServerOptions } from '../../support/upstreams/openai-videos-server.js';
-import { closedAfterEach, serviceOnPlan } from './support.js';
+import { closedAfterEach, deploymentOf, serviceOnPlan } from './support.js';
 import { waitForTerminal } from '../support/service.js';
 
 /**
@@ -56,11 +56,7 @@ describe('an upstream job from submit to end', () => {
       expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
       expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
       await t.checkLedger(accountId);
-      const row = await t.service.ctx.db.kysely
-        .selectFrom('tasks')
-        .select(['deployment', 'deployment_handle'])
-        .where('id', '=', task.taskId)
-        .executeTakeFirstOrThrow();
+      const row = await deploymentOf(t, task.taskId);
       expect(row.deployment).toBe('up');
       if (kind === 'openai-videos') {
         // DELETE is the protocol's only way to stop a video: sent once the task expired.

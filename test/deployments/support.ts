@@ -254,3 +254,12 @@ export async function costedJobsUpstream(opened: OpenedByTest, options: JobsServ
   );
   return { upstream, plan };
 }
+
+/** Where a task went: the deployment that holds it and its handle there. */
+export function deploymentOf(t: TestService, taskId: string) {
+  return t.service.ctx.db.kysely
+    .selectFrom('tasks')
+    .select(['deployment', 'deployment_handle'])
+    .where('id', '=', taskId)
+    .executeTakeFirstOrThrow();
+}

@@ -19,6 +19,16 @@ const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config
 const keyWithBudget = (t: TestService, accountId: string, budget: string) =>
   cli(t, ['keys', 'create', '--account', accountId, '--budget', budget]);
 const policy = { allowPrivate: true, allowInsecure: true };
+/** The data of every delivery written for the account (its alerts here), oldest first. */
+async function alertData(t: TestService, accountId: string): Promise<any[]> {
+  const rows = await t.service.ctx.db.kysely
+    .selectFrom('webhook_deliveries')
+    .select('body')
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((d) => JSON.parse(d.body).data);
+}
 
 describe('alerts', { timeout: 60_000 }, () => {
   const suite = serviceAndReceiverForSuite();
@@ -143,18 +153,7 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
         policy,
         now: clock.now(),
       });
-      const sent = async () =>
-        (
-          await t.service.ctx.db.kysely
-            .selectFrom('webhook_deliveries')
-            .select('body')
-            .where('account_id', '=', accountId)
-            .orderBy('created_at')
-            .execute()
-        ).map((d) => {
-          const { data } = JSON.parse(d.body);
-          return [data.thresholdPercent, data.periodStart];
-        });
+      const sent = async () => (await alertData(t, accountId)).map((data) => [data.thresholdPercent, data.periodStart]);
       for (let i = 0; i < 4; i++) expect((await createTask(t, apiKey, bodyD(`d1-${i}`))).status).toBe(202);
       expect(await sent()).toEqual([[80, '2026-01-07T00:00:00.000Z']]);
       clock.set(Date.UTC(2026, 0, 8, 0, 0, 1));
@@ -183,14 +182,7 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
       now: clock.now(),
     });
     for (let i = 0; i < 10; i++) expect((await createTask(t, apiKey, bodyD(`c-${i}`))).status).toBe(202);
-    const percents = (
-      await t.service.ctx.db.kysely
-        .selectFrom('webhook_deliveries')
-        .select('body')
-        .where('account_id', '=', accountId)
-        .orderBy('created_at')
-        .execute()
-    ).map((d) => JSON.parse(d.body).data.thresholdPercent);
+    const percents = (await alertData(t, accountId)).map((data) => data.thresholdPercent);
     expect(percents).toEqual([30, 50]);
   });
 });
