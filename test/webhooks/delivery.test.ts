@@ -100,27 +100,18 @@ describe('webhook deliveries', () => {
   it('delivers account endpoint events in Standard Webhooks format, verified by the standardwebhooks package', async () => {
     const { apiKey, accountId } = await suite.t.account(100_000);
     const now = Date.now();
-    const succeeded = await addEndpoint(suite.t.service.ctx.db, {
-      accountId,
-      url: `${suite.receiver.url}&endpoint=succeeded`,
-      events: 'task.succeeded,task.failed',
-      policy,
-      now,
-    });
-    const completed = await addEndpoint(suite.t.service.ctx.db, {
-      accountId,
-      url: `${suite.receiver.url}&endpoint=completed`,
-      events: 'task.completed',
-      policy,
-      now,
-    });
-    const failedOnly = await addEndpoint(suite.t.service.ctx.db, {
-      accountId,
-      url: `${suite.receiver.url}&endpoint=failed`,
-      events: 'task.failed,task.expired',
-      policy,
-      now,
-    });
+    /** An endpoint of the account on the receiver, told apart by `name` in its URL. */
+    const endpointFor = (name: string, events: string) =>
+      addEndpoint(suite.t.service.ctx.db, {
+        accountId,
+        url: `${suite.receiver.url}&endpoint=${name}`,
+        events,
+        policy,
+        now,
+      });
+    const succeeded = await endpointFor('succeeded', 'task.succeeded,task.failed');
+    const completed = await endpointFor('completed', 'task.completed');
+    const failedOnly = await endpointFor('failed', 'task.failed,task.expired');
     expect(succeeded.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
 
     const taskId = await createTask(suite.t, apiKey);
