@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clipAskedBy } from '../media/fixtures.js';
 import { echoAsked, echoText } from './key-echo.js';
-import { LoopbackServer, linkAlive, phaseOf, sendJson, type TimelineOptions } from './loopback-upstream.js';
+import {
+  answerSubmitSpecial,
+  LoopbackServer,
+  linkAlive,
+  phaseOf,
+  sendJson,
+  type SubmitSpecial,
+  type TimelineOptions,
+} from './loopback-upstream.js';
 
 /**
  * A loopback server speaking fal's queue as fal publishes it (docs.fal.ai, Queue; fal-js
@@ -34,10 +42,7 @@ export interface FalServerOptions {
   /** The key a request must carry as `Authorization: Key <key>` (default: any). */
   apiKey?: string;
   /** The answer to a submit instead of queueing it: a status with a body (and Retry-After), or `reset` (the body read, the connection destroyed). */
-  submit?: (
-    index: number,
-    body: Record<string, unknown>,
-  ) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
+  submit?: (index: number, body: Record<string, unknown>) => SubmitSpecial;
   /** A request whose prompt contains this completes with a content-policy refusal (422 at response_url). */
   refuseWhenPromptContains?: string;
   /** The status of every request answers 404 (fal lost them). */
@@ -144,17 +149,8 @@ export class FalQueueServer extends LoopbackServer {
     if (echo?.place === 'unauthorized')
       return this.json(response, 401, { detail: echoText(request.headers.authorization, echo.form) });
     const special = this.options.submit?.(index, input);
-    if (special === 'reset') {
-      request.socket.destroy();
-      return;
-    }
-    if (special)
-      return this.json(
-        response,
-        special.status,
-        special.body ?? { detail: 'refused' },
-        special.retryAfter ? { 'retry-after': special.retryAfter } : {},
-      );
+    const refusal = () => ({ detail: 'refused' });
+    if (answerSubmitSpecial(request, special, refusal, (...answer) => this.json(response, ...answer))) return;
     const queued: FalRequest = {
       id: randomUUID(),
       app: url.pathname.slice(1),

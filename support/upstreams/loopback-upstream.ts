@@ -161,3 +161,30 @@ export function sendSpecial(request: IncomingMessage, response: ServerResponse, 
   sendJson(response, special.status, special.body, special.retryAfter ? { 'retry-after': special.retryAfter } : {});
   return true;
 }
+
+/** What a test may have a server answer a submit with instead of its normal answer: a status (a body where it gives one, Retry-After), or a reset. */
+export type SubmitSpecial = { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
+
+/**
+ * Answers a submit with the test's special answer, if any: a reset destroys the connection (the
+ * body read, no answer); a status goes through the server's own `send` (so it keeps that vendor's
+ * headers), with `refusal` as body where the test gave none. False when there is none.
+ */
+export function answerSubmitSpecial(
+  request: IncomingMessage,
+  special: SubmitSpecial,
+  refusal: (status: number) => unknown,
+  send: (status: number, body: unknown, headers: Record<string, string>) => void,
+): boolean {
+  if (special === undefined) return false;
+  if (special === 'reset') {
+    request.socket.destroy();
+    return true;
+  }
+  send(
+    special.status,
+    special.body ?? refusal(special.status),
+    special.retryAfter ? { 'retry-after': special.retryAfter } : {},
+  );
+  return true;
+}

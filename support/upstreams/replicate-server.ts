@@ -1,7 +1,15 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { echoAsked, echoText } from './key-echo.js';
-import { clockOf, LoopbackServer, sendClip, sendJson, type TimelineOptions } from './loopback-upstream.js';
+import {
+  answerSubmitSpecial,
+  clockOf,
+  LoopbackServer,
+  sendClip,
+  sendJson,
+  type SubmitSpecial,
+  type TimelineOptions,
+} from './loopback-upstream.js';
 
 /**
  * A loopback server speaking Replicate's HTTP API as Replicate publishes it (replicate.com/docs,
@@ -30,10 +38,7 @@ export interface ReplicateServerOptions {
   /** The token a request must carry as Bearer (default: any). */
   apiKey?: string;
   /** The answer to a create instead of creating: a status with a problem body (and Retry-After), or `reset`. */
-  submit?: (
-    index: number,
-    body: ReplicateReceived['body'],
-  ) => { status: number; body?: unknown; retryAfter?: string } | 'reset' | undefined;
+  submit?: (index: number, body: ReplicateReceived['body']) => SubmitSpecial;
   /** A prediction whose prompt contains this fails, as a flagged input does. */
   failWhenPromptContains?: string;
   /** GET /v1/predictions/{id} answers 404 for every prediction (Replicate lost them). */
@@ -293,17 +298,8 @@ export class ReplicateServer extends LoopbackServer {
     if (echo?.place === 'unauthorized')
       return this.problem(response, 401, 'Unauthenticated', echoText(request.headers.authorization, echo.form));
     const special = this.options.submit?.(index, body);
-    if (special === 'reset') {
-      request.socket.destroy();
-      return;
-    }
-    if (special)
-      return this.json(
-        response,
-        special.status,
-        special.body ?? { title: 'Error', detail: 'refused', status: special.status },
-        special.retryAfter ? { 'retry-after': special.retryAfter } : {},
-      );
+    const refusal = (status: number) => ({ title: 'Error', detail: 'refused', status });
+    if (answerSubmitSpecial(request, special, refusal, (...answer) => this.json(response, ...answer))) return;
     if (!model && !body.version)
       return this.problem(response, 422, 'Input validation failed', '- version: version is required');
     if (cancelAfter !== undefined && durationMs(cancelAfter) === undefined)

@@ -9,10 +9,11 @@ import OpenAI, {
   RateLimitError,
   toFile,
 } from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { probeBytes } from '../../runtime/files/probe.js';
 import { checkLedger, startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { failingAndSlowServicesForSuite } from '../support/suite-service.js';
 
 /**
  * The compatible layer under /v1, driven by the official openai package (6.x) against the real
@@ -63,28 +64,17 @@ function holds(t: TestService, accountId: string) {
 }
 
 describe('the compatible layer with the official openai SDK', () => {
-  let t: TestService;
-  /** Tasks never finish here: unfinished videos and holds that stay put. */
-  let slow: TestService;
-  beforeAll(async () => {
-    [t, slow] = await Promise.all([
-      startTestService({ simulatorFailWhenPromptContains: FAIL }),
-      startTestService({ simulatorLatencyMs: 600_000 }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all([t?.close(), slow?.close()]);
-  });
+  const suite = failingAndSlowServicesForSuite(FAIL);
 
   it('exposes client.videos (the 6.x line)', () => {
-    const client = clientFor(t, 'sk-service-x');
+    const client = clientFor(suite.t, 'sk-service-x');
     expect(typeof client.videos.create).toBe('function');
     expect(typeof client.videos.downloadContent).toBe('function');
   });
 
   it('creates from a JSON body, polls to completed, downloads the simulator bytes and deletes', async () => {
-    const { accountId, apiKey } = await t.account(1000);
-    const client = clientFor(t, apiKey);
+    const { accountId, apiKey } = await suite.t.account(1000);
+    const client = clientFor(suite.t, apiKey);
     // videos.create always sends multipart; the SDK's generic post sends the same fields as JSON.
     const created = await client.post<OpenAI.Videos.Video>('/videos', {
       body: { model: MODEL, prompt: 'a lighthouse at dusk', seconds: '8', size: '1280x720' },
@@ -106,7 +96,7 @@ describe('the compatible layer with the official openai SDK', () => {
     expect(Math.abs(created.created_at - Date.now() / 1000)).toBeLessThan(3600);
 
     // The same task through the main API: the mapping reached the model's input.
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey });
+    const record = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey });
     expect(record.body.data.input).toMatchObject({
       prompt: 'a lighthouse at dusk',
       duration_seconds: 8,
@@ -135,8 +125,8 @@ describe('the compatible layer with the official openai SDK', () => {
     const bytes = Buffer.from(await content.arrayBuffer());
     expect(bytes.includes(Buffer.from('ftyp'))).toBe(true);
     // The same bytes as the task's output asset on the main API: a 1280x720 clip of 8 s.
-    const [asset] = (await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey })).body.data
-      .output.assets;
+    const [asset] = (await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey })).body
+      .data.output.assets;
     expect(bytes.equals(Buffer.from(await (await fetch(asset.url)).arrayBuffer()))).toBe(true);
     expect(await probeBytes(bytes)).toMatchObject({
       kind: 'video',
@@ -145,33 +135,33 @@ describe('the compatible layer with the official openai SDK', () => {
       height: 720,
       durationSeconds: 8,
     });
-    const redirect = await t.call('GET', `/v1/videos/${created.id}/content?variant=video`, { key: apiKey });
+    const redirect = await suite.t.call('GET', `/v1/videos/${created.id}/content?variant=video`, { key: apiKey });
     expect(redirect.status).toBe(302);
-    expect(redirect.headers.get('location')).toMatch(new RegExp(`^${t.url}/api/v1/media/`));
+    expect(redirect.headers.get('location')).toMatch(new RegExp(`^${suite.t.url}/api/v1/media/`));
     await expect(client.videos.downloadContent(created.id, { variant: 'thumbnail' })).rejects.toBeInstanceOf(
       NotFoundError,
     );
 
-    const before = await t.wallet(accountId);
+    const before = await suite.t.wallet(accountId);
     const deleted = await client.videos.delete(created.id);
     expect(deleted).toEqual({ id: created.id, object: 'video.deleted', deleted: true });
     const after = await client.videos.retrieve(created.id);
     expect(after).toMatchObject({ id: created.id, status: 'completed', prompt: null, expires_at: null });
     await expect(client.videos.downloadContent(created.id)).rejects.toBeInstanceOf(NotFoundError);
     expect(await client.videos.delete(created.id)).toEqual(deleted);
-    expect(await t.wallet(accountId)).toEqual(before);
-    await checkLedger(t.service, accountId);
+    expect(await suite.t.wallet(accountId)).toEqual(before);
+    await checkLedger(suite.t.service, accountId);
   });
 
   it('creates from multipart with a real PNG as input_reference (the default model)', async () => {
-    const { apiKey } = await t.account(5000);
-    const client = clientFor(t, apiKey);
+    const { apiKey } = await suite.t.account(5000);
+    const client = clientFor(suite.t, apiKey);
     const defaultModel = [...catalogue.values()].find((m) => m.info.mode === 'reference-to-video')!.info.id;
-    expect(t.config.compatDefaultModel).toBe(defaultModel);
+    expect(suite.t.config.compatDefaultModel).toBe(defaultModel);
     const png = tinyPng();
     // Model inputs accept https links only: this service is "published" at an https address for the upload.
-    const localUrl = t.config.publicUrl;
-    t.config.publicUrl = 'https://media.mediaforge.test';
+    const localUrl = suite.t.config.publicUrl;
+    suite.t.config.publicUrl = 'https://media.mediaforge.test';
     let created: OpenAI.Videos.Video;
     try {
       created = await client.videos.create({
@@ -181,7 +171,7 @@ describe('the compatible layer with the official openai SDK', () => {
         input_reference: await toFile(png, 'cat.png', { type: 'image/png' }),
       });
     } finally {
-      t.config.publicUrl = localUrl;
+      suite.t.config.publicUrl = localUrl;
     }
     expect(created).toMatchObject({
       object: 'video',
@@ -190,13 +180,13 @@ describe('the compatible layer with the official openai SDK', () => {
       seconds: '4',
       size: '1280x720',
     });
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey });
+    const record = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${created.id}`, { key: apiKey });
     const [link] = record.body.data.input.reference_image_urls as string[];
     expect(link).toMatch(
       /^https:\/\/media\.mediaforge\.test\/api\/v1\/media\/uploads%2F[A-Za-z0-9_-]+\.png\?expires=\d+&sig=/,
     );
     // The signed link serves the uploaded bytes.
-    const served = await fetch(`${t.url}${link.slice('https://media.mediaforge.test'.length)}`);
+    const served = await fetch(`${suite.t.url}${link.slice('https://media.mediaforge.test'.length)}`);
     expect(served.status).toBe(200);
     expect(served.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
@@ -214,8 +204,8 @@ describe('the compatible layer with the official openai SDK', () => {
   });
 
   it('maps input_reference[image_url] and [file_id] from multipart and passes other fields through, typed', async () => {
-    const { apiKey } = await t.account(5000);
-    const client = clientFor(t, apiKey);
+    const { apiKey } = await suite.t.account(5000);
+    const client = clientFor(suite.t, apiKey);
     const byUrl = await client.videos.create({
       model: MODEL,
       prompt: 'character1 walks in the rain',
@@ -228,7 +218,7 @@ describe('the compatible layer with the official openai SDK', () => {
       shot_type: 'single',
     } as OpenAI.Videos.VideoCreateParams);
     expect(byUrl).toMatchObject({ model: MODEL, seconds: '5', size: '1080x1920' });
-    const first = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${byUrl.id}`, { key: apiKey });
+    const first = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${byUrl.id}`, { key: apiKey });
     expect(first.body.data.input).toMatchObject({
       reference_image_urls: ['https://example.com/a.png'],
       negative_prompt: 'blur',
@@ -241,7 +231,7 @@ describe('the compatible layer with the official openai SDK', () => {
 
     // file_id names an asset of the caller's library (uploaded through the main API's files flow).
     const png = tinyPng();
-    const ticket = await t.call('POST', '/api/v1/common/upload-url', {
+    const ticket = await suite.t.call('POST', '/api/v1/common/upload-url', {
       key: apiKey,
       body: { fileName: 'portrait.png', contentType: 'image/png', size: png.length },
     });
@@ -252,7 +242,7 @@ describe('the compatible layer with the official openai SDK', () => {
       body: new Uint8Array(png),
     });
     expect(put.status).toBe(200);
-    const committed = await t.call('POST', `/api/v1/files/${ticket.body.data.fileId}/commit`, {
+    const committed = await suite.t.call('POST', `/api/v1/files/${ticket.body.data.fileId}/commit`, {
       key: apiKey,
       body: {},
     });
@@ -263,7 +253,7 @@ describe('the compatible layer with the official openai SDK', () => {
       prompt: 'character1 waves',
       input_reference: { file_id: assetId },
     } as OpenAI.Videos.VideoCreateParams);
-    const second = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${byFile.id}`, { key: apiKey });
+    const second = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${byFile.id}`, { key: apiKey });
     expect(second.body.data.input.reference_image_urls).toEqual([`service://a/${assetId}`]);
     // An asset that is not in the library: reported on input_reference, before anything is held.
     const missing = await failure(
@@ -283,15 +273,15 @@ describe('the compatible layer with the official openai SDK', () => {
   it.runIf(catalogue.get(IMAGE_MODEL)?.info.inputSchema.properties.image_url)(
     'maps input_reference to image_url on an image-to-video model',
     async () => {
-      const { apiKey } = await t.account(5000);
-      const client = clientFor(t, apiKey);
+      const { apiKey } = await suite.t.account(5000);
+      const client = clientFor(suite.t, apiKey);
       const video = await client.videos.create({
         model: IMAGE_MODEL,
         prompt: 'the photo comes alive',
         seconds: '5',
         input_reference: { image_url: 'https://example.com/photo.png' },
       } as unknown as OpenAI.Videos.VideoCreateParams);
-      const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${video.id}`, { key: apiKey });
+      const record = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${video.id}`, { key: apiKey });
       expect(record.body.data.input).toMatchObject({ image_url: 'https://example.com/photo.png', duration_seconds: 5 });
       expect(record.body.data.input.reference_image_urls).toBeUndefined();
       const twice = await failure(
@@ -323,11 +313,11 @@ describe('the compatible layer with the official openai SDK', () => {
   );
 
   it('JSON input_reference: a data URL is stored like an upload, a given reference list follows it', async () => {
-    const { apiKey } = await t.account(5000);
-    const client = clientFor(t, apiKey);
+    const { apiKey } = await suite.t.account(5000);
+    const client = clientFor(suite.t, apiKey);
     const png = tinyPng();
-    const localUrl = t.config.publicUrl;
-    t.config.publicUrl = 'https://media.mediaforge.test';
+    const localUrl = suite.t.config.publicUrl;
+    suite.t.config.publicUrl = 'https://media.mediaforge.test';
     let video: OpenAI.Videos.Video;
     try {
       video = await client.post<OpenAI.Videos.Video>('/videos', {
@@ -339,9 +329,9 @@ describe('the compatible layer with the official openai SDK', () => {
         },
       });
     } finally {
-      t.config.publicUrl = localUrl;
+      suite.t.config.publicUrl = localUrl;
     }
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${video.id}`, { key: apiKey });
+    const record = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${video.id}`, { key: apiKey });
     const [uploaded, given] = record.body.data.input.reference_image_urls as string[];
     expect(uploaded).toMatch(/^https:\/\/media\.mediaforge\.test\/api\/v1\/media\/uploads%2F[A-Za-z0-9_-]+\.png\?/);
     expect(given).toBe('https://example.com/b.png');
@@ -370,8 +360,8 @@ describe('the compatible layer with the official openai SDK', () => {
   });
 
   it('lists with the SDK auto-pagination: every video once, newest first; asc on request', async () => {
-    const { accountId, apiKey } = await t.account(5000);
-    const client = clientFor(t, apiKey);
+    const { accountId, apiKey } = await suite.t.account(5000);
+    const client = clientFor(suite.t, apiKey);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const video = await client.videos.create({ model: MODEL, prompt: `scene ${i}`, seconds: '2' as never });
@@ -398,10 +388,10 @@ describe('the compatible layer with the official openai SDK', () => {
     for await (const video of client.videos.list({ limit: 2, order: 'asc' })) ascending.push(video.id);
     expect(ascending).toEqual(ids);
 
-    const raw = await t.call('GET', `/v1/videos?limit=2&after=${ids[4]}`, { key: apiKey });
+    const raw = await suite.t.call('GET', `/v1/videos?limit=2&after=${ids[4]}`, { key: apiKey });
     expect(raw.status).toBe(200);
     expect(raw.body).toMatchObject({ object: 'list', first_id: ids[3], last_id: ids[2], has_more: true });
-    const tail = await t.call('GET', `/v1/videos?limit=100&after=${ids[1]}`, { key: apiKey });
+    const tail = await suite.t.call('GET', `/v1/videos?limit=100&after=${ids[1]}`, { key: apiKey });
     expect(tail.body).toEqual({
       object: 'list',
       data: [expect.objectContaining({ id: ids[0] })],
@@ -411,16 +401,16 @@ describe('the compatible layer with the official openai SDK', () => {
     });
 
     // Another key of the same account sees none of them.
-    const sibling = await t.siblingKey(accountId);
-    const empty = await clientFor(t, sibling).videos.list();
+    const sibling = await suite.t.siblingKey(accountId);
+    const empty = await clientFor(suite.t, sibling).videos.list();
     expect(empty.data).toEqual([]);
     expect(empty.has_more).toBe(false);
   });
 
   it('lists the models in the OpenAI shape', async () => {
-    const { apiKey } = await t.account(0);
+    const { apiKey } = await suite.t.account(0);
     const models = [];
-    for await (const model of clientFor(t, apiKey).models.list()) models.push(model);
+    for await (const model of clientFor(suite.t, apiKey).models.list()) models.push(model);
     expect(models.map((m) => m.id).sort()).toEqual([...catalogue.keys()].sort());
     for (const model of models) {
       expect(model).toEqual({
@@ -433,21 +423,21 @@ describe('the compatible layer with the official openai SDK', () => {
   });
 
   it('reports a failed generation as status failed with error {code, message}', async () => {
-    const { accountId, apiKey } = await t.account(1000);
-    const client = clientFor(t, apiKey);
+    const { accountId, apiKey } = await suite.t.account(1000);
+    const client = clientFor(suite.t, apiKey);
     const created = await client.videos.create({ model: MODEL, prompt: `a storm ${FAIL}` });
     const done = await untilFinished(client, created.id);
     expect(done.status).toBe('failed');
     expect(done.error?.code).toBe('generation_failed');
     expect(done.error?.message).toMatch(/^Content policy violation/);
     await expect(client.videos.downloadContent(created.id)).rejects.toBeInstanceOf(NotFoundError);
-    expect((await t.wallet(accountId)).available).toBe(1000);
+    expect((await suite.t.wallet(accountId)).available).toBe(1000);
   });
 
   describe('errors as the SDK classes them', () => {
     it('400 BadRequestError names the field: size, seconds, pass-through fields, model', async () => {
-      const { accountId, apiKey } = await t.account(1000);
-      const client = clientFor(t, apiKey);
+      const { accountId, apiKey } = await suite.t.account(1000);
+      const client = clientFor(suite.t, apiKey);
 
       const size = await failure(client.videos.create({ model: MODEL, prompt: 'x', size: '1234x567' as never }));
       expect(size).toBeInstanceOf(BadRequestError);
@@ -496,24 +486,24 @@ describe('the compatible layer with the official openai SDK', () => {
       expect(german).toMatchObject({ status: 400, param: 'size', code: 'invalid_input' });
       expect(german.message).toContain('Größe');
 
-      expect(await t.wallet(accountId)).toMatchObject({ available: 1000, held: 0 });
+      expect(await suite.t.wallet(accountId)).toMatchObject({ available: 1000, held: 0 });
     });
 
     it('401 AuthenticationError for a bad key and for a key in the query string', async () => {
-      const { apiKey } = await t.account(10);
-      const bad = await failure(clientFor(t, 'sk-service-not-a-real-key').videos.list());
+      const { apiKey } = await suite.t.account(10);
+      const bad = await failure(clientFor(suite.t, 'sk-service-not-a-real-key').videos.list());
       expect(bad).toBeInstanceOf(AuthenticationError);
       expect(bad.code).toBe('unauthorized');
-      const inQuery = await failure(clientFor(t, apiKey).models.list({ query: { api_key: apiKey } }));
+      const inQuery = await failure(clientFor(suite.t, apiKey).models.list({ query: { api_key: apiKey } }));
       expect(inQuery).toBeInstanceOf(AuthenticationError);
       expect(inQuery.code).toBe('key_in_query');
     });
 
     it("404 NotFoundError for an unknown id and for another key's video", async () => {
-      const owner = await t.account(1000);
-      const stranger = await t.account(1000);
-      const video = await clientFor(t, owner.apiKey).videos.create({ model: MODEL, prompt: 'mine' });
-      const client = clientFor(t, stranger.apiKey);
+      const owner = await suite.t.account(1000);
+      const stranger = await suite.t.account(1000);
+      const video = await clientFor(suite.t, owner.apiKey).videos.create({ model: MODEL, prompt: 'mine' });
+      const client = clientFor(suite.t, stranger.apiKey);
       // Made one at a time: a promise created early could reject before anything awaits it.
       const calls = [
         () => client.videos.retrieve('task_doesnotexist'),
@@ -526,20 +516,20 @@ describe('the compatible layer with the official openai SDK', () => {
         expect(error).toBeInstanceOf(NotFoundError);
         expect(error.param).toBe('video_id');
       }
-      const sibling = await t.siblingKey(owner.accountId);
-      expect(await failure(clientFor(t, sibling).videos.retrieve(video.id))).toBeInstanceOf(NotFoundError);
+      const sibling = await suite.t.siblingKey(owner.accountId);
+      expect(await failure(clientFor(suite.t, sibling).videos.retrieve(video.id))).toBeInstanceOf(NotFoundError);
     });
 
     it('402 is an APIError with status 402 (the SDK has no subclass for it)', async () => {
-      const { apiKey } = await t.account(1);
-      const error = await failure(clientFor(t, apiKey).videos.create({ model: MODEL, prompt: 'too expensive' }));
+      const { apiKey } = await suite.t.account(1);
+      const error = await failure(clientFor(suite.t, apiKey).videos.create({ model: MODEL, prompt: 'too expensive' }));
       expect(error.constructor).toBe(APIError);
       expect(error).toMatchObject({ status: 402, code: 'insufficient_credits', type: 'insufficient_quota' });
     });
 
     it('400 for an unfinished video: delete; 404 for its content', async () => {
-      const { apiKey } = await slow.account(1000);
-      const client = clientFor(slow, apiKey);
+      const { apiKey } = await suite.slow.account(1000);
+      const client = clientFor(suite.slow, apiKey);
       const video = await client.videos.create({ model: MODEL, prompt: 'slow' });
       expect(['queued', 'in_progress']).toContain((await client.videos.retrieve(video.id)).status);
       const deletion = await failure(client.videos.delete(video.id));
@@ -566,15 +556,15 @@ describe('the compatible layer with the official openai SDK', () => {
 
   describe('billing and Idempotency-Key, as on createTask', () => {
     it('moves the balance identically through /v1/videos and /api/v1/jobs/createTask', async () => {
-      const viaCompat = await t.account(1000);
-      const viaMain = await t.account(1000);
-      const video = await clientFor(t, viaCompat.apiKey).videos.create({
+      const viaCompat = await suite.t.account(1000);
+      const viaMain = await suite.t.account(1000);
+      const video = await clientFor(suite.t, viaCompat.apiKey).videos.create({
         model: MODEL,
         prompt: 'a harbour at dawn',
         seconds: '8',
         size: '1280x720',
       });
-      const task = await t.call('POST', '/api/v1/jobs/createTask', {
+      const task = await suite.t.call('POST', '/api/v1/jobs/createTask', {
         key: viaMain.apiKey,
         body: {
           model: MODEL,
@@ -582,27 +572,27 @@ describe('the compatible layer with the official openai SDK', () => {
         },
       });
       expect(task.status).toBe(202);
-      const compatRecord = await waitForTerminal(t, viaCompat.apiKey, video.id);
-      const mainRecord = await waitForTerminal(t, viaMain.apiKey, task.body.data.taskId);
+      const compatRecord = await waitForTerminal(suite.t, viaCompat.apiKey, video.id);
+      const mainRecord = await waitForTerminal(suite.t, viaMain.apiKey, task.body.data.taskId);
       for (const field of ['state', 'credits', 'cost', 'estimatedCredits', 'maxCredits', 'settled', 'input'])
         expect(compatRecord[field]).toEqual(mainRecord[field]);
 
-      const [compatHold] = await holds(t, viaCompat.accountId);
-      const [mainHold] = await holds(t, viaMain.accountId);
+      const [compatHold] = await holds(suite.t, viaCompat.accountId);
+      const [mainHold] = await holds(suite.t, viaMain.accountId);
       expect(compatHold.amount).toBe(mainHold.amount);
       expect(compatHold.amount).toBeGreaterThan(0);
       expect(compatHold.charged).toBe(mainHold.charged);
       expect(compatHold.state).toBe('settled');
-      const compatWallet = await t.wallet(viaCompat.accountId);
-      expect(compatWallet).toEqual(await t.wallet(viaMain.accountId));
+      const compatWallet = await suite.t.wallet(viaCompat.accountId);
+      expect(compatWallet).toEqual(await suite.t.wallet(viaMain.accountId));
       expect(compatWallet.available).toBe(1000 - compatHold.charged!);
-      await checkLedger(t.service, viaCompat.accountId);
-      await checkLedger(t.service, viaMain.accountId);
+      await checkLedger(suite.t.service, viaCompat.accountId);
+      await checkLedger(suite.t.service, viaMain.accountId);
     });
 
     it('replays the same video for the same key, holding once, in the same key space as createTask', async () => {
-      const { accountId, apiKey } = await slow.account(1000);
-      const client = clientFor(slow, apiKey);
+      const { accountId, apiKey } = await suite.slow.account(1000);
+      const client = clientFor(suite.slow, apiKey);
       const params = {
         model: MODEL,
         prompt: 'a kite over the dunes',
@@ -616,7 +606,7 @@ describe('the compatible layer with the official openai SDK', () => {
       expect(again.id).toBe(first.id);
       expect(response.headers.get('idempotent-replayed')).toBe('true');
       // The same key and request through the main API is the same task too.
-      const main = await slow.call('POST', '/api/v1/jobs/createTask', {
+      const main = await suite.slow.call('POST', '/api/v1/jobs/createTask', {
         key: apiKey,
         headers: { 'Idempotency-Key': 'order-7' },
         body: {
@@ -625,9 +615,12 @@ describe('the compatible layer with the official openai SDK', () => {
         },
       });
       expect(main.body.data.taskId).toBe(first.id);
-      const held = await holds(slow, accountId);
+      const held = await holds(suite.slow, accountId);
       expect(held).toHaveLength(1);
-      expect(await slow.wallet(accountId)).toMatchObject({ held: held[0].amount, available: 1000 - held[0].amount });
+      expect(await suite.slow.wallet(accountId)).toMatchObject({
+        held: held[0].amount,
+        available: 1000 - held[0].amount,
+      });
 
       // The same key for another request: 409, and the SDK is told not to retry it.
       const conflict = await failure(
@@ -638,8 +631,8 @@ describe('the compatible layer with the official openai SDK', () => {
       expect(conflict.headers?.get('x-should-retry')).toBe('false');
 
       // An uploaded file gets a fresh signed link per request; the replay still matches.
-      const localUrl = slow.config.publicUrl;
-      slow.config.publicUrl = 'https://media.mediaforge.test';
+      const localUrl = suite.slow.config.publicUrl;
+      suite.slow.config.publicUrl = 'https://media.mediaforge.test';
       try {
         const file = async () => toFile(tinyPng(), 'ref.png', { type: 'image/png' });
         const upload1 = await client.videos.create(
@@ -647,18 +640,18 @@ describe('the compatible layer with the official openai SDK', () => {
           { headers: { 'Idempotency-Key': 'upload-1' } },
         );
         // A later link expiry, so the second request's link differs for sure.
-        slow.config.taskDeadlineMs += 3_600_000;
+        suite.slow.config.taskDeadlineMs += 3_600_000;
         const upload2 = await client.videos.create(
           { model: MODEL, prompt: 'character1 smiles', input_reference: await file() },
           { headers: { 'Idempotency-Key': 'upload-1' } },
         );
         expect(upload2.id).toBe(upload1.id);
       } finally {
-        slow.config.publicUrl = localUrl;
-        slow.config.taskDeadlineMs -= 3_600_000;
+        suite.slow.config.publicUrl = localUrl;
+        suite.slow.config.taskDeadlineMs -= 3_600_000;
       }
-      expect(await holds(slow, accountId)).toHaveLength(2);
-      await checkLedger(slow.service, accountId);
+      expect(await holds(suite.slow, accountId)).toHaveLength(2);
+      await checkLedger(suite.slow.service, accountId);
     });
   });
 });

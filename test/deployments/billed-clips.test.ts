@@ -1,12 +1,12 @@
 // @store-suite: billed clips are measured from the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
-import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { createTask, expectOk } from '../http/helpers.js';
-import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
+import type { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { OnceClipServer } from '../support/once-clip-server.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { closedAfterEach, costedJobsUpstream, serviceOnPlan } from './support.js';
+import { waitForTerminal, type TestService } from '../support/service.js';
 
 /**
  * Issue 25, N3: no free upstream jobs through billed reference clips. A model that bills its
@@ -32,35 +32,20 @@ const inputOf = (model: string, clip: string): Record<string, unknown> => ({
 });
 
 describe('billed reference clips are measured before the submit, never after the job (N3)', () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serve(model: string, clip: { seconds: number; answers: number }, fetchReferences: boolean) {
     const log: string[] = [];
-    const upstream = await new JobsProtocolServer({ latencyMs: 100, apiKey: 'up-key', fetchReferences, log }).start();
+    const { upstream, plan } = await costedJobsUpstream(opened, { fetchReferences, log }, model);
     const clips = await new OnceClipServer({ ...clip, log }).start();
-    servers.push(upstream, clips);
-    const plan = parseDeployments(
-      'deployments.yaml',
-      [
-        'upstreams:',
-        `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}", secretEnv: UP_KEY, cost: { perSecond: "0.02" } }`,
-        'models:',
-        `  ${model}:`,
-        '    - upstream: up',
-      ].join('\n'),
-      { UP_KEY: 'up-key' },
+    opened.servers.push(clips);
+    const { t, accountId, apiKey } = await serviceOnPlan(
+      opened,
+      plan,
+      {},
+      { webhookAllowPrivate: true, webhookAllowInsecure: true },
+      CREDITS,
     );
-    t = await startTestService(
-      { upstreamPollMs: 50, webhookAllowPrivate: true, webhookAllowInsecure: true },
-      { deploymentsPlan: plan },
-    );
-    const { accountId, apiKey } = await t.account(CREDITS);
     const created = await createTask(t, apiKey, { model, input: inputOf(model, clips.url) });
     expectOk(created, 202);
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000);
@@ -87,19 +72,31 @@ describe('billed reference clips are measured before the submit, never after the
     );
   }
 
+  /**
+   * A 3 s clip that answered once: read by the service's check alone, before the submit, and the
+   * task settled at the price of the 3 s measured then (its row keeps them). That price.
+   */
+  function expectBilledAsMeasuredBeforeSubmit(model: string, served: Awaited<ReturnType<typeof serve>>) {
+    const { clips, log, task, row } = served;
+    const measured = catalogue
+      .get(model)!
+      .price(inputOf(model, clips.url), { outputSeconds: 2, referenceClipSeconds: [3] });
+    expect(log).toEqual(['clip answered', 'submit']);
+    expect(clips.requests).toBe(1);
+    expect(task).toMatchObject({ state: 'succeeded', settled: true, credits: measured.estimatedCredits });
+    expect(JSON.parse(row.reference_clip_seconds_json!)).toEqual([3]);
+    return measured;
+  }
+
   // Issue 37 point 3: the provider reads the service's stored copy, never the customer's host again
   // (before it, the provider's read found the clip gone and the job failed on the provider's side).
   it.each([['family_c-2.6', FAMILY_C26]])(
     '%s, a clip that answers once and is then gone, read by the provider: it reads the copy the service measured, billed at the measured 3 s, no free job',
     async (_name, model) => {
-      const { t, upstream, clips, log, task, row, accountId } = await serve(model, { seconds: 3, answers: 1 }, true);
-      const input = inputOf(model, clips.url);
-      const measured = catalogue.get(model)!.price(input, { outputSeconds: 2, referenceClipSeconds: [3] });
+      const served = await serve(model, { seconds: 3, answers: 1 }, true);
+      const { t, upstream, accountId } = served;
       // One read of the customer's host, by the service's check, before the submit; the provider read the copy.
-      expect(log).toEqual(['clip answered', 'submit']);
-      expect(clips.requests).toBe(1);
-      expect(task).toMatchObject({ state: 'succeeded', settled: true, credits: measured.estimatedCredits });
-      expect(JSON.parse(row.reference_clip_seconds_json!)).toEqual([3]);
+      expectBilledAsMeasuredBeforeSubmit(model, served);
       await expectNoFreeJob(t, upstream);
       await t.checkLedger(accountId);
     },
@@ -112,13 +109,9 @@ describe('billed reference clips are measured before the submit, never after the
   ])(
     '%s, a clip that answers once, the provider not reading it again: billed at the 3 s measured before the submit, read once, the cost recorded',
     async (_name, model) => {
-      const { t, upstream, clips, log, task, row, accountId } = await serve(model, { seconds: 3, answers: 1 }, false);
-      const input = inputOf(model, clips.url);
-      const measured = catalogue.get(model)!.price(input, { outputSeconds: 2, referenceClipSeconds: [3] });
-      expect(log).toEqual(['clip answered', 'submit']);
-      expect(clips.requests).toBe(1);
-      expect(task).toMatchObject({ state: 'succeeded', settled: true, credits: measured.estimatedCredits });
-      expect(JSON.parse(row.reference_clip_seconds_json!)).toEqual([3]);
+      const served = await serve(model, { seconds: 3, answers: 1 }, false);
+      const { t, upstream, task, row, accountId } = served;
+      const measured = expectBilledAsMeasuredBeforeSubmit(model, served);
       const seconds = task.output.assets[0].durationSeconds as number;
       expect(row.upstream_cost_micros).toBe(Math.ceil(seconds) * PER_SECOND_MICROS);
       await expectNoFreeJob(t, upstream);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { askedClip } from '../../support/media/fixtures.js';
 import { bodyD, PRICE_D } from '../http/helpers.js';
+import { eventually } from '../support/eventually.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { drip } from '../../support/upstreams/slow-results.js';
 import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
@@ -26,6 +27,26 @@ function serveOn(name: string, upstream: JobsProtocolServer): Promise<Mediaforge
       ].join('\n'),
     },
   );
+}
+
+/** Sends SIGTERM and waits for the exit: its code, or what says it still ran `withinMs` later. */
+function stopWithSigterm(proc: MediaforgeProcess, withinMs: number): Promise<unknown> {
+  proc.server.child.kill('SIGTERM');
+  return Promise.race([
+    proc.server.exited,
+    new Promise((resolve) => setTimeout(() => resolve(`still running ${withinMs / 1000} s after SIGTERM`), withinMs)),
+  ]);
+}
+
+/** The task's poll, cut by the shutdown, is neither done nor leased: the next process runs it again. */
+async function expectPollLeftToRunAgain(proc: MediaforgeProcess, taskId: string) {
+  const polls = await proc.db.kysely
+    .selectFrom('work_items')
+    .select(['done_at', 'lease_owner', 'lease_until'])
+    .where('task_id', '=', taskId)
+    .where('kind', '=', 'poll')
+    .execute();
+  expect(polls).toEqual([{ done_at: null, lease_owner: null, lease_until: null }]);
 }
 
 /**
@@ -63,29 +84,15 @@ describe('SIGTERM while a result downloads', () => {
       bodyD('stopped mid-download, Picture 1'),
     );
     const taskId: string = created.body.data.taskId;
-    for (const end = Date.now() + 10_000; server.results.open === 0; ) {
-      if (Date.now() > end) throw new Error('the download did not start');
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await eventually(() => server!.results.open > 0, 'the download to start');
 
-    proc.server.child.kill('SIGTERM');
-    const exit = await Promise.race([
-      proc.server.exited,
-      new Promise((resolve) => setTimeout(() => resolve('still running 20 s after SIGTERM'), 20_000)),
-    ]);
-    expect(exit).toBe(0);
+    expect(await stopWithSigterm(proc, 20_000)).toBe(0);
     // The server hears of the closed connection at its next piece.
     for (const end = Date.now() + 5000; server.results.open > 0 && Date.now() < end; )
       await new Promise((resolve) => setTimeout(resolve, 25));
     expect(server.results).toMatchObject({ open: 0, completed: 0, cut: 1 });
     const db = proc.db.kysely;
-    const polls = await db
-      .selectFrom('work_items')
-      .select(['done_at', 'lease_owner', 'lease_until'])
-      .where('task_id', '=', taskId)
-      .where('kind', '=', 'poll')
-      .execute();
-    expect(polls).toEqual([{ done_at: null, lease_owner: null, lease_until: null }]);
+    await expectPollLeftToRunAgain(proc, taskId);
     const row = await db.selectFrom('tasks').select('state').where('id', '=', taskId).executeTakeFirstOrThrow();
     expect(row.state).toBe('running');
     const blobs = join(proc.dir, 'blobs');
@@ -117,26 +124,12 @@ describe('SIGTERM while a result downloads', () => {
     const { apiKey } = await proc.account(1000);
     const created = await call(proc.url, 'POST', '/api/v1/jobs/createTask', apiKey, bodyD('status hangs, Picture 1'));
     const taskId: string = created.body.data.taskId;
-    for (const end = Date.now() + 10_000; server.heldPolls.open === 0; ) {
-      if (Date.now() > end) throw new Error('the poll did not start');
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    proc.server.child.kill('SIGTERM');
+    await eventually(() => server!.heldPolls.open > 0, 'the poll to start');
     // Well inside the status request's own 20 s timeout: before, the process waited for it.
-    const exit = await Promise.race([
-      proc.server.exited,
-      new Promise((resolve) => setTimeout(() => resolve('still running 12 s after SIGTERM'), 12_000)),
-    ]);
-    expect(exit).toBe(0);
+    expect(await stopWithSigterm(proc, 12_000)).toBe(0);
     expect(server.heldPolls).toEqual({ open: 0, closedByClient: 1 });
     const db = proc.db.kysely;
-    const polls = await db
-      .selectFrom('work_items')
-      .select(['done_at', 'lease_owner', 'lease_until'])
-      .where('task_id', '=', taskId)
-      .where('kind', '=', 'poll')
-      .execute();
-    expect(polls).toEqual([{ done_at: null, lease_owner: null, lease_until: null }]);
+    await expectPollLeftToRunAgain(proc, taskId);
     // Cut by the shutdown, not a failure of the upstream: nothing counted against it.
     const health = await db
       .selectFrom('upstream_health')

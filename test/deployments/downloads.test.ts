@@ -1,12 +1,13 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Config } from '../../runtime/config.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { askedClip } from '../../support/media/fixtures.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
 import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
+import { closedAfterEach } from './support.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { drip, endless } from '../../support/upstreams/slow-results.js';
 
@@ -34,13 +35,7 @@ type Origin = 'own origin' | 'elsewhere';
 const ORIGINS: Origin[] = ['own origin', 'elsewhere'];
 
 describe('result downloads: once, bounded, within their share, only what the model returns', () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serveJobs(options: JobsServerOptions, config: Partial<Config> = {}, origin: Origin = 'own origin') {
     const server = await new JobsProtocolServer({
@@ -48,7 +43,7 @@ describe('result downloads: once, bounded, within their share, only what the mod
       ...(origin === 'elsewhere' ? { resultHost: 'localhost' } : {}),
       ...options,
     }).start();
-    servers.push(server);
+    opened.servers.push(server);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -61,10 +56,11 @@ describe('result downloads: once, bounded, within their share, only what the mod
         '    - upstream: up',
       ].join('\n'),
     );
-    t = await startTestService(
+    const t = await startTestService(
       { upstreamPollMs: 50, ...(origin === 'elsewhere' ? ELSEWHERE : {}), ...config },
       { deploymentsPlan: plan },
     );
+    opened.service = t;
     return { server, t };
   }
 
@@ -216,7 +212,7 @@ describe('result downloads: once, bounded, within their share, only what the mod
 
   it('Replicate answering 300 links: one video is fetched and stored', async () => {
     const server = await new ReplicateServer({ latencyMs: 100, outputLinks: 300 }).start();
-    servers.push(server);
+    opened.servers.push(server);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -227,7 +223,8 @@ describe('result downloads: once, bounded, within their share, only what the mod
         `    - { upstream: up, upstreamModel: "${REPLICATE_MODEL}" }`,
       ].join('\n'),
     );
-    t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
+    const t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
+    opened.service = t;
     const { accountId, apiKey } = await t.account(1000);
     const created = await createTask(t, apiKey, bodyD('three hundred links, Picture 1'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 20_000);

@@ -9,6 +9,7 @@ import {
   refusedUrl,
   type JobsServerOptions,
 } from '../../support/upstreams/jobs-protocol-server.js';
+import { deploymentOf } from './support.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**
@@ -180,11 +181,7 @@ describe('failover between deployments', () => {
     // Charged for a success (the edge's own price), nothing held after a failure.
     expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: want.state === 'succeeded' ? PRICE_D : 0 });
     await t.checkLedger(accountId);
-    const row = await t.service.ctx.db.kysely
-      .selectFrom('tasks')
-      .select(['deployment', 'deployment_handle'])
-      .where('id', '=', task.taskId)
-      .executeTakeFirstOrThrow();
+    const row = await deploymentOf(t, task.taskId);
     if (want.state === 'succeeded') expect(row.deployment).toBe(want.secondSubmits ? 'second' : 'first');
   });
 

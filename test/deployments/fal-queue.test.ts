@@ -1,24 +1,15 @@
 // @store-suite: fal results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
-import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
+import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
 import { FalQueueServer, type FalServerOptions } from '../../support/upstreams/fal-queue-server.js';
-import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
+import { closedAfterEach, expectFailoverEnd, type FailoverCase, serviceOnPlan } from './support.js';
+import { waitForTerminal, workItemOf } from '../support/service.js';
 import { referenceCopyLink } from '../support/reference-url.js';
 
 const APP = 'fal-ai/family-d/reference-to-video';
 
-/** One task through a fal-queue deployment (`first`, the server under test) with a second, healthy one below it. */
-interface Case {
-  given: FalServerOptions;
-  want: {
-    state: 'succeeded' | 'failed';
-    errorCode?: string;
-    errorMessage?: string;
-    firstSubmits: number;
-    secondSubmits: number;
-  };
-}
+type Case = FailoverCase<FalServerOptions>;
 
 const CASES: [string, Case][] = [
   [
@@ -45,13 +36,7 @@ const CASES: [string, Case][] = [
 ];
 
 describe("fal-queue: fal's queue protocol against a loopback fal", () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serve(
     given: FalServerOptions,
@@ -59,7 +44,7 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
   ) {
     const first = await new FalQueueServer({ latencyMs: 150, apiKey: 'fal-key', ...given }).start();
     const second = await new FalQueueServer({ latencyMs: 150, apiKey: 'fal-key' }).start();
-    servers.push(first, second);
+    opened.servers.push(first, second);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -73,15 +58,7 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
       ].join('\n'),
       { FAL_KEY: 'fal-key' },
     );
-    t = await startTestService(
-      {
-        upstreamPollMs: settings.pollMs ?? 50,
-        ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
-      },
-      { deploymentsPlan: plan },
-    );
-    const account = await t.account(1000);
-    return { first, second, t, ...account };
+    return { first, second, ...(await serviceOnPlan(opened, plan, settings)) };
   }
 
   it("succeeds: the input in fal's names, `Key` auth, the deadline as x-fal-request-timeout; the clip stored and served from the service's own link", async () => {
@@ -142,11 +119,7 @@ describe("fal-queue: fal's queue protocol against a loopback fal", () => {
     const { first, second, t, accountId, apiKey } = await serve(given);
     const created = await createTask(t, apiKey, bodyD(`a fox ${given.refuseWhenPromptContains ?? ''}, Picture 1`));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
-    expect(task.state).toBe(want.state);
-    if (want.errorCode) expect(task.errorCode).toBe(want.errorCode);
-    if (want.errorMessage) expect(task.errorMessage).toBe(want.errorMessage);
-    expect([first.submits.length, second.submits.length]).toEqual([want.firstSubmits, want.secondSubmits]);
-    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: want.state === 'succeeded' ? PRICE_D : 0 });
+    await expectFailoverEnd(t, accountId, task, [first.submits.length, second.submits.length], want);
     await t.checkLedger(accountId);
   });
 

@@ -1,11 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
 import { OpenAiVideosServer, type OpenAiServerOptions } from '../../support/upstreams/openai-videos-server.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { closedAfterEach, deploymentOf, serviceOnPlan } from './support.js';
+import { waitForTerminal } from '../support/service.js';
 
 /**
  * An upstream job through its whole life, against loopback servers written from each protocol as
@@ -17,13 +18,7 @@ import { startTestService, waitForTerminal, type TestService } from '../support/
 type Upstream = { kind: 'jobs'; options: JobsServerOptions } | { kind: 'openai-videos'; options: OpenAiServerOptions };
 
 describe('an upstream job from submit to end', () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serve(
     upstream: Upstream,
@@ -33,7 +28,7 @@ describe('an upstream job from submit to end', () => {
       upstream.kind === 'jobs'
         ? await new JobsProtocolServer(upstream.options).start()
         : await new OpenAiVideosServer(upstream.options).start();
-    servers.push(server);
+    opened.servers.push(server);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -44,17 +39,9 @@ describe('an upstream job from submit to end', () => {
         '    - upstream: up',
       ].join('\n'),
     );
-    t = await startTestService(
-      {
-        upstreamPollMs: settings.pollMs ?? 50,
-        ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
-        // The outbound guard as in production: loopback refused (the upstream's own origin excepted).
-        ...(settings.guarded ? { webhookAllowPrivate: false, webhookAllowInsecure: false } : {}),
-      },
-      { deploymentsPlan: plan },
-    );
-    const account = await t.account(1000);
-    return { server, t, ...account };
+    // The outbound guard as in production where asked: loopback refused (the upstream's own origin excepted).
+    const guard = settings.guarded ? { webhookAllowPrivate: false, webhookAllowInsecure: false } : {};
+    return { server, ...(await serviceOnPlan(opened, plan, settings, guard)) };
   }
 
   it.each([
@@ -69,11 +56,7 @@ describe('an upstream job from submit to end', () => {
       expect(task).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
       expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: 0 });
       await t.checkLedger(accountId);
-      const row = await t.service.ctx.db.kysely
-        .selectFrom('tasks')
-        .select(['deployment', 'deployment_handle'])
-        .where('id', '=', task.taskId)
-        .executeTakeFirstOrThrow();
+      const row = await deploymentOf(t, task.taskId);
       expect(row.deployment).toBe('up');
       if (kind === 'openai-videos') {
         // DELETE is the protocol's only way to stop a video: sent once the task expired.

@@ -1,13 +1,13 @@
 // @store-suite: upstream results (images, audio) are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { parseDeployments } from '../../runtime/routing/deployments-file.js';
+import { describe, expect, it } from 'vitest';
 import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
 import { bodyD, createTask, expectOk, MODEL_D } from '../http/helpers.js';
 import { png } from '../../support/media/fixtures.js';
-import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import type { JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
+import { closedAfterEach, costedJobsUpstream, serviceOnPlan } from './support.js';
+import { waitForTerminal } from '../support/service.js';
 
 /**
  * Issue 25, N6: a result that is not a video. The upstream (a loopback jobs-protocol server)
@@ -28,31 +28,13 @@ const NON_VIDEOS: [string, JobsServerOptions][] = [
 ];
 
 describe('a result that is not a video fails the task, and the completed job is still costed (N6)', () => {
-  let t: TestService | undefined;
-  let upstream: JobsProtocolServer | undefined;
-  afterEach(async () => {
-    await t?.close();
-    await upstream?.close();
-    [t, upstream] = [undefined, undefined];
-  });
+  const opened = closedAfterEach();
 
   it.each(NON_VIDEOS)(
     '%s: failed generation_failed, hold released, nothing stored, the upstream cost recorded and reported',
     async (_name, given) => {
-      upstream = await new JobsProtocolServer({ latencyMs: 100, apiKey: 'up-key', ...given }).start();
-      const plan = parseDeployments(
-        'deployments.yaml',
-        [
-          'upstreams:',
-          `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}", secretEnv: UP_KEY, cost: { perSecond: "0.02" } }`,
-          'models:',
-          `  ${MODEL_D}:`,
-          '    - upstream: up',
-        ].join('\n'),
-        { UP_KEY: 'up-key' },
-      );
-      t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
-      const { accountId, apiKey } = await t.account(CREDITS);
+      const { upstream, plan } = await costedJobsUpstream(opened, given);
+      const { t, accountId, apiKey } = await serviceOnPlan(opened, plan, {}, {}, CREDITS);
       const created = await createTask(t, apiKey, bodyD('a fox in the snow, Picture 1', { duration_seconds: 5 }));
       expectOk(created, 202);
       const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);

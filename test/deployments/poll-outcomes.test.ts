@@ -1,9 +1,10 @@
 // @store-suite: polled results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
+import { closedAfterEach } from './support.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 
 /**
@@ -16,13 +17,7 @@ import { startTestService, waitForTerminal, type TestService } from '../support/
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('poll answers no profile foresaw (issue 27)', () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   const workOf = (t: TestService, taskId: string) =>
     t.service.ctx.db.kysely
@@ -33,7 +28,7 @@ describe('poll answers no profile foresaw (issue 27)', () => {
 
   it('a status value the adapter does not map, answered every time: polled again with backoff, the task expires at its deadline with its hold released, and its polls stop', async () => {
     const replicate = await new ReplicateServer({ latencyMs: 600_000, unknownStatus: 'paused' }).start();
-    servers.push(replicate);
+    opened.servers.push(replicate);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -44,7 +39,8 @@ describe('poll answers no profile foresaw (issue 27)', () => {
         '    - { upstream: r8, upstreamModel: vendor-d/family-d-r2v }',
       ].join('\n'),
     );
-    t = await startTestService({ upstreamPollMs: 50, taskDeadlineMs: 4000 }, { deploymentsPlan: plan });
+    const t = await startTestService({ upstreamPollMs: 50, taskDeadlineMs: 4000 }, { deploymentsPlan: plan });
+    opened.service = t;
     const { accountId, apiKey } = await t.account(1000);
     const created = await createTask(t, apiKey, bodyD('an unknown state, Picture 1'));
     const taskId = created.body.data.taskId as string;
@@ -64,7 +60,7 @@ describe('poll answers no profile foresaw (issue 27)', () => {
 
   it('issue 37: a jobs-protocol state the protocol does not define (paused) is a failed poll, not a failed job: polled again with backoff until the task expires at its deadline, hold released', async () => {
     const upstream = await new JobsProtocolServer({ latencyMs: 0, endState: 'paused' }).start();
-    servers.push(upstream);
+    opened.servers.push(upstream);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -75,7 +71,8 @@ describe('poll answers no profile foresaw (issue 27)', () => {
         '    - upstream: up',
       ].join('\n'),
     );
-    t = await startTestService({ upstreamPollMs: 50, taskDeadlineMs: 4000 }, { deploymentsPlan: plan });
+    const t = await startTestService({ upstreamPollMs: 50, taskDeadlineMs: 4000 }, { deploymentsPlan: plan });
+    opened.service = t;
     const { accountId, apiKey } = await t.account(1000);
     const created = await createTask(t, apiKey, bodyD('a paused job, Picture 1'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
@@ -90,7 +87,7 @@ describe('poll answers no profile foresaw (issue 27)', () => {
   it("a content-policy failure at poll time, after the job ran: the task fails with the provider's reason without its identifiers, hold released, never sent to the second deployment, not reconciled", async () => {
     const first = await new JobsProtocolServer({ latencyMs: 300, failWhenPromptContains: 'FLAG' }).start();
     const second = await new JobsProtocolServer({ latencyMs: 300 }).start();
-    servers.push(first, second);
+    opened.servers.push(first, second);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -103,7 +100,8 @@ describe('poll answers no profile foresaw (issue 27)', () => {
         '    - { upstream: second, priority: 5 }',
       ].join('\n'),
     );
-    t = await startTestService({ upstreamPollMs: 50, upstreamReconcilePollMs: 50 }, { deploymentsPlan: plan });
+    const t = await startTestService({ upstreamPollMs: 50, upstreamReconcilePollMs: 50 }, { deploymentsPlan: plan });
+    opened.service = t;
     const { accountId, apiKey } = await t.account(1000);
     const created = await createTask(t, apiKey, bodyD('a FLAG fox, Picture 1'));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);

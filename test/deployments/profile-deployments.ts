@@ -7,6 +7,7 @@ import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/root.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { referenceUrl } from '../support/reference-url.js';
+import { type PlanTiming, timingConfig } from './support.js';
 
 /**
  * A service over provider-profile deployments (kling.test.ts, unknown-submits-found.test.ts): a service whose models
@@ -68,13 +69,12 @@ export function deploymentsFile(kind: string, upstreams: Record<string, Upstream
 export async function serveDeployments(
   file: string,
   secrets: Record<string, string> | string,
-  settings: { deadlineMs?: number; pollMs?: number } = {},
+  settings: PlanTiming = {},
 ): Promise<TestService> {
   const environment = typeof secrets === 'string' ? { VENDOR_KEY: secrets } : secrets;
-  return startTestService(
-    { upstreamPollMs: settings.pollMs ?? 50, ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}) },
-    { deploymentsPlan: parseDeployments('deployments.yaml', file, environment) },
-  );
+  return startTestService(timingConfig(settings), {
+    deploymentsPlan: parseDeployments('deployments.yaml', file, environment),
+  });
 }
 
 /** The task's row as the database holds it: where it went and its upstream handle. */

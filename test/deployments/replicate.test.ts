@@ -1,24 +1,15 @@
 // @store-suite: Replicate results are streamed into the store (vitest.config.ts runs it on the local and the S3 store).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { ReplicateServer, type ReplicateServerOptions } from '../../support/upstreams/replicate-server.js';
-import { startTestService, waitForTerminal, type TestService, workItemOf } from '../support/service.js';
+import { closedAfterEach, expectFailoverEnd, type FailoverCase, serviceOnPlan } from './support.js';
+import { waitForTerminal, type TestService, workItemOf } from '../support/service.js';
 import { referenceCopyLink } from '../support/reference-url.js';
 
 const MODEL = 'vendor-d/family-d-r2v';
 
-/** One task through a replicate deployment (`first`, the server under test) with a second, healthy one below it. */
-interface Case {
-  given: ReplicateServerOptions;
-  want: {
-    state: 'succeeded' | 'failed';
-    errorCode?: string;
-    errorMessage?: string;
-    firstSubmits: number;
-    secondSubmits: number;
-  };
-}
+type Case = FailoverCase<ReplicateServerOptions>;
 
 const CASES: [string, Case][] = [
   [
@@ -54,13 +45,7 @@ const CASES: [string, Case][] = [
 ];
 
 describe("replicate: Replicate's predictions API against a loopback Replicate", () => {
-  let t: TestService | undefined;
-  const servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serve(
     given: ReplicateServerOptions,
@@ -68,7 +53,7 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
   ) {
     const first = await new ReplicateServer({ latencyMs: 150, apiKey: 'r8-key', ...given }).start();
     const second = await new ReplicateServer({ latencyMs: 150, apiKey: 'r8-key' }).start();
-    servers.push(first, second);
+    opened.servers.push(first, second);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -82,15 +67,7 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
       ].join('\n'),
       { REPLICATE_KEY: 'r8-key' },
     );
-    t = await startTestService(
-      {
-        upstreamPollMs: settings.pollMs ?? 50,
-        ...(settings.deadlineMs ? { taskDeadlineMs: settings.deadlineMs } : {}),
-      },
-      { deploymentsPlan: plan },
-    );
-    const account = await t.account(1000);
-    return { first, second, t, ...account };
+    return { first, second, ...(await serviceOnPlan(opened, plan, settings)) };
   }
 
   const pollItemOf = (t: TestService, taskId: string) => workItemOf(t, taskId, 'poll');
@@ -153,11 +130,7 @@ describe("replicate: Replicate's predictions API against a loopback Replicate", 
     const { first, second, t, accountId, apiKey } = await serve(given);
     const created = await createTask(t, apiKey, bodyD(`a fox ${given.failWhenPromptContains ?? ''}, Picture 1`));
     const task = await waitForTerminal(t, apiKey, created.body.data.taskId, 15_000);
-    expect(task.state).toBe(want.state);
-    if (want.errorCode) expect(task.errorCode).toBe(want.errorCode);
-    if (want.errorMessage) expect(task.errorMessage).toBe(want.errorMessage);
-    expect([first.submits.length, second.submits.length]).toEqual([want.firstSubmits, want.secondSubmits]);
-    expect(await t.wallet(accountId)).toMatchObject({ held: 0, spent: want.state === 'succeeded' ? PRICE_D : 0 });
+    await expectFailoverEnd(t, accountId, task, [first.submits.length, second.submits.length], want);
     const row = await t.service.ctx.db.kysely
       .selectFrom('tasks')
       .select('output_json')

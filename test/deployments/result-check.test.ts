@@ -1,10 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
-import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { clip } from '../../support/media/fixtures.js';
-import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { bodyD, createTask, expectOk, MODEL_D } from '../http/helpers.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { closedAfterEach, costedJobsUpstream, serviceOnPlan } from './support.js';
+import { waitForTerminal } from '../support/service.js';
 
 /**
  * Issue 37, point 9: results are checked against the request. The task asks MODEL_D for 10 s at
@@ -22,29 +21,11 @@ const ASKED = { duration_seconds: 10, resolution: '2k', aspect_ratio: '16:9' };
 const MP4 = ['isom', 'iso2', 'avc1', 'mp41'];
 
 describe('a result is checked against the request (issue 37, point 9)', () => {
-  let t: TestService | undefined;
-  let upstream: JobsProtocolServer | undefined;
-  afterEach(async () => {
-    await t?.close();
-    await upstream?.close();
-    [t, upstream] = [undefined, undefined];
-  });
+  const opened = closedAfterEach();
 
   async function run(result: Buffer) {
-    upstream = await new JobsProtocolServer({ latencyMs: 100, apiKey: 'up-key', result: () => result }).start();
-    const plan = parseDeployments(
-      'deployments.yaml',
-      [
-        'upstreams:',
-        `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}", secretEnv: UP_KEY, cost: { perSecond: "0.02" } }`,
-        'models:',
-        `  ${MODEL_D}:`,
-        '    - upstream: up',
-      ].join('\n'),
-      { UP_KEY: 'up-key' },
-    );
-    t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
-    const { accountId, apiKey } = await t.account(CREDITS);
+    const { upstream, plan } = await costedJobsUpstream(opened, { result: () => result });
+    const { t, accountId, apiKey } = await serviceOnPlan(opened, plan, {}, {}, CREDITS);
     const body = bodyD('a fox in the snow, Picture 1', ASKED);
     const created = await createTask(t, apiKey, body);
     expectOk(created, 202);
@@ -54,7 +35,7 @@ describe('a result is checked against the request (issue 37, point 9)', () => {
       .select(['upstream_cost_micros'])
       .where('id', '=', task.taskId)
       .executeTakeFirstOrThrow();
-    return { t, task, row, accountId, input: body.input };
+    return { t, upstream, task, row, accountId, input: body.input };
   }
 
   it.each([
@@ -69,8 +50,8 @@ describe('a result is checked against the request (issue 37, point 9)', () => {
   ])(
     '%s: failed generation_failed, hold released, the upstream cost recorded, the warning names both',
     async (_n, result, asked, delivered) => {
-      const { t, task, row, accountId } = await run(result);
-      expect(upstream!.completed.size).toBe(1);
+      const { t, upstream, task, row, accountId } = await run(result);
+      expect(upstream.completed.size).toBe(1);
       expect(task).toMatchObject({ state: 'failed', errorCode: 'generation_failed', settled: true, credits: 0 });
       expect(task.output).toBeNull();
       expect(task.warnings).toEqual([expect.objectContaining({ code: 'result_not_as_requested', path: 'output' })]);

@@ -1,27 +1,22 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, MODEL_D } from '../http/helpers.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { closedAfterEach } from './support.js';
+import { startTestService, waitForTerminal } from '../support/service.js';
 
 /**
  * Routing (issue 17): the highest priority tier with capacity takes the task; within a tier,
  * routes share traffic by weight; each upstream gets the model under its own name.
  */
 describe('routing between deployments', () => {
-  let t: TestService | undefined;
-  const servers: JobsProtocolServer[] = [];
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    for (const server of servers.splice(0)) await server.close();
-  });
+  const opened = closedAfterEach();
 
   async function serve(upstreams: { name: string; latencyMs: number; extra?: string; route: string }[]) {
     const started = await Promise.all(
       upstreams.map(async (u) => ({ ...u, server: await new JobsProtocolServer({ latencyMs: u.latencyMs }).start() })),
     );
-    servers.push(...started.map((u) => u.server));
+    opened.servers.push(...started.map((u) => u.server));
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -32,7 +27,8 @@ describe('routing between deployments', () => {
         ...started.map((u) => `    - { upstream: ${u.name}, ${u.route} }`),
       ].join('\n'),
     );
-    t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
+    const t = await startTestService({ upstreamPollMs: 50 }, { deploymentsPlan: plan });
+    opened.service = t;
     const account = await t.account(10_000);
     const run = async (n: number) => {
       const ids = await Promise.all(

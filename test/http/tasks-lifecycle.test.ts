@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { serviceForSuite } from '../support/suite-service.js';
+import { waitForTerminal } from '../support/service.js';
+import { failingAndSlowServicesForSuite, serviceForSuite } from '../support/suite-service.js';
 import {
   bodyD,
   checkBalance,
@@ -19,24 +19,13 @@ const FAIL = 'FAIL-THIS-PROMPT';
 
 /** The rows of the specification's state table that end a task: succeeded, failed, expired. */
 describe('task lifecycle', () => {
-  let t: TestService;
-  /** Tasks here never finish during a test, so the hold can be observed. */
-  let slow: TestService;
-  beforeAll(async () => {
-    [t, slow] = await Promise.all([
-      startTestService({ simulatorFailWhenPromptContains: FAIL }),
-      startTestService({ simulatorLatencyMs: 600_000 }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all([t?.close(), slow?.close()]);
-  });
+  const suite = failingAndSlowServicesForSuite(FAIL);
 
   describe('(none) -> queued: createTask accepted', () => {
     it('answers 202 with the task queued, Location, Retry-After, no-store, rate-limit headers and the request id, and holds the price', async () => {
-      const { accountId, apiKey } = await slow.account(100);
-      await checkBalance(slow, accountId, apiKey, { available: 100, held: 0, total: 100 });
-      const r = await createTask(slow, apiKey, bodyD());
+      const { accountId, apiKey } = await suite.slow.account(100);
+      await checkBalance(suite.slow, accountId, apiKey, { available: 100, held: 0, total: 100 });
+      const r = await createTask(suite.slow, apiKey, bodyD());
       expectOk(r, 202);
       const task = r.body.data;
       expect(task).toMatchObject({
@@ -55,9 +44,14 @@ describe('task lifecycle', () => {
       expect(r.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
       expect(r.headers.get('x-request-id')).toBe(r.body.request_id);
       // While the task is open its full price is held, not charged.
-      await checkBalance(slow, accountId, apiKey, { available: 100 - PRICE_D, held: PRICE_D, total: 100, spent: 0 });
+      await checkBalance(suite.slow, accountId, apiKey, {
+        available: 100 - PRICE_D,
+        held: PRICE_D,
+        total: 100,
+        spent: 0,
+      });
       // The Location header leads to the task, still open.
-      const viaLocation = await slow.call('GET', r.headers.get('location')!, { key: apiKey });
+      const viaLocation = await suite.slow.call('GET', r.headers.get('location')!, { key: apiKey });
       expectOk(viaLocation);
       expect(viaLocation.body.data).toMatchObject({ taskId: task.taskId, settled: false, output: null });
       expect(['queued', 'running']).toContain(viaLocation.body.data.state);
@@ -67,10 +61,10 @@ describe('task lifecycle', () => {
 
   describe('running -> succeeded', () => {
     it('settles the hold to the price and returns a downloadable MP4', async () => {
-      const { accountId, apiKey } = await t.account(100);
-      const r = await createTask(t, apiKey, bodyD());
+      const { accountId, apiKey } = await suite.t.account(100);
+      const r = await createTask(suite.t, apiKey, bodyD());
       expectOk(r, 202);
-      const done = await waitForTerminal(t, apiKey, r.body.data.taskId);
+      const done = await waitForTerminal(suite.t, apiKey, r.body.data.taskId);
       expect(done).toMatchObject({
         state: 'succeeded',
         settled: true,
@@ -83,7 +77,7 @@ describe('task lifecycle', () => {
       expect(done.output.assets).toHaveLength(1);
       const asset = done.output.assets[0];
       expect(asset).toMatchObject({ url: expect.any(String), mime: 'video/mp4', durationSeconds: 5 });
-      await checkBalance(t, accountId, apiKey, {
+      await checkBalance(suite.t, accountId, apiKey, {
         available: 100 - PRICE_D,
         held: 0,
         spent: PRICE_D,
@@ -99,9 +93,9 @@ describe('task lifecycle', () => {
     });
 
     it('refuses an altered media link with 403', async () => {
-      const { apiKey } = await t.account(100);
-      const r = await createTask(t, apiKey, bodyD());
-      const done = await waitForTerminal(t, apiKey, r.body.data.taskId);
+      const { apiKey } = await suite.t.account(100);
+      const r = await createTask(suite.t, apiKey, bodyD());
+      const done = await waitForTerminal(suite.t, apiKey, r.body.data.taskId);
       const url = new URL(done.output.assets[0].url);
       url.searchParams.set('sig', 'x'.repeat(43));
       const media = await fetch(url);
@@ -116,12 +110,12 @@ describe('task lifecycle', () => {
     ])(
       'releases the hold; errorMessage is the English model reason without the task id (%s)',
       async (_name, headers) => {
-        const { accountId, apiKey } = await t.account(100);
-        const r = await createTask(t, apiKey, bodyD(`a storm at sea ${FAIL}`), { headers });
+        const { accountId, apiKey } = await suite.t.account(100);
+        const r = await createTask(suite.t, apiKey, bodyD(`a storm at sea ${FAIL}`), { headers });
         expectOk(r, 202);
         const taskId = r.body.data.taskId;
-        await waitForTerminal(t, apiKey, taskId);
-        const read = await recordInfo(t, apiKey, taskId, headers);
+        await waitForTerminal(suite.t, apiKey, taskId);
+        const read = await recordInfo(suite.t, apiKey, taskId, headers);
         expectOk(read);
         const task = read.body.data;
         expect(task).toMatchObject({
@@ -135,7 +129,7 @@ describe('task lifecycle', () => {
         expect(task.errorMessage).toMatch(/^Content policy violation/);
         expect(task.errorMessage).not.toContain(taskId);
         expect(task.errorMessage).not.toMatch(/task_[A-Za-z0-9]/);
-        await checkBalance(t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
+        await checkBalance(suite.t, accountId, apiKey, { available: 100, held: 0, spent: 0, total: 100 });
       },
     );
   });
@@ -154,21 +148,21 @@ describe('task lifecycle', () => {
     const maxCredits = Math.ceil((rateHundredths * 15) / 100);
 
     it('holds the price of 15 s while the task is open', async () => {
-      const { accountId, apiKey } = await slow.account(500);
-      const r = await createTask(slow, apiKey, body);
+      const { accountId, apiKey } = await suite.slow.account(500);
+      const r = await createTask(suite.slow, apiKey, body);
       expectOk(r, 202);
       expect(r.body.data).toMatchObject({ state: 'queued', maxCredits, credits: maxCredits, settled: false });
-      await checkBalance(slow, accountId, apiKey, { available: 500 - maxCredits, held: maxCredits, total: 500 });
+      await checkBalance(suite.slow, accountId, apiKey, { available: 500 - maxCredits, held: maxCredits, total: 500 });
     });
 
     it('settles to the chosen length and gives back the difference', async () => {
-      const { accountId, apiKey } = await t.account(500);
-      const r = await createTask(t, apiKey, body);
+      const { accountId, apiKey } = await suite.t.account(500);
+      const r = await createTask(suite.t, apiKey, body);
       expectOk(r, 202);
       const accepted = r.body.data;
       expect(accepted.maxCredits).toBe(maxCredits);
 
-      const done = await waitForTerminal(t, apiKey, accepted.taskId);
+      const done = await waitForTerminal(suite.t, apiKey, accepted.taskId);
       expect(done.state).toBe('succeeded');
       const seconds = done.output.assets[0].durationSeconds;
       expect(seconds).toBeGreaterThanOrEqual(4);
@@ -176,7 +170,7 @@ describe('task lifecycle', () => {
       expect(done.credits).toBe(Math.ceil((rateHundredths * seconds) / 100));
       expect(done.credits).toBeLessThanOrEqual(maxCredits);
       // The difference between hold and charge is available again.
-      await checkBalance(t, accountId, apiKey, {
+      await checkBalance(suite.t, accountId, apiKey, {
         available: 500 - done.credits,
         held: 0,
         spent: done.credits,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CREDIT_PACKS, CUSTOM_AMOUNT } from '../../generated/credit-packs.js';
 import { signUp } from '../console/support.js';
 import { startTestService } from '../support/service.js';
@@ -8,17 +8,12 @@ import {
   deliver,
   event,
   OLD_WEBHOOK_SECRET,
-  type PaymentsWorld,
-  startPaymentsWorld,
+  paymentsWorldForFile,
   PACK,
   PACK_CREDITS,
 } from './support.js';
 
-let world: PaymentsWorld;
-beforeAll(async () => {
-  world = await startPaymentsWorld();
-});
-afterAll(async () => world?.close());
+const world = paymentsWorldForFile();
 
 const ledgerRows = (accountId: string) =>
   world.t.service.ctx.db.kysely

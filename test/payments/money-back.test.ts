@@ -1,22 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bodyD } from '../http/helpers.js';
 import { waitForTerminal } from '../support/service.js';
-import {
-  buy,
-  customer,
-  deliver,
-  event,
-  type PaymentsWorld,
-  startPaymentsWorld,
-  PACK,
-  PACK_CREDITS,
-} from './support.js';
+import { buy, customer, deliver, event, paymentsWorldForFile, PACK, PACK_CREDITS } from './support.js';
 
-let world: PaymentsWorld;
-beforeAll(async () => {
-  world = await startPaymentsWorld();
-});
-afterAll(async () => world?.close());
+const world = paymentsWorldForFile();
 
 /** A customer who bought one pack (credited), with an API key of that account. */
 async function paidCustomer() {

@@ -5,12 +5,11 @@
  * credits the paid ones the service made and did not credit, once: again, and the late webhook
  * after it, change nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mediaforgeCli } from '../support/cli-process.js';
-import { buy, customer, deliver, event, startPaymentsWorld, WEBHOOK_SECRET, type PaymentsWorld } from './support.js';
+import { buy, customer, deliver, event, paymentsWorldForFile, WEBHOOK_SECRET } from './support.js';
 
-let world: PaymentsWorld;
-
+const world = paymentsWorldForFile();
 const cli = (args: string[], env: Record<string, string>) => mediaforgeCli(world.t.config.dbUrl, args, env);
 
 /** The settings of the running service, as its operator would export them for the command. */
@@ -26,11 +25,6 @@ async function reconcile(): Promise<{ seen: number; credited: number }> {
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout);
 }
-
-beforeAll(async () => {
-  world = await startPaymentsWorld();
-});
-afterAll(async () => world?.close());
 
 describe('mediaforge payments reconcile', () => {
   it('credits a paid session whose webhook was dropped, once; again, and the late webhook, change nothing', async () => {

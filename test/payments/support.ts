@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import { CREDIT_PACKS } from '../../generated/credit-packs.js';
 import { signUp, type ConsoleUser } from '../console/support.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -15,6 +16,20 @@ export interface PaymentsWorld {
   t: TestService;
   stripe: StripeApiServer;
   close(): Promise<void>;
+}
+
+/**
+ * One payments world for the whole file: registers a beforeAll that starts it and an afterAll that
+ * closes it. The object returned is filled in place by the beforeAll, so hooks and tests read
+ * `world.t` and `world.stripe` as they would a world they started themselves.
+ */
+export function paymentsWorldForFile(): PaymentsWorld {
+  const world = {} as PaymentsWorld;
+  beforeAll(async () => {
+    Object.assign(world, await startPaymentsWorld());
+  });
+  afterAll(async () => world.close?.());
+  return world;
 }
 
 /** A service with payments on, its Stripe API the loopback server (support/stripe/); `options` as startTestService's (a clock, the worker, deployments). */

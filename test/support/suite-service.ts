@@ -29,3 +29,29 @@ export function serviceForSuite(
   });
   return suite;
 }
+
+/** A suite's two simulator services: `t` fails the tasks whose prompt has the marker; `slow` finishes none during a test. */
+export interface FailingAndSlow {
+  t: TestService;
+  slow: TestService;
+}
+
+/**
+ * For suites that watch tasks end and tasks stay: registers a beforeAll that starts, side by side,
+ * a service whose simulator fails every prompt containing `failMarker` and one whose simulator
+ * takes ten minutes (so a task's hold and state can be observed before it ends); and an afterAll
+ * that closes both. Read the fields inside hooks and tests.
+ */
+export function failingAndSlowServicesForSuite(failMarker: string): FailingAndSlow {
+  const suite = {} as FailingAndSlow;
+  beforeAll(async () => {
+    [suite.t, suite.slow] = await Promise.all([
+      startTestService({ simulatorFailWhenPromptContains: failMarker }),
+      startTestService({ simulatorLatencyMs: 600_000 }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([suite.t?.close(), suite.slow?.close()]);
+  });
+  return suite;
+}

@@ -6,7 +6,7 @@ import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { bodyD, createTask, PRICE_D } from '../http/helpers.js';
-import { LOOPBACK, startReceiver, type Receiver } from './support.js';
+import { LOOPBACK, serviceAndReceiverForSuite, startReceiver } from './support.js';
 
 /**
  * Alerts (issue 40, point 5): `account.balance_low` and `key.budget_threshold`, sent through the
@@ -15,28 +15,32 @@ import { LOOPBACK, startReceiver, type Receiver } from './support.js';
  */
 
 const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config.dbUrl, argv);
+/** A key of the account spending at most `budget` (credits/period), made as an operator makes one. */
+const keyWithBudget = (t: TestService, accountId: string, budget: string) =>
+  cli(t, ['keys', 'create', '--account', accountId, '--budget', budget]);
 const policy = { allowPrivate: true, allowInsecure: true };
+/** The data of every delivery written for the account (its alerts here), oldest first. */
+async function alertData(t: TestService, accountId: string): Promise<any[]> {
+  const rows = await t.service.ctx.db.kysely
+    .selectFrom('webhook_deliveries')
+    .select('body')
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((d) => JSON.parse(d.body).data);
+}
 
 describe('alerts', { timeout: 60_000 }, () => {
-  let t: TestService;
-  let receiver: Receiver;
-  beforeAll(async () => {
-    t = await startTestService({ ...LOOPBACK });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver?.close();
-    await t?.close();
-  });
+  const suite = serviceAndReceiverForSuite();
 
   async function endpoint(accountId: string, name: string, events: string) {
-    const url = `${receiver.url}${receiver.url.includes('?') ? '&' : '?'}endpoint=${name}`;
-    return addEndpoint(t.service.ctx.db, { accountId, url, events, policy, now: Date.now() });
+    const url = `${suite.receiver.url}${suite.receiver.url.includes('?') ? '&' : '?'}endpoint=${name}`;
+    return addEndpoint(suite.t.service.ctx.db, { accountId, url, events, policy, now: Date.now() });
   }
 
   /** The verified payloads an endpoint received, of one event type. */
   function received(name: string, secret: string, type: string): any[] {
-    return receiver.requests
+    return suite.receiver.requests
       .filter((r) => new URL(r.path, 'http://x').searchParams.get('endpoint') === name)
       .map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as any)
       .filter((payload) => payload.type === type);
@@ -44,7 +48,7 @@ describe('alerts', { timeout: 60_000 }, () => {
 
   /** Every alert delivery written for the account: all of them are written before createTask answers. */
   async function alertDeliveries(accountId: string) {
-    return t.service.ctx.db.kysely
+    return suite.t.service.ctx.db.kysely
       .selectFrom('webhook_deliveries')
       .select(['endpoint_id', 'event_type'])
       .where('account_id', '=', accountId)
@@ -53,13 +57,15 @@ describe('alerts', { timeout: 60_000 }, () => {
   }
 
   it('account.balance_low: once under 20 concurrent createTask, not to an endpoint that did not opt in, again after a grant', async () => {
-    const { accountId, apiKey } = await t.account(1000);
-    const set = await cli(t, ['accounts', 'set', '--account', accountId, '--low-balance', '800']);
+    const { accountId, apiKey } = await suite.t.account(1000);
+    const set = await cli(suite.t, ['accounts', 'set', '--account', accountId, '--low-balance', '800']);
     expect(set).toMatchObject({ accountId, lowBalanceCredits: 800 });
     const alerts = await endpoint(accountId, 'bal-alerts', 'account.balance_low');
     const tasksOnly = await endpoint(accountId, 'bal-tasks', 'task.succeeded,task.completed');
 
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => createTask(t, apiKey, bodyD(`p${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => createTask(suite.t, apiKey, bodyD(`p${i}`))),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
     const first = await eventually(
       () =>
@@ -74,12 +80,12 @@ describe('alerts', { timeout: 60_000 }, () => {
     ]);
 
     // Hovering below the line: released and held again, nothing more is sent.
-    expect((await createTask(t, apiKey, bodyD('hover'))).status).toBe(202);
+    expect((await createTask(suite.t, apiKey, bodyD('hover'))).status).toBe(202);
     expect(await alertDeliveries(accountId)).toHaveLength(1);
 
     // A grant re-arms it: the next hold below the line sends it again.
-    await cli(t, ['credits', 'add', '--account', accountId, '--credits', '50']);
-    expect((await createTask(t, apiKey, bodyD('after the grant'))).status).toBe(202);
+    await cli(suite.t, ['credits', 'add', '--account', accountId, '--credits', '50']);
+    expect((await createTask(suite.t, apiKey, bodyD('after the grant'))).status).toBe(202);
     await eventually(
       () => received('bal-alerts', alerts.secret, 'account.balance_low').length === 2,
       'the second balance alert',
@@ -87,32 +93,27 @@ describe('alerts', { timeout: 60_000 }, () => {
     expect(await alertDeliveries(accountId)).toHaveLength(2);
     // The endpoint that named only task events got task events, and no alert.
     await eventually(
-      () => receiver.requests.filter((r) => r.path.includes('endpoint=bal-tasks')).length >= 22,
+      () => suite.receiver.requests.filter((r) => r.path.includes('endpoint=bal-tasks')).length >= 22,
       'the task events',
     );
     expect(
-      receiver.requests
+      suite.receiver.requests
         .filter((r) => r.path.includes('endpoint=bal-tasks'))
         .map((r) => (new Webhook(tasksOnly.secret).verify(r.body, r.headers as Record<string, string>) as any).type)
         .filter((type) => !type.startsWith('task.')),
     ).toEqual([]);
-    await t.checkLedger(accountId);
+    await suite.t.checkLedger(accountId);
   });
 
   it('key.budget_threshold: 80 % and 100 % once each under 20 concurrent createTask on a budget of ten', async () => {
-    const { accountId } = await t.account(100_000);
-    const { apiKey, keyId } = await cli(t, [
-      'keys',
-      'create',
-      '--account',
-      accountId,
-      '--budget',
-      `${PRICE_D * 10}/month`,
-    ]);
+    const { accountId } = await suite.t.account(100_000);
+    const { apiKey, keyId } = await keyWithBudget(suite.t, accountId, `${PRICE_D * 10}/month`);
     const alerts = await endpoint(accountId, 'budget-alerts', 'key.budget_threshold');
     await endpoint(accountId, 'budget-none', 'task.failed');
 
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => createTask(t, apiKey, bodyD(`b${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => createTask(suite.t, apiKey, bodyD(`b${i}`))),
+    );
     expect(answers.filter((a) => a.status === 202)).toHaveLength(10);
     const payloads = await eventually(
       () =>
@@ -142,7 +143,7 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
 
   it('80 % of a daily budget: once on the first day, once more the next day', async () => {
     const { accountId } = await t.account(100_000);
-    const { apiKey } = await cli(t, ['keys', 'create', '--account', accountId, '--budget', `${PRICE_D * 5}/day`]);
+    const { apiKey } = await keyWithBudget(t, accountId, `${PRICE_D * 5}/day`);
     const receiver = await startReceiver();
     try {
       await addEndpoint(t.service.ctx.db, {
@@ -152,18 +153,7 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
         policy,
         now: clock.now(),
       });
-      const sent = async () =>
-        (
-          await t.service.ctx.db.kysely
-            .selectFrom('webhook_deliveries')
-            .select('body')
-            .where('account_id', '=', accountId)
-            .orderBy('created_at')
-            .execute()
-        ).map((d) => {
-          const { data } = JSON.parse(d.body);
-          return [data.thresholdPercent, data.periodStart];
-        });
+      const sent = async () => (await alertData(t, accountId)).map((data) => [data.thresholdPercent, data.periodStart]);
       for (let i = 0; i < 4; i++) expect((await createTask(t, apiKey, bodyD(`d1-${i}`))).status).toBe(202);
       expect(await sent()).toEqual([[80, '2026-01-07T00:00:00.000Z']]);
       clock.set(Date.UTC(2026, 0, 8, 0, 0, 1));
@@ -180,14 +170,7 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
   });
   it('thresholds set with the policy (--budget-alerts 50): only those are sent, and keys/current shows them', async () => {
     const { accountId } = await t.account(100_000);
-    const { apiKey, keyId } = await cli(t, [
-      'keys',
-      'create',
-      '--account',
-      accountId,
-      '--budget',
-      `${PRICE_D * 10}/day`,
-    ]);
+    const { apiKey, keyId } = await keyWithBudget(t, accountId, `${PRICE_D * 10}/day`);
     await cli(t, ['keys', 'set', '--key', keyId, '--budget-alerts', '50%,30']);
     const current = await t.call('GET', '/api/v1/keys/current', { key: apiKey });
     expect(current.body.data.budget.alerts).toEqual([30, 50]);
@@ -199,14 +182,7 @@ describe('alerts: a budget threshold re-arms with the next period', () => {
       now: clock.now(),
     });
     for (let i = 0; i < 10; i++) expect((await createTask(t, apiKey, bodyD(`c-${i}`))).status).toBe(202);
-    const percents = (
-      await t.service.ctx.db.kysely
-        .selectFrom('webhook_deliveries')
-        .select('body')
-        .where('account_id', '=', accountId)
-        .orderBy('created_at')
-        .execute()
-    ).map((d) => JSON.parse(d.body).data.thresholdPercent);
+    const percents = (await alertData(t, accountId)).map((data) => data.thresholdPercent);
     expect(percents).toEqual([30, 50]);
   });
 });

@@ -1,41 +1,28 @@
 import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addEndpoint, setAccountWebhookSettings } from '../../runtime/webhooks/admin.js';
-import { startTestService, type TestService } from '../support/service.js';
 import {
   createTask,
   deliveriesOf,
   settledDeliveriesOf,
-  LOOPBACK,
-  startReceiver,
   verifyCallback,
   withoutLinks,
-  type Receiver,
+  serviceAndReceiverForSuite,
 } from './support.js';
 import { eventually } from '../support/eventually.js';
 
 /** Real clock, background worker, loopback receivers: what a receiver sees end to end. */
 describe('webhook deliveries', () => {
-  let t: TestService;
-  let receiver: Receiver;
+  const suite = serviceAndReceiverForSuite({ simulatorFailWhenPromptContains: 'PLEASE-FAIL' });
 
-  beforeAll(async () => {
-    t = await startTestService({ ...LOOPBACK, simulatorFailWhenPromptContains: 'PLEASE-FAIL' });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver?.close();
-    await t?.close();
-  });
-
-  const requestsFor = (taskId: string) => receiver.requests.filter((r) => r.body.includes(taskId));
+  const requestsFor = (taskId: string) => suite.receiver.requests.filter((r) => r.body.includes(taskId));
   const policy = { allowPrivate: true, allowInsecure: true };
 
   it('posts the task callback once, signed, with exactly the recordInfo body and the delivery id as request_id', async () => {
-    const { apiKey, webhookSecret, accountId } = await t.account(100_000);
-    const taskId = await createTask(t, apiKey, receiver.url);
+    const { apiKey, webhookSecret, accountId } = await suite.t.account(100_000);
+    const taskId = await createTask(suite.t, apiKey, suite.receiver.url);
     const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
 
     expect(request.method).toBe('POST');
@@ -58,7 +45,7 @@ describe('webhook deliveries', () => {
     ).toBe(false);
 
     const body = JSON.parse(request.body);
-    const [delivery] = await settledDeliveriesOf(t, taskId, 1);
+    const [delivery] = await settledDeliveriesOf(suite.t, taskId, 1);
     expect(delivery).toMatchObject({
       kind: 'callback',
       account_id: accountId,
@@ -70,7 +57,7 @@ describe('webhook deliveries', () => {
     expect(body.request_id).toBe(delivery.id);
     expect(delivery.id).toMatch(/^dlv_/);
 
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    const record = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
     expect(record.status).toBe(200);
     expect(Object.keys(body)).toEqual(Object.keys(record.body));
     expect(withoutLinks({ ...body, request_id: null })).toEqual(withoutLinks({ ...record.body, request_id: null }));
@@ -83,8 +70,8 @@ describe('webhook deliveries', () => {
   });
 
   it('announces a failed task with code 200 and data.state failed', async () => {
-    const { apiKey, webhookSecret } = await t.account(100_000);
-    const taskId = await createTask(t, apiKey, receiver.url, 'PLEASE-FAIL a storm');
+    const { apiKey, webhookSecret } = await suite.t.account(100_000);
+    const taskId = await createTask(suite.t, apiKey, suite.receiver.url, 'PLEASE-FAIL a storm');
     const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
     expect(verifyCallback(webhookSecret, request.headers, request.body)).toBe(true);
     const body = JSON.parse(request.body);
@@ -92,18 +79,18 @@ describe('webhook deliveries', () => {
     expect(body.msg).toBe('success');
     expect(body.data.state).toBe('failed');
     expect(body.data.errorCode).toBe('generation_failed');
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    const record = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
     expect({ ...body, request_id: null }).toEqual({ ...record.body, request_id: null });
   });
 
   it('sends payload version 1 (task id at top-level task_id) to an account set to it', async () => {
-    const { apiKey, webhookSecret, accountId } = await t.account(100_000);
-    await setAccountWebhookSettings(t.service.ctx.db, accountId, { payloadVersion: 1 });
-    const taskId = await createTask(t, apiKey, receiver.url);
+    const { apiKey, webhookSecret, accountId } = await suite.t.account(100_000);
+    await setAccountWebhookSettings(suite.t.service.ctx.db, accountId, { payloadVersion: 1 });
+    const taskId = await createTask(suite.t, apiKey, suite.receiver.url);
     const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
     expect(request.headers['x-webhook-payload-version']).toBe('1');
     const body = JSON.parse(request.body);
-    const [delivery] = await settledDeliveriesOf(t, taskId, 1);
+    const [delivery] = await settledDeliveriesOf(suite.t, taskId, 1);
     expect(body).toMatchObject({ task_id: taskId, state: 'succeeded', request_id: delivery.id });
     expect(body.code).toBeUndefined();
     expect(body.data.taskId).toBe(taskId);
@@ -111,32 +98,23 @@ describe('webhook deliveries', () => {
   });
 
   it('delivers account endpoint events in Standard Webhooks format, verified by the standardwebhooks package', async () => {
-    const { apiKey, accountId } = await t.account(100_000);
+    const { apiKey, accountId } = await suite.t.account(100_000);
     const now = Date.now();
-    const succeeded = await addEndpoint(t.service.ctx.db, {
-      accountId,
-      url: `${receiver.url}&endpoint=succeeded`,
-      events: 'task.succeeded,task.failed',
-      policy,
-      now,
-    });
-    const completed = await addEndpoint(t.service.ctx.db, {
-      accountId,
-      url: `${receiver.url}&endpoint=completed`,
-      events: 'task.completed',
-      policy,
-      now,
-    });
-    const failedOnly = await addEndpoint(t.service.ctx.db, {
-      accountId,
-      url: `${receiver.url}&endpoint=failed`,
-      events: 'task.failed,task.expired',
-      policy,
-      now,
-    });
+    /** An endpoint of the account on the receiver, told apart by `name` in its URL. */
+    const endpointFor = (name: string, events: string) =>
+      addEndpoint(suite.t.service.ctx.db, {
+        accountId,
+        url: `${suite.receiver.url}&endpoint=${name}`,
+        events,
+        policy,
+        now,
+      });
+    const succeeded = await endpointFor('succeeded', 'task.succeeded,task.failed');
+    const completed = await endpointFor('completed', 'task.completed');
+    const failedOnly = await endpointFor('failed', 'task.failed,task.expired');
     expect(succeeded.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
 
-    const taskId = await createTask(t, apiKey);
+    const taskId = await createTask(suite.t, apiKey);
     const requests = await eventually(
       () => requestsFor(taskId).length >= 2 && requestsFor(taskId),
       'two endpoint events',
@@ -148,8 +126,8 @@ describe('webhook deliveries', () => {
     );
     expect(Object.keys(bySource).sort()).toEqual(['completed', 'succeeded']);
 
-    const record = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
-    const deliveries = await settledDeliveriesOf(t, taskId, 2);
+    const record = await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey });
+    const deliveries = await settledDeliveriesOf(suite.t, taskId, 2);
     expect(deliveries.map((d) => d.kind)).toEqual(['endpoint', 'endpoint']);
     for (const [name, endpoint, type] of [
       ['succeeded', succeeded, 'task.succeeded'],
@@ -188,8 +166,8 @@ describe('webhook deliveries', () => {
       `data:text/javascript;base64,${Buffer.from(js).toString('base64')}`
     );
 
-    const { apiKey, webhookSecret, accountId } = await t.account(100_000);
-    const taskId = await createTask(t, apiKey, receiver.url);
+    const { apiKey, webhookSecret, accountId } = await suite.t.account(100_000);
+    const taskId = await createTask(suite.t, apiKey, suite.receiver.url);
     const [request] = await eventually(() => requestsFor(taskId).length > 0 && requestsFor(taskId), 'the callback');
     const headers = request.headers as Record<string, string>;
     expect(documented(webhookSecret, headers, Buffer.from(request.body))).toBe(true);
@@ -202,8 +180,8 @@ describe('webhook deliveries', () => {
       ),
     ).toBe(false);
 
-    await setAccountWebhookSettings(t.service.ctx.db, accountId, { payloadVersion: 1 });
-    const legacyTask = await createTask(t, apiKey, receiver.url);
+    await setAccountWebhookSettings(suite.t.service.ctx.db, accountId, { payloadVersion: 1 });
+    const legacyTask = await createTask(suite.t, apiKey, suite.receiver.url);
     const [legacy] = await eventually(
       () => requestsFor(legacyTask).length > 0 && requestsFor(legacyTask),
       'the version 1 callback',
@@ -213,14 +191,14 @@ describe('webhook deliveries', () => {
   });
 
   it('writes no delivery for a task without callBackUrl on an account without endpoints', async () => {
-    const { apiKey } = await t.account(100_000);
-    const taskId = await createTask(t, apiKey);
+    const { apiKey } = await suite.t.account(100_000);
+    const taskId = await createTask(suite.t, apiKey);
     await eventually(
       async () =>
-        (await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey })).body.data.state ===
+        (await suite.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${taskId}`, { key: apiKey })).body.data.state ===
         'succeeded',
       'the task',
     );
-    expect(await deliveriesOf(t, taskId)).toEqual([]);
+    expect(await deliveriesOf(suite.t, taskId)).toEqual([]);
   });
 });

@@ -1,42 +1,31 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addEndpoint } from '../../runtime/webhooks/admin.js';
-import { startTestService, type TestService } from '../support/service.js';
-import { createTask, LOOPBACK, settledDeliveriesOf, startReceiver, type Receiver } from './support.js';
+import { createTask, settledDeliveriesOf, serviceAndReceiverForSuite } from './support.js';
 import { eventually } from '../support/eventually.js';
 
 /** Purge destroys the request text everywhere, stored webhook bodies included; billing fields stay. */
 describe('purge and stored webhook bodies', () => {
-  let t: TestService;
-  let receiver: Receiver;
-
-  beforeAll(async () => {
-    t = await startTestService({ ...LOOPBACK });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver?.close();
-    await t?.close();
-  });
+  const suite = serviceAndReceiverForSuite();
 
   it('scrubs the prompt and the output from callback and endpoint delivery rows', async () => {
-    const { apiKey, accountId } = await t.account(100_000);
-    await addEndpoint(t.service.ctx.db, {
+    const { apiKey, accountId } = await suite.t.account(100_000);
+    await addEndpoint(suite.t.service.ctx.db, {
       accountId,
-      url: receiver.url,
+      url: suite.receiver.url,
       events: 'task.completed',
       policy: { allowPrivate: true, allowInsecure: true },
       now: Date.now(),
     });
     const prompt = 'a secret prompt about a purple giraffe';
-    const taskId = await createTask(t, apiKey, receiver.url, prompt);
-    const delivered = await settledDeliveriesOf(t, taskId, 2);
+    const taskId = await createTask(suite.t, apiKey, suite.receiver.url, prompt);
+    const delivered = await settledDeliveriesOf(suite.t, taskId, 2);
     expect(delivered.every((d) => d.body.includes(prompt))).toBe(true);
 
-    const purge = await t.call('POST', '/api/v1/jobs/purge', { key: apiKey, body: { taskId } });
+    const purge = await suite.t.call('POST', '/api/v1/jobs/purge', { key: apiKey, body: { taskId } });
     expect(purge.status).toBe(200);
 
     const rows = await eventually(async () => {
-      const r = await t.service.ctx.db.kysely
+      const r = await suite.t.service.ctx.db.kysely
         .selectFrom('webhook_deliveries')
         .selectAll()
         .where('task_id', '=', taskId)

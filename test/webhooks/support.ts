@@ -1,11 +1,12 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { Config } from '../../runtime/config.js';
 import type { ManualClock } from '../../runtime/clock.js';
 import { isTerminal } from '../../runtime/tasks/states.js';
 import { eventually } from '../support/eventually.js';
-import type { TestService } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
 
 export const MODEL = 'vendor_b/family_c-2.6/reference-to-video';
 
@@ -178,4 +179,27 @@ export function withoutLinks(value: any) {
     delete asset.expiresAt;
   }
   return copy;
+}
+
+/** A webhook suite's service (LOOPBACK, so it may call the receiver) and the receiver it calls. */
+export interface ServiceAndReceiver {
+  t: TestService;
+  receiver: Receiver;
+}
+
+/**
+ * Registers a beforeAll that starts a service with LOOPBACK and `config`, then a receiver; and an
+ * afterAll that closes the receiver, then the service. Read the fields inside hooks and tests.
+ */
+export function serviceAndReceiverForSuite(config: Partial<Config> = {}): ServiceAndReceiver {
+  const suite = {} as ServiceAndReceiver;
+  beforeAll(async () => {
+    suite.t = await startTestService({ ...LOOPBACK, ...config });
+    suite.receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await suite.receiver?.close();
+    await suite.t?.close();
+  });
+  return suite;
 }
