@@ -180,6 +180,7 @@ describe('result downloads: once, bounded, within their share, only what the mod
   });
 
   it("one account's slow downloads stay within its share of the task lane: another account's task is not held behind them", async () => {
+    const LEASE_MS = 2_000;
     const { server, t } = await serveJobs(
       {
         result: (job) =>
@@ -187,7 +188,9 @@ describe('result downloads: once, bounded, within their share, only what the mod
             ? drip(askedClip(job.model, job.input, job.seconds), 15_000)
             : askedClip(job.model, job.input, job.seconds),
       },
-      { leaseMs: 900, workerConcurrency: 3, workerAccountCap: 2 },
+      // A lease of 2 s, renewed every 667 ms: the stalls of a loaded 2-core CI (900 ms, renewed every
+      // 300 ms, once lapsed there and A's item was claimed and fetched again) leave it standing.
+      { leaseMs: LEASE_MS, workerConcurrency: 3, workerAccountCap: 2 },
     );
     const a = await t.account(1000);
     const b = await t.account(1000);
@@ -196,7 +199,7 @@ describe('result downloads: once, bounded, within their share, only what the mod
     );
     await until("both of A's downloads are open", () => server.results.open === 2);
     // Several leases long: a lease that ran out would have let A's items be claimed again by now.
-    await new Promise((resolve) => setTimeout(resolve, 3 * 900));
+    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_MS));
     const quick = await createTask(t, b.apiKey, bodyD('quick, Picture 1'));
     const done = await waitForTerminal(t, b.apiKey, quick.body.data.taskId, 10_000);
     expect(done.state).toBe('succeeded');
