@@ -34,15 +34,12 @@ export const NO_POLICY: KeyPolicy = {
   networks: null,
 };
 
-/** Whether the policy limits anything (every part null is a key as keys always were). */
+/**
+ * Whether the policy limits anything (every part null is a key as keys always were). Read through
+ * the stored columns, as samePolicy, so a part added to the policy is never forgotten here.
+ */
 export function hasPolicy(policy: KeyPolicy): boolean {
-  return (
-    policy.budget !== null ||
-    policy.models !== null ||
-    policy.maxTasksInFlight !== null ||
-    policy.expiresAt !== null ||
-    policy.networks !== null
-  );
+  return !samePolicy(policy, NO_POLICY);
 }
 
 /** Whether two policies store the same columns (a change that changes nothing writes nothing). */
