@@ -4,6 +4,7 @@
  *   tsx bench/profile.ts createTask|quote|recordInfo [--seconds=N] [--top=N]
  *   tsx bench/profile.ts webhooks|waits|ranges
  *   tsx bench/profile.ts end-to-end [--pg]   (the tail: tasks created and run to the end, one engine)
+ *   tsx bench/profile.ts backlog [--tasks=N]   (the process draining a backlog while the API is loaded)
  *   tsx bench/profile.ts summarize FILE.cpuprofile
  *   tsx bench/profile.ts sql createTask|quote|recordInfo|end-to-end [--pg] [--seconds=N]   (time per SQL statement, via
  *     bench/sqlstats.ts; end-to-end --pg: per statement sent by node-postgres, via bench/pgstats.ts)
@@ -221,6 +222,17 @@ if (isMain(import.meta.url)) {
           })
         ).figures,
       );
+    } else if (what === 'backlog') {
+      const { benchBacklog } = await import('./backlog.js');
+      label = JSON.stringify(
+        (
+          await benchBacklog({
+            quick: true,
+            tasks: option('tasks', 5000),
+            serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+          })
+        ).figures,
+      );
     } else if (what === 'waits') {
       const { benchWaits } = await import('./waits.js');
       label = JSON.stringify(
@@ -239,7 +251,7 @@ if (isMain(import.meta.url)) {
       );
     } else
       throw new Error(
-        'usage: tsx bench/profile.ts createTask|quote|recordInfo|webhooks|end-to-end|waits|ranges [--seconds=N] | summarize FILE',
+        'usage: tsx bench/profile.ts createTask|quote|recordInfo|webhooks|end-to-end|backlog|waits|ranges [--seconds=N] | summarize FILE',
       );
     console.log(label);
     // One profile per thread: the main thread serves; tsx's loader thread idles (left out).

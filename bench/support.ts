@@ -73,6 +73,12 @@ export function cpuMs(pid: number): number | undefined {
   }
 }
 
+/** The bench process's own CPU time so far (ms): the load generator's share of the machine's cores. */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 /**
  * Waits until a service process is quiet (at most 10 % of a core over 200 ms; at most `maxMs`), so
  * that work left from one run (its worker catching up) does not weigh on the next measurement.
