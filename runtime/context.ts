@@ -13,6 +13,7 @@ import type { ResolutionHook } from './tasks/resolve-task.js';
 import type { TaskEvents } from './tasks/task-events.js';
 import type { OutboundAgents } from './net/kept-agents.js';
 import type { Payments } from './payments/payments.js';
+import type { ApiFirst } from './worker/api-first.js';
 
 /**
  * What every part of the runtime is handed: one database, one clock, one secret. Built whole by
@@ -43,6 +44,8 @@ export interface Context {
   faults: FaultPoints;
   /** Tells workers that new work is due now. */
   wakeWorkers(): void;
+  /** The worker's slots while requests arrive on the same event loop (runtime/worker/api-first.ts). */
+  apiFirst: ApiFirst;
   /** Keep-alive connections of webhook deliveries, each checked at connect time; closed with the service. */
   outbound: OutboundAgents;
   /** Customers buying credits (runtime/payments/); undefined when payments are off. */

@@ -34,6 +34,7 @@ import { paymentSettings } from './payments/payment-settings.js';
 import { Payments } from './payments/payments.js';
 import type { AllWorkHandlers, WorkHandlers } from './queue/work-handler.js';
 import { Worker } from './worker/worker.js';
+import { ApiFirst } from './worker/api-first.js';
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -143,6 +144,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     },
     outbound: new OutboundAgents(outboundPolicy(config)),
     payments,
+    apiFirst: new ApiFirst(),
   };
   const worker =
     config.role !== 'api'

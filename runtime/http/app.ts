@@ -100,6 +100,7 @@ export async function buildApp(ctx: Context, app: FastifyInstance, options: AppO
   // runtime/console/pages.ts, docs-site/serve.ts) wins over them when the answer is written.
   const security = Object.entries(securityHeaders(ctx.config));
   app.addHook('onRequest', async (request, reply) => {
+    ctx.apiFirst.requestSeen();
     for (const [name, value] of security) reply.raw.setHeader(name, value);
     reply.header('X-Request-Id', request.id);
     request.language = pickLanguage(request.headers['accept-language'], null);

@@ -178,7 +178,8 @@ class LaneLoop {
   private async run(): Promise<void> {
     const ctx = this.worker.context;
     while (!this.stopped) {
-      const free = this.lane.concurrency - this.running.size;
+      // Fewer slots while requests arrive on a saturated loop (api-first.ts): the API answers first.
+      const free = ctx.apiFirst.slots(this.lane.concurrency) - this.running.size;
       let claimed = 0;
       if (free > 0) {
         // Claims at least GATHER_MS apart: each item that ends wakes the lane, and with thousands of

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { FLOOR, nextShare, slotsAt, STEP } from '../../../runtime/worker/api-first.js';
+
+describe('nextShare: the worker’s share of its slots after a turn', () => {
+  it.each([
+    [
+      'no request came: every slot, however saturated',
+      { given: { share: FLOOR, apiBusy: false, utilization: 1 }, want: 1 },
+    ],
+    [
+      'requests on a saturated loop: a quarter of the share',
+      { given: { share: 1, apiBusy: true, utilization: 0.97 }, want: 0.25 },
+    ],
+    [
+      'saturated again: never below the floor',
+      { given: { share: FLOOR * 2, apiBusy: true, utilization: 1 }, want: FLOOR },
+    ],
+    [
+      'requests on a loop with room: a step back',
+      { given: { share: 0.25, apiBusy: true, utilization: 0.6 }, want: 0.25 + STEP },
+    ],
+    ['with room at every slot already: stays whole', { given: { share: 1, apiBusy: true, utilization: 0.5 }, want: 1 }],
+    [
+      'exactly at the threshold counts as room',
+      { given: { share: 0.5, apiBusy: true, utilization: 0.9 }, want: 0.5 + STEP },
+    ],
+  ] as const)('%s', (_name, { given, want }) => {
+    expect(nextShare(given.share, { apiBusy: given.apiBusy, utilization: given.utilization })).toBe(want);
+  });
+});
+
+describe('slotsAt: a lane’s slots at a share', () => {
+  it.each([
+    ['every slot at a whole share', { given: { share: 1, concurrency: 32 }, want: 32 }],
+    ['a quarter, rounded down', { given: { share: 0.25, concurrency: 30 }, want: 7 }],
+    ['one slot at the floor: the worker slows, it never stops', { given: { share: FLOOR, concurrency: 32 }, want: 1 }],
+    ['a lane without slots stays without', { given: { share: 1, concurrency: 0 }, want: 0 }],
+  ] as const)('%s', (_name, { given, want }) => {
+    expect(slotsAt(given.share, given.concurrency)).toBe(want);
+  });
+});
