@@ -30,6 +30,7 @@ export class Worker {
   }
 
   start(): void {
+    this.ctx.apiFirst.start();
     for (const lane of this.lanes) lane.start();
   }
 
@@ -50,6 +51,7 @@ export class Worker {
     }
     clearTimeout(this.wakeTimer); // set by the items that ended while the lanes stopped
     this.wakeTimer = undefined;
+    this.ctx.apiFirst.stop();
   }
 
   /** New work is due or a slot is free: every lane stops sleeping (or skips its next sleep). */

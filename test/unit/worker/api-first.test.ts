@@ -1,31 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { FLOOR, nextShare, slotsAt, STEP } from '../../../runtime/worker/api-first.js';
+import { FLOOR, LAG_MS, nextShare, slotsAt, STEP } from '../../../runtime/worker/api-first.js';
 
 describe('nextShare: the worker’s share of its slots after a turn', () => {
   it.each([
     [
-      'no request came: every slot, however saturated',
-      { given: { share: FLOOR, apiBusy: false, utilization: 1 }, want: 1 },
+      'no request came: every slot, however late the loop',
+      { given: { share: FLOOR, apiBusy: false, lagMs: 500 }, want: 1 },
     ],
     [
-      'requests on a saturated loop: a quarter of the share',
-      { given: { share: 1, apiBusy: true, utilization: 0.97 }, want: 0.25 },
+      'requests on a loop running late: a quarter of the share',
+      { given: { share: 1, apiBusy: true, lagMs: 40 }, want: 0.25 },
     ],
+    ['late again: never below the floor', { given: { share: FLOOR * 2, apiBusy: true, lagMs: 40 }, want: FLOOR }],
+    ['requests on a loop on time: a step back', { given: { share: 0.25, apiBusy: true, lagMs: 2 }, want: 0.25 + STEP }],
+    ['on time at every slot already: stays whole', { given: { share: 1, apiBusy: true, lagMs: 0 }, want: 1 }],
     [
-      'saturated again: never below the floor',
-      { given: { share: FLOOR * 2, apiBusy: true, utilization: 1 }, want: FLOOR },
-    ],
-    [
-      'requests on a loop with room: a step back',
-      { given: { share: 0.25, apiBusy: true, utilization: 0.6 }, want: 0.25 + STEP },
-    ],
-    ['with room at every slot already: stays whole', { given: { share: 1, apiBusy: true, utilization: 0.5 }, want: 1 }],
-    [
-      'exactly at the threshold counts as room',
-      { given: { share: 0.5, apiBusy: true, utilization: 0.9 }, want: 0.5 + STEP },
+      'exactly the allowed delay counts as on time',
+      { given: { share: 0.5, apiBusy: true, lagMs: LAG_MS }, want: 0.5 + STEP },
     ],
   ] as const)('%s', (_name, { given, want }) => {
-    expect(nextShare(given.share, { apiBusy: given.apiBusy, utilization: given.utilization })).toBe(want);
+    expect(nextShare(given.share, { apiBusy: given.apiBusy, lagMs: given.lagMs })).toBe(want);
   });
 });
 
