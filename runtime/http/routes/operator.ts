@@ -3,7 +3,6 @@ import { auditEntries } from '../../audit/audit-log.js';
 import { consoleRefusal } from '../../console-refusal.js';
 import { DEFAULT_BOOK, parsePriceBook, setAccountPriceBook } from '../../accounts/price-book.js';
 import { ApiError } from '../../errors.js';
-import { walletOf } from '../../ledger/wallets.js';
 import { accountDetail, findAccounts, findUsers } from '../../operator/account-directory.js';
 import {
   type ActingOperator,
@@ -98,7 +97,7 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
       req.ctx.clock.now(),
     );
     if (!granted) throw consoleRefusal('not_found', 'no such account');
-    const { available, held, spent, purchased } = await walletOf(req.ctx.db, accountId);
+    const { available, held, spent, purchased } = await req.ctx.ledger.balance(req.ctx.db, accountId);
     return ok({
       accountId,
       added: granted.added,
@@ -117,7 +116,7 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
       req.ctx.clock.now(),
     );
     if (!done) throw consoleRefusal('not_found', 'no such account');
-    const { available, held, spent, purchased, owed, reversed } = await walletOf(req.ctx.db, accountId);
+    const { available, held, spent, purchased, owed, reversed } = await req.ctx.ledger.balance(req.ctx.db, accountId);
     return ok({
       accountId,
       forgiven: done.forgiven,
