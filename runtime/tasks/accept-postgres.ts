@@ -24,6 +24,9 @@ import {
 import { budgetRefusal, keySpendOf, refuseByKeyPolicy, refuseInFlightPostgres } from './key-policy-admission.js';
 import type { TaskRow } from './task-record.js';
 
+/** The inputs of createTask's statement, by name: the hold's, the key budget's, the task row, its work items, the Idempotency-Key row. */
+type AcceptInput = keyof HoldRefs | keyof SpendRefs | 'task' | 'work' | 'key';
+
 /**
  * createTask's writes on PostgreSQL in one statement (one round trip instead of seven, between
  * BEGIN and COMMIT): the Idempotency-Key row, the hold (the ledger's pieces, ledger/postgres.ts holdCtes:
@@ -34,8 +37,6 @@ import type { TaskRow } from './task-record.js';
  * so the columns and their types are the table's own. A concurrent request with the same key waits
  * on the key's row, then sees it committed (no insert: a replay) or rolled back (it inserts).
  */
-type AcceptInput = keyof HoldRefs | keyof SpendRefs | 'task' | 'work' | 'key';
-
 /**
  * One form of the statement: with or without an Idempotency-Key (then `keyed` says whether the key's
  * row went in), with or without a key budget (then `budgeted` says whether it covered the hold). Its
