@@ -92,6 +92,7 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
     const { credits, note, idempotencyKey } = req.body;
     const granted = await grantCredits(
       req.ctx.db,
+      req.ctx.ledger,
       acting(req),
       { accountId, credits, note: note.trim(), idempotencyKey: idempotencyKey ?? null },
       req.ctx.clock.now(),
@@ -111,6 +112,7 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
     const { note, idempotencyKey } = req.body;
     const done = await forgiveDebtAsOperator(
       req.ctx.db,
+      req.ctx.ledger,
       acting(req),
       { accountId, note: note.trim(), idempotencyKey: idempotencyKey ?? null },
       req.ctx.clock.now(),
