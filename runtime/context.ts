@@ -7,6 +7,7 @@ import type { Deployments } from './routing/router.js';
 import type { FaultPoints } from './faults.js';
 import type { UpstreamStats } from './routing/upstream-stats.js';
 import type { CallWindow } from './routing/call-window.js';
+import type { Ledger } from './ledger/ledger.js';
 import type { Db } from './storage/dialect.js';
 import type { AcceptedHook } from './tasks/acceptance.js';
 import type { ResolutionHook } from './tasks/resolve-task.js';
@@ -23,6 +24,8 @@ import type { ApiFirst } from './worker/api-first.js';
 export interface Context {
   config: Config;
   db: Db;
+  /** The ledger's statements for the database's engine (ledger/ledger-for.ts): every change of money goes through it. */
+  ledger: Ledger;
   clock: Clock;
   secret: string;
   deployments: Deployments;

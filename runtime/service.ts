@@ -19,6 +19,7 @@ import { trackConnections } from './http/connections.js';
 import { settingsSecret } from './settings.js';
 import { openServiceDb } from './storage/open-service-db.js';
 import { checkpointOffThread } from './storage/sqlite-checkpoints.js';
+import { ledgerFor } from './ledger/ledger-for.js';
 import { migrateToLatest, pendingMigrations } from './storage/migrate.js';
 import { listenForNotifications, notifier } from './storage/notify.js';
 import type { AcceptedHook } from './tasks/acceptance.js';
@@ -86,6 +87,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
       `the database at ${config.dbUrl} is not migrated (pending: ${pending.join(', ')}); run: mediaforge migrate --db ${config.dbUrl}`,
     );
   }
+  // The one choice of the ledger's statements: everything else receives it (ctx.ledger).
+  const ledger = ledgerFor(db);
   const clock = options.clock ?? systemClock;
   let plan: DeploymentsPlan | undefined;
   try {
@@ -114,7 +117,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     if (settings.on) {
       // stripe (some two hundred modules) loads only where payments are on.
       const { StripeProcessor } = await import('./payments/stripe-processor.js');
-      payments = new Payments(settings, new StripeProcessor(settings), db);
+      payments = new Payments(settings, new StripeProcessor(settings), db, ledger);
     }
   } catch (error) {
     await db.close();
@@ -123,6 +126,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const ctx: Context = {
     config,
     db,
+    ledger,
     clock,
     secret: await settingsSecret(db, config.secret),
     deployments,

@@ -2,10 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../storage/dialect.js';
 import { newId } from '../ids.js';
-import { addGrant, openWallet, type Credited, type PurchaseOrigin } from '../ledger/ledger.js';
+import { addGrant, openWallet } from '../ledger/credits.js';
+import type { Credited, Ledger, PurchaseOrigin } from '../ledger/ledger.js';
+import { ledgerFor } from '../ledger/ledger-for.js';
 import { KEY_REVISION_SETTING, type KeyRevision, recordKeyRevocation } from './key-revision.js';
 import type { Executor, Trx } from '../storage/executor.js';
-import { hasWallet } from '../ledger/wallets.js';
 import {
   KEY_POLICY_COLUMNS,
   type KeyPolicy,
@@ -240,12 +241,13 @@ export async function firstKeyOfAccount(db: Db, accountId: string): Promise<stri
 
 export async function addCredits(db: Db, accountId: string, credits: number, now: number): Promise<void> {
   await db.kysely.transaction().execute(async (trx) => {
-    await addCreditsIn(trx, accountId, credits, now);
+    await addCreditsIn(ledgerFor(db), trx, accountId, credits, now);
   });
 }
 
 /** The one top-up path of an operator (the CLI's `credits add`, a grant with its note): a `grant` row in `trx`. */
 export async function addCreditsIn(
+  ledger: Ledger,
   trx: Trx,
   accountId: string,
   credits: number,
@@ -253,8 +255,8 @@ export async function addCreditsIn(
   origin?: PurchaseOrigin,
 ): Promise<Credited> {
   if (!Number.isSafeInteger(credits) || credits <= 0) throw new Error('credits must be a positive whole number');
-  if (!(await hasWallet(trx, accountId))) throw new Error(`no account ${accountId}`);
-  return addGrant(trx, accountId, credits, now, origin);
+  if (!(await ledger.hasWallet(trx, accountId))) throw new Error(`no account ${accountId}`);
+  return ledger.grant(trx, accountId, credits, now, origin);
 }
 
 export interface Caller {

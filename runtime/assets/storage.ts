@@ -9,7 +9,7 @@ import {
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { Executor, Trx } from '../storage/executor.js';
-import { lockWallet, purchasedCredits } from '../ledger/wallets.js';
+import { purchasedCredits } from '../ledger/wallets.js';
 import type { Database } from '../storage/schema.js';
 import type { LibraryOwner } from './library.js';
 
@@ -134,7 +134,7 @@ export async function insertWithRoom(
   exceptUpload?: string,
 ): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (trx) => {
-    if (ctx.db.engine === 'postgres') await lockWallet(trx, owner.accountId);
+    await ctx.ledger.lockWallet(trx, owner.accountId);
     checkRoom(await storageState(trx, owner, ctx.clock.now(), exceptUpload), bytes);
     await write(trx);
   });

@@ -1,6 +1,5 @@
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { walletOf } from '../ledger/wallets.js';
 import { allCoolingUntil } from '../routing/availability.js';
 import type { PreparedRequest } from '../tasks/prepare-request.js';
 
@@ -21,7 +20,7 @@ export async function coolingRefusal(
   if (until === undefined) return undefined;
   // Funds come before availability (docs/contracts.md, the refusal order): a hold the balance
   // cannot cover is refused 402 by the hold itself, whatever the deployments' health.
-  if ((await walletOf(ctx.db, accountId)).available < request.price.maxCredits) return undefined;
+  if ((await ctx.ledger.balance(ctx.db, accountId)).available < request.price.maxCredits) return undefined;
   const seconds = String(Math.max(1, Math.ceil((until - ctx.clock.now()) / 1000)));
   return new ApiError('no_deployment', { headers: { 'Retry-After': seconds } });
 }

@@ -1,6 +1,5 @@
 import type { Context } from '../context.js';
 import { ApiError } from '../errors.js';
-import { owedCredits } from '../ledger/wallets.js';
 
 /**
  * 402 40202 while the account owes credits (a refund or dispute took back more than was available):
@@ -11,6 +10,6 @@ import { owedCredits } from '../ledger/wallets.js';
  * task through, which the debt itself still records.
  */
 export async function debtRefusal(ctx: Context, accountId: string): Promise<ApiError | undefined> {
-  const owed = await owedCredits(ctx.db.kysely, accountId);
+  const owed = await ctx.ledger.owed(ctx.db.kysely, accountId);
   return owed > 0 ? new ApiError('account_in_debt', { params: { owed } }) : undefined;
 }

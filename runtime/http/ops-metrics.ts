@@ -1,7 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context } from '../context.js';
 import { referenceCopyTotals } from '../assets/reference-copies.js';
-import { totalHeldCredits } from '../ledger/wallets.js';
 import { oldestDueAt } from '../queue/work-items.js';
 import { registerUpstreamMetrics } from '../routing/upstream-metrics.js';
 import { taskCountsByState } from '../tasks/task-rows.js';
@@ -37,7 +36,7 @@ export function createOpsMetrics(ctx: Context): OpsMetrics {
     help: 'Credits held by open holds, over all accounts.',
     registers: [registry],
     async collect() {
-      this.set(await totalHeldCredits(db));
+      this.set(await ctx.ledger.totalHeld(db));
     },
   });
   new Gauge({

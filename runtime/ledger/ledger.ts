@@ -1,22 +1,119 @@
-import { sql } from 'kysely';
-import type { BetterSqliteDatabase, Engine } from '../storage/dialect.js';
-import type { Trx } from '../storage/executor.js';
-import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
-import { pgReleaseHold, pgSettleHold } from './hold-postgres.js';
-import { type KeySpendCharge, takeKeySpendSqlite } from './key-spend.js';
-import { settledCharge } from './settled-charge.js';
+import type { Db, Engine } from '../storage/dialect.js';
+import type { Executor, Trx } from '../storage/executor.js';
 
 /**
- * The credit wallet. Every change is a ledger row written in the same transaction as the
- * balance update, so balances can be recomputed from rows. Credits are whole numbers.
- * Invariants (docs/architecture.md "The ledger's kinds and invariants"): available, held, owed >= 0;
+ * The credit ledger: every change of money (docs/architecture.md "The ledger's kinds and
+ * invariants"), one interface with one implementation per engine (sqlite.ts, postgres.ts; the
+ * statements both engines share are in credits.ts, reversals.ts, wallets.ts and key-spend.ts). The
+ * service picks the implementation once, where it opens the database (ledgerFor, `ctx.ledger`).
+ * Every change is a ledger row written in the same transaction as the balance update, so balances
+ * can be recomputed from rows; credits are whole numbers. Invariants: available, held, owed >= 0;
  * purchased - reversed = available + held + spent.
  */
-export async function openWallet(trx: Trx, accountId: string): Promise<void> {
-  await trx
-    .insertInto('wallets')
-    .values({ account_id: accountId, available: 0, held: 0, spent: 0, purchased: 0 })
-    .execute();
+export interface Ledger {
+  readonly engine: Engine;
+
+  /**
+   * Moves `amount` from available to held, counting it first against the key's budget when it has
+   * one: the same statements createTask's acceptance runs (sqlite.ts holdInGroup, postgres.ts
+   * holdCtes), in a transaction of their own. A refusal changes nothing.
+   */
+  hold(db: Db, hold: HoldRequest): Promise<HoldOutcome>;
+  /**
+   * Settles a task's hold to the actual charge (settledCharge: never above the hold): the charge is
+   * spent, the rest returns to available. The charge, or undefined when the hold was already resolved.
+   */
+  settle(trx: Trx, taskId: string, charge: number, now: number): Promise<number | undefined>;
+  /** Releases a task's hold back to available (failed, expired, cancelled). False when already resolved. */
+  release(trx: Trx, taskId: string, now: number): Promise<boolean>;
+
+  /** A new account's empty wallet. */
+  openWallet(trx: Trx, accountId: string): Promise<void>;
+  /** A paid purchase (kind `purchase`): once per reference; pays a debt first. */
+  purchase(trx: Trx, accountId: string, credits: number, now: number, origin?: PurchaseOrigin): Promise<Credited>;
+  /** An operator's grant (kind `grant`), kept apart from paid purchases: once per reference; pays a debt first. */
+  grant(trx: Trx, accountId: string, credits: number, now: number, origin?: PurchaseOrigin): Promise<Credited>;
+  /** A refund or a dispute: as much as available holds is taken, the rest becomes a debt. Once per reference. */
+  reverse(
+    trx: Trx,
+    kind: 'refund' | 'dispute',
+    accountId: string,
+    credits: number,
+    now: number,
+    reference: string,
+  ): Promise<Reversed>;
+  /** A dispute closed as won: what it took comes back, its debt still owed is cancelled. */
+  restoreDispute(
+    trx: Trx,
+    accountId: string,
+    now: number,
+    disputeReference: string,
+  ): Promise<{ returned: number; cancelled: number; replayed: boolean }>;
+  /** An operator forgives everything the account owes. */
+  forgiveDebt(
+    trx: Trx,
+    accountId: string,
+    now: number,
+    origin: { reference: string; byUserId: string | null; note: string | null },
+  ): Promise<{ forgiven: number; replayed: boolean }>;
+
+  /** An account's committed balance (a prepared read); throws when the account has no wallet. */
+  balance(db: Db, accountId: string): Promise<Balance>;
+  /** Balances of several accounts, by account id (accounts without a wallet are absent). */
+  balances(db: Executor, accountIds: readonly string[]): Promise<Map<string, Balance>>;
+  hasWallet(db: Executor, accountId: string): Promise<boolean>;
+  /** What the account owes (0 without a wallet): new work is refused while it is above 0. */
+  owed(db: Executor, accountId: string): Promise<number>;
+  /** Lifetime purchased credits (0 without a wallet): the storage plan follows them. */
+  purchased(db: Executor, accountId: string): Promise<number>;
+  /** Credits held by open holds over all accounts (/metrics). */
+  totalHeld(db: Executor): Promise<number>;
+  /** The account's available and purchased credits beside its low-balance threshold; undefined when it set none. */
+  lowBalanceWatch(
+    db: Db,
+    accountId: string,
+  ): Promise<{ available: number; purchased: number; threshold: number } | undefined>;
+  /** Holds the account's wallet row until the transaction ends (a transaction that reads then writes by it). */
+  lockWallet(trx: Trx, accountId: string): Promise<void>;
+  /** Credits held and spent of the key in the period (0 without a row): what its budget has used. */
+  keySpendUsed(db: Executor, keyId: string, periodStart: number): Promise<number>;
+  /** The same read as a prepared statement, on the request path (the budget alerts after every createTask). */
+  keySpendUsedPrepared(db: Db, keyId: string, periodStart: number): Promise<number>;
+}
+
+/** A hold asked for: the task's maximum charge, and the key's budget counter when the key has a budget. */
+export interface HoldRequest {
+  accountId: string;
+  taskId: string;
+  amount: number;
+  now: number;
+  spend: KeySpendCharge | null;
+}
+
+/** What a hold came to: taken, refused by the key's budget, or refused by the wallet. */
+export type HoldOutcome = 'held' | 'budget' | 'funds';
+
+/**
+ * A key budget's counter (issue 40): one key_spend row per key and period start, credits held by the
+ * open holds of tasks accepted in that period and credits spent by their settlements. Not a ledger
+ * kind: it is written in the hold's own statement and moved by settlement and release, so a budget
+ * is taken under the same lock as the wallet and fifty racing requests cannot overspend it.
+ */
+export interface KeySpendCharge {
+  keyId: string;
+  /** The period's start (budgetPeriodAt; 0 for a lifetime budget). */
+  periodStart: number;
+  /** The budget's credits: held + spent of the period never goes above it. */
+  budget: number;
+}
+
+export interface Balance {
+  available: number;
+  held: number;
+  spent: number;
+  purchased: number;
+  owed: number;
+  reversed: number;
 }
 
 /** Who added credits and why, kept on the credit's ledger row (an operator's grant, a paid session). */
@@ -38,252 +135,11 @@ export interface Credited {
   debtPaid: number;
 }
 
-/**
- * A paid purchase (a payment confirmed by the processor): kind `purchase`. An operator's top-up is
- * a grant (addGrant): the two stay apart so statements and reports can tell paid from given.
- */
-export function addPurchase(
-  trx: Trx,
-  accountId: string,
-  credits: number,
-  now: number,
-  origin?: PurchaseOrigin,
-): Promise<Credited> {
-  return credit(trx, 'purchase', accountId, credits, now, origin);
-}
-
-/** An operator's grant (`credits add`, the console's "add credits", a new account's credits): kind `grant`. */
-export function addGrant(
-  trx: Trx,
-  accountId: string,
-  credits: number,
-  now: number,
-  origin?: PurchaseOrigin,
-): Promise<Credited> {
-  return credit(trx, 'grant', accountId, credits, now, origin);
-}
-
-/**
- * The ledger row, then the wallet. With a reference the row goes in only if the account has none
- * with it (ON CONFLICT on the unique index, so two concurrent requests cannot both pass); a credit
- * already there changes nothing and answers the credits it added then. While something is owed,
- * the credit pays the debt first (a `debt_paid` row in the same transaction).
- */
-async function credit(
-  trx: Trx,
-  kind: 'purchase' | 'grant',
-  accountId: string,
-  credits: number,
-  now: number,
-  origin?: PurchaseOrigin,
-): Promise<Credited> {
-  const reference = origin?.reference ?? null;
-  const inserted = await trx
-    .insertInto('ledger_entries')
-    .values({
-      account_id: accountId,
-      task_id: null,
-      kind,
-      amount: credits,
-      created_at: now,
-      note: origin?.note ?? null,
-      by_user_id: origin?.byUserId ?? null,
-      reference,
-    })
-    .onConflict((c) => c.columns(['account_id', 'reference']).doNothing())
-    .executeTakeFirst();
-  if (reference !== null && Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
-    const first = await trx
-      .selectFrom('ledger_entries')
-      .select('amount')
-      .where('account_id', '=', accountId)
-      .where('reference', '=', reference)
-      .executeTakeFirstOrThrow();
-    return { added: Number(first.amount), replayed: true, debtPaid: 0 };
-  }
-  // The update locks the wallet row (PostgreSQL) until the transaction ends: owed read below is this transaction's.
-  await trx
-    .updateTable('wallets')
-    .set({ available: sql`available + ${credits}`, purchased: sql`purchased + ${credits}` })
-    .where('account_id', '=', accountId)
-    .execute();
-  const debtPaid = await payDebt(trx, accountId, credits, now, reference);
-  return { added: credits, replayed: false, debtPaid };
-}
-
-/** Pays what is owed from credits just added (at most `credits`): available and owed go down, reversed up. */
-async function payDebt(
-  trx: Trx,
-  accountId: string,
-  credits: number,
-  now: number,
-  reference: string | null,
-): Promise<number> {
-  const wallet = await trx
-    .selectFrom('wallets')
-    .select(['owed'])
-    .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow();
-  const pay = Math.min(credits, Number(wallet.owed));
-  if (pay <= 0) return 0;
-  await trx
-    .updateTable('wallets')
-    .set({ available: sql`available - ${pay}`, owed: sql`owed - ${pay}`, reversed: sql`reversed + ${pay}` })
-    .where('account_id', '=', accountId)
-    .execute();
-  await trx
-    .insertInto('ledger_entries')
-    .values({
-      account_id: accountId,
-      task_id: null,
-      kind: 'debt_paid',
-      amount: pay,
-      created_at: now,
-      note: null,
-      by_user_id: null,
-      reference: reference === null ? null : `${reference}:debt`,
-    })
-    .execute();
-  return pay;
-}
-
-/** What a hold came to: taken, refused by the key's budget, or refused by the wallet. */
-export type HoldOutcome = 'held' | 'budget' | 'funds';
-
-/**
- * Moves `amount` from available to held, counting it first against the key's budget when it has one
- * (`spend`). It runs on the createTask path, which is one synchronous SQLite transaction
- * (storage/sqlite-group-commit.ts): prepared statements, no query building. On 'budget' or 'funds'
- * the caller throws, which rolls back its savepoint (a budget counted before a short wallet too).
- * PostgreSQL makes the same changes in createTask's one statement (tasks/accept-postgres.ts).
- */
-export function holdCreditsSqlite(
-  sqlite: BetterSqliteDatabase,
-  accountId: string,
-  taskId: string,
-  amount: number,
-  now: number,
-  spend: KeySpendCharge | null = null,
-): HoldOutcome {
-  // The key's policy comes before the funds (docs/contracts.md, the refusal order).
-  if (spend && !takeKeySpendSqlite(sqlite, spend, amount)) return 'budget';
-  const taken = sqlite
-    .prepare(
-      'update "wallets" set "available" = "available" - ?, "held" = "held" + ? where "account_id" = ? and "available" >= ?',
-    )
-    .run(amount, amount, accountId, amount);
-  if (taken.changes !== 1) return 'funds';
-  sqlite
-    .prepare(
-      sqliteInsertText('holds', [
-        'task_id',
-        'account_id',
-        'amount',
-        'state',
-        'charged',
-        'created_at',
-        'resolved_at',
-        'spend_key_id',
-        'spend_period',
-      ]),
-    )
-    .run(taskId, accountId, amount, 'held', null, now, null, spend?.keyId ?? null, spend?.periodStart ?? null);
-  sqlite
-    .prepare(sqliteInsertText('ledger_entries', ['account_id', 'task_id', 'kind', 'amount', 'created_at']))
-    .run(accountId, taskId, 'hold', amount, now);
-  return 'held';
-}
-
-/**
- * Settles a task's hold to the actual charge (never above the hold): the charge is spent, the
- * rest returns to available. Returns the charge, or undefined when the hold was already resolved.
- * On PostgreSQL the four steps are one statement (hold-postgres.ts), each round trip of a
- * resolution being one more wait while the account's wallet row is locked.
- */
-export async function settleHold(
-  trx: Trx,
-  engine: Engine,
-  taskId: string,
-  charge: number,
-  now: number,
-): Promise<number | undefined> {
-  if (engine === 'postgres') {
-    const { rows } = await pgSettleHold(taskId, charge, now).execute(trx);
-    return rows[0]?.charged;
-  }
-  const hold = await trx.selectFrom('holds').selectAll().where('task_id', '=', taskId).executeTakeFirst();
-  if (!hold) return undefined;
-  const charged = settledCharge(charge, hold.amount);
-  const claimed = await trx
-    .updateTable('holds')
-    .set({ state: 'settled', charged, resolved_at: now })
-    .where('task_id', '=', taskId)
-    .where('state', '=', 'held')
-    .executeTakeFirst();
-  if (Number(claimed.numUpdatedRows) !== 1) return undefined;
-  await trx
-    .updateTable('wallets')
-    .set({
-      held: sql`held - ${hold.amount}`,
-      spent: sql`spent + ${charged}`,
-      available: sql`available + ${hold.amount - charged}`,
-    })
-    .where('account_id', '=', hold.account_id)
-    .execute();
-  await trx
-    .insertInto('ledger_entries')
-    .values({ account_id: hold.account_id, task_id: taskId, kind: 'settle', amount: charged, created_at: now })
-    .execute();
-  // The key's budget: the hold leaves its period's held, the charge joins its spent.
-  if (hold.spend_key_id !== null && hold.spend_period !== null)
-    await trx
-      .updateTable('key_spend')
-      .set({ held: sql`held - ${hold.amount}`, spent: sql`spent + ${charged}` })
-      .where('api_key_id', '=', hold.spend_key_id)
-      .where('period_start', '=', hold.spend_period)
-      .execute();
-  return charged;
-}
-
-/** Releases a task's hold back to available (failed or expired). False when already resolved. One statement on PostgreSQL. */
-export async function releaseHold(trx: Trx, engine: Engine, taskId: string, now: number): Promise<boolean> {
-  if (engine === 'postgres') {
-    const { rows } = await pgReleaseHold(taskId, now).execute(trx);
-    return rows.length === 1;
-  }
-  const hold = await trx.selectFrom('holds').selectAll().where('task_id', '=', taskId).executeTakeFirst();
-  if (!hold) return false;
-  const claimed = await trx
-    .updateTable('holds')
-    .set({ state: 'released', charged: 0, resolved_at: now })
-    .where('task_id', '=', taskId)
-    .where('state', '=', 'held')
-    .executeTakeFirst();
-  if (Number(claimed.numUpdatedRows) !== 1) return false;
-  await trx
-    .updateTable('wallets')
-    .set({ held: sql`held - ${hold.amount}`, available: sql`available + ${hold.amount}` })
-    .where('account_id', '=', hold.account_id)
-    .execute();
-  await trx
-    .insertInto('ledger_entries')
-    .values({ account_id: hold.account_id, task_id: taskId, kind: 'release', amount: hold.amount, created_at: now })
-    .execute();
-  if (hold.spend_key_id !== null && hold.spend_period !== null)
-    await trx
-      .updateTable('key_spend')
-      .set({ held: sql`held - ${hold.amount}` })
-      .where('api_key_id', '=', hold.spend_key_id)
-      .where('period_start', '=', hold.spend_period)
-      .execute();
-  return true;
-}
-
-export interface Balance {
-  available: number;
-  held: number;
-  spent: number;
-  purchased: number;
+export interface Reversed {
+  /** Credits taken from available. */
+  taken: number;
+  /** Credits that could not be taken, now owed. */
   owed: number;
-  reversed: number;
+  /** True when a row with this reference was there already: nothing changed. */
+  replayed: boolean;
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Trx } from '../storage/executor.js';
+import type { Reversed } from './ledger.js';
 
 /**
  * Credits taken back (a refund, a dispute), given back (a dispute won) and debts forgiven: the
@@ -7,15 +8,6 @@ import type { Trx } from '../storage/executor.js';
  * available below zero: what it cannot take becomes `owed`, a `debt` row beside it. Each applies
  * once per reference (the unique (account_id, reference) of migration 0018).
  */
-
-export interface Reversed {
-  /** Credits taken from available. */
-  taken: number;
-  /** Credits that could not be taken, now owed. */
-  owed: number;
-  /** True when a row with this reference was there already: nothing changed. */
-  replayed: boolean;
-}
 
 /**
  * Takes `credits` back for a refund or a dispute (`reference` the processor's id): as much as

@@ -1,11 +1,11 @@
-import type { BetterSqliteDatabase, Db } from '../storage/dialect.js';
-import type { Executor, Trx } from '../storage/executor.js';
+import type { Db } from '../storage/dialect.js';
+import type { Executor } from '../storage/executor.js';
 import { preparedRead } from '../storage/prepared-read.js';
 import type { Balance } from './ledger.js';
 
 /**
- * Reads of the wallets table. Changes go through ledger.ts (each with its ledger row); everything
- * else that needs a balance asks here, so the table is read in one module.
+ * Reads of the wallets table, the same on both engines (the Ledger's balance reads, sqlite.ts and
+ * postgres.ts); changes go through the Ledger, each with its ledger row.
  */
 
 /** Every quote's read (and the balance's): prepared, no query built per request. */
@@ -66,27 +66,11 @@ export async function purchasedCredits(db: Executor, accountId: string): Promise
   return Number(row?.purchased ?? 0);
 }
 
-/**
- * An account's available credits on createTask's synchronous SQLite path (a prepared statement, no
- * query building: tasks/accept-sqlite.ts); undefined when the account has no wallet.
- */
-export function availableCreditsSqlite(sqlite: BetterSqliteDatabase, accountId: string): number | undefined {
-  const row = sqlite.prepare('select "available" from "wallets" where "account_id" = ?').get(accountId) as
-    | { available: number }
-    | undefined;
-  return row?.available;
-}
-
 export async function hasWallet(db: Executor, accountId: string): Promise<boolean> {
   return (
     (await db.selectFrom('wallets').select('account_id').where('account_id', '=', accountId).executeTakeFirst()) !==
     undefined
   );
-}
-
-/** Locks the account's wallet row until the transaction ends (PostgreSQL; SQLite transactions are serialized already). */
-export async function lockWallet(trx: Trx, accountId: string): Promise<void> {
-  await trx.selectFrom('wallets').select('account_id').where('account_id', '=', accountId).forUpdate().execute();
 }
 
 /** Credits held by open holds over all accounts (/metrics). */

@@ -17,8 +17,7 @@ import {
 } from '../accounts/key-policy.js';
 import { setUserRole, type UserRole } from '../accounts/users.js';
 import { type AuditAction, type AuditActor, recordAudit } from '../audit/audit-log.js';
-import { forgiveDebt } from '../ledger/reversals.js';
-import { hasWallet } from '../ledger/wallets.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { Db } from '../storage/dialect.js';
 
 /** Who acts and from where: the console's operator (user id, client address) or the CLI (`cli`, no address). */
@@ -61,13 +60,14 @@ export async function recordCliAction(
  */
 export async function grantCredits(
   db: Db,
+  ledger: Ledger,
   by: ActingOperator,
   grant: { accountId: string; credits: number; note: string | null; idempotencyKey?: string | null },
   now: number,
 ): Promise<{ added: number; replayed: boolean } | undefined> {
   return db.kysely.transaction().execute(async (trx) => {
-    if (!(await hasWallet(trx, grant.accountId))) return undefined;
-    const applied = await addCreditsIn(trx, grant.accountId, grant.credits, now, {
+    if (!(await ledger.hasWallet(trx, grant.accountId))) return undefined;
+    const applied = await addCreditsIn(ledger, trx, grant.accountId, grant.credits, now, {
       note: grant.note,
       byUserId: by.actor === CLI_OPERATOR.actor ? null : by.actor,
       reference: grant.idempotencyKey ? `grant:${grant.idempotencyKey}` : null,
@@ -96,13 +96,14 @@ export async function grantCredits(
  */
 export async function forgiveDebtAsOperator(
   db: Db,
+  ledger: Ledger,
   by: ActingOperator,
   forgiving: { accountId: string; note: string | null; idempotencyKey?: string | null },
   now: number,
 ): Promise<{ forgiven: number; replayed: boolean } | undefined> {
   return db.kysely.transaction().execute(async (trx) => {
-    if (!(await hasWallet(trx, forgiving.accountId))) return undefined;
-    const done = await forgiveDebt(trx, forgiving.accountId, now, {
+    if (!(await ledger.hasWallet(trx, forgiving.accountId))) return undefined;
+    const done = await ledger.forgiveDebt(trx, forgiving.accountId, now, {
       reference: `forgive:${forgiving.idempotencyKey ?? randomUUID()}`,
       byUserId: by.actor === CLI_OPERATOR.actor ? null : by.actor,
       note: forgiving.note,

@@ -1,5 +1,4 @@
-import { addPurchase } from '../ledger/ledger.js';
-import { restoreDispute, reverseCredits } from '../ledger/reversals.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { Db } from '../storage/dialect.js';
 import type { CheckoutSession, PaymentEvent, PaymentProcessor } from './payment-processor.js';
 import {
@@ -21,6 +20,7 @@ export type SessionOutcome = 'credited' | 'already' | 'unknown_session' | 'misma
  */
 export async function creditPaidSession(
   db: Db,
+  ledger: Ledger,
   session: CheckoutSession,
   now: number,
   eventId: string,
@@ -48,7 +48,7 @@ export async function creditPaidSession(
   }
   const credits = stored.credits + stored.bonus;
   const result = await db.kysely.transaction().execute(async (trx) => {
-    const credited = await addPurchase(trx, stored.accountId, credits, now, {
+    const credited = await ledger.purchase(trx, stored.accountId, credits, now, {
       note: `${stored.name}: ${stored.price} ${stored.currency}`,
       byUserId: null,
       reference: `stripe:${session.id}`,
@@ -68,6 +68,7 @@ function creditsFor(session: StoredSession, amount: number): number {
 /** Applies one verified event. Anything it cannot link to a session is recorded for the operator, never a failure. */
 export async function applyPaymentEvent(
   db: Db,
+  ledger: Ledger,
   processor: PaymentProcessor,
   event: PaymentEvent,
   now: number,
@@ -76,7 +77,7 @@ export async function applyPaymentEvent(
     case 'ignored':
       return 'ignored';
     case 'session_paid':
-      return creditPaidSession(db, event.session, now, event.eventId);
+      return creditPaidSession(db, ledger, event.session, now, event.eventId);
     case 'charge_refunded': {
       const session = event.paymentIntent ? await sessionOfPaymentIntent(db.kysely, event.paymentIntent) : undefined;
       if (!session) return unlinked(db, event.eventId, 'charge_refunded', event.chargeId, now);
@@ -92,7 +93,7 @@ export async function applyPaymentEvent(
         const credits = creditsFor(session, cumulative) - before;
         await db.kysely
           .transaction()
-          .execute((trx) => reverseCredits(trx, 'refund', session.accountId, credits, now, `stripe:${refund.id}`));
+          .execute((trx) => ledger.reverse(trx, 'refund', session.accountId, credits, now, `stripe:${refund.id}`));
       }
       return 'refunded';
     }
@@ -102,7 +103,7 @@ export async function applyPaymentEvent(
       await db.kysely
         .transaction()
         .execute((trx) =>
-          reverseCredits(
+          ledger.reverse(
             trx,
             'dispute',
             session.accountId,
@@ -118,7 +119,7 @@ export async function applyPaymentEvent(
       if (!session) return unlinked(db, event.eventId, 'dispute_won', event.disputeId, now);
       await db.kysely
         .transaction()
-        .execute((trx) => restoreDispute(trx, session.accountId, now, `stripe:${event.disputeId}`));
+        .execute((trx) => ledger.restoreDispute(trx, session.accountId, now, `stripe:${event.disputeId}`));
       return 'dispute_won';
     }
   }

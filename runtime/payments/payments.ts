@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { creditPack, customPack } from '../../generated/credit-packs.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { Db } from '../storage/dialect.js';
 import { applyPaymentEvent, creditPaidSession } from './apply-payment.js';
 import type { PaymentProcessor, SoldPack } from './payment-processor.js';
@@ -21,6 +22,7 @@ export class Payments {
     readonly settings: PaymentsOn,
     readonly processor: PaymentProcessor,
     private readonly db: Db,
+    private readonly ledger: Ledger,
   ) {}
 
   /** The pack a choice names (`{pack}` or `{credits}`), or why not. */
@@ -50,7 +52,7 @@ export class Payments {
   /** Verifies and applies one webhook delivery; throws BadSignature before reading anything. */
   async receive(body: Buffer, signature: string | undefined, now: number): Promise<string> {
     const event = this.processor.verifyEvent(body, signature);
-    return applyPaymentEvent(this.db, this.processor, event, now);
+    return applyPaymentEvent(this.db, this.ledger, this.processor, event, now);
   }
 
   /**
@@ -64,7 +66,7 @@ export class Payments {
     for await (const session of this.processor.recentSessions(since)) {
       seen++;
       if (!session.paid) continue;
-      const outcome = await creditPaidSession(this.db, session, now, `reconcile:${session.id}`);
+      const outcome = await creditPaidSession(this.db, this.ledger, session, now, `reconcile:${session.id}`);
       if (outcome === 'credited') credited++;
     }
     return { seen, credited };

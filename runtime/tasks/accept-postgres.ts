@@ -1,7 +1,15 @@
 import type { PoolClient } from 'pg';
-import { HOLD_TAKEN, PG_AVAILABLE, type PgSpendParams, pgHoldCtes, SPEND_TAKEN } from '../ledger/hold-postgres.js';
-import { keySpendUsedPg } from '../ledger/key-spend.js';
+import {
+  availableOf,
+  HOLD_TAKEN,
+  holdCtes,
+  type HoldRefs,
+  keySpendUsedOn,
+  SPEND_TAKEN,
+  type SpendRefs,
+} from '../ledger/postgres.js';
 import { pgTransaction } from '../storage/pg-direct.js';
+import { PgParams } from '../storage/pg-params.js';
 import { pgScheduleWork, pgWorkRows } from '../queue/schedule-work-direct.js';
 import {
   firstWork,
@@ -16,9 +24,12 @@ import {
 import { budgetRefusal, keySpendOf, refuseByKeyPolicy, refuseInFlightPostgres } from './key-policy-admission.js';
 import type { TaskRow } from './task-record.js';
 
+/** The inputs of createTask's statement, by name: the hold's, the key budget's, the task row, its work items, the Idempotency-Key row. */
+type AcceptInput = keyof HoldRefs | keyof SpendRefs | 'task' | 'work' | 'key';
+
 /**
  * createTask's writes on PostgreSQL in one statement (one round trip instead of seven, between
- * BEGIN and COMMIT): the Idempotency-Key row, the hold (the ledger's pieces, ledger/hold-postgres.ts:
+ * BEGIN and COMMIT): the Idempotency-Key row, the hold (the ledger's pieces, ledger/postgres.ts holdCtes:
  * the wallet's available moved to held only where it covers the amount, the hold row and its ledger
  * row), the task and its first work items. Each write after the key's only happens when the one before
  * it did: an existing unexpired key writes nothing (a replay), a short wallet writes nothing after
@@ -27,57 +38,51 @@ import type { TaskRow } from './task-record.js';
  * on the key's row, then sees it committed (no insert: a replay) or rolled back (it inserts).
  */
 /**
- * `guard`: a further condition of the hold; `keyCount`: the `keyed` column (1 without a key);
- * `spend`: the key budget's parameters when the key has one (then `budgeted` says whether it covered the hold).
+ * One form of the statement: with or without an Idempotency-Key (then `keyed` says whether the key's
+ * row went in), with or without a key budget (then `budgeted` says whether it covered the hold). Its
+ * inputs are named (storage/pg-params.ts): the ledger's pieces read the references they are given.
  */
-const HOLD_AND_TASK = (guard: string, keyCount: string, spend?: PgSpendParams) => `
-${pgHoldCtes(guard, spend)},
+function acceptStatement(name: string, keyed: boolean, budgeted: boolean) {
+  const p = new PgParams<AcceptInput>();
+  const at: HoldRefs = {
+    accountId: p.ref('accountId'),
+    taskId: p.ref('taskId'),
+    now: p.ref('now'),
+    amount: p.ref('amount'),
+  };
+  const spend: SpendRefs | undefined = budgeted
+    ? { keyId: p.ref('keyId'), periodStart: p.ref('periodStart'), budget: p.ref('budget') }
+    : undefined;
+  const guard = keyed ? 'AND EXISTS (SELECT 1 FROM key)' : '';
+  const text = `WITH ${keyed ? `${keyCte(p.ref('key'), at.now)},\n` : ''}${holdCtes(at, guard, spend)},
 task AS (
-  INSERT INTO tasks SELECT r.* FROM json_populate_record(NULL::tasks, $5::json) r WHERE EXISTS (SELECT 1 FROM ${HOLD_TAKEN})
+  INSERT INTO tasks SELECT r.* FROM json_populate_record(NULL::tasks, ${p.ref('task')}::json) r WHERE EXISTS (SELECT 1 FROM ${HOLD_TAKEN})
 ),
 work AS (
-  ${pgScheduleWork('$6', `EXISTS (SELECT 1 FROM ${HOLD_TAKEN})`)}
+  ${pgScheduleWork(p.ref('work'), `EXISTS (SELECT 1 FROM ${HOLD_TAKEN})`)}
 )
-SELECT ${keyCount} AS keyed, (SELECT count(*) FROM ${HOLD_TAKEN})::int AS held, ${PG_AVAILABLE} AS available,
-  ${spend ? `(SELECT count(*) FROM ${SPEND_TAKEN})::int` : '1'} AS budgeted`;
+SELECT ${keyed ? '(SELECT count(*) FROM key)::int' : '1'} AS keyed, (SELECT count(*) FROM ${HOLD_TAKEN})::int AS held,
+  ${availableOf(at.accountId)} AS available, ${spend ? `(SELECT count(*) FROM ${SPEND_TAKEN})::int` : '1'} AS budgeted`;
+  return { name, text, params: p };
+}
 
 /** The key's row first: an unexpired row of the key is left as it is and nothing else is written. */
-const KEY_CTE = `key AS (
+const keyCte = (key: string, now: string) => `key AS (
   INSERT INTO idempotency_keys (account_id, scope, key, api_key_id, fingerprint, task_id, created_at, expires_at)
   SELECT r.account_id, r.scope, r.key, r.api_key_id, r.fingerprint, r.task_id, r.created_at, r.expires_at
-  FROM json_populate_record(NULL::idempotency_keys, $7::json) r
+  FROM json_populate_record(NULL::idempotency_keys, ${key}::json) r
   ON CONFLICT (account_id, scope, key) DO UPDATE SET api_key_id = excluded.api_key_id,
     fingerprint = excluded.fingerprint, task_id = excluded.task_id, created_at = excluded.created_at,
     expires_at = excluded.expires_at
-  WHERE idempotency_keys.expires_at <= $3::bigint
+  WHERE idempotency_keys.expires_at <= ${now}::bigint
   RETURNING 1
 )`;
 
-const spendAt = (first: number): PgSpendParams => ({
-  keyId: `$${first}`,
-  periodStart: `$${first + 1}`,
-  budget: `$${first + 2}`,
-});
-
 /** The four forms of the statement: with or without an Idempotency-Key, with or without a key budget. */
-const ACCEPT = {
-  name: 'create-task-accept',
-  text: `WITH ${HOLD_AND_TASK('', '1')}`,
-};
-const ACCEPT_KEYED = {
-  name: 'create-task-accept-keyed',
-  text: `WITH ${KEY_CTE},
-${HOLD_AND_TASK('AND EXISTS (SELECT 1 FROM key)', '(SELECT count(*) FROM key)::int')}`,
-};
-const ACCEPT_BUDGETED = {
-  name: 'create-task-accept-budgeted',
-  text: `WITH ${HOLD_AND_TASK('', '1', spendAt(7))}`,
-};
-const ACCEPT_KEYED_BUDGETED = {
-  name: 'create-task-accept-keyed-budgeted',
-  text: `WITH ${KEY_CTE},
-${HOLD_AND_TASK('AND EXISTS (SELECT 1 FROM key)', '(SELECT count(*) FROM key)::int', spendAt(8))}`,
-};
+const ACCEPT = acceptStatement('create-task-accept', false, false);
+const ACCEPT_KEYED = acceptStatement('create-task-accept-keyed', true, false);
+const ACCEPT_BUDGETED = acceptStatement('create-task-accept-budgeted', false, true);
+const ACCEPT_KEYED_BUDGETED = acceptStatement('create-task-accept-keyed-budgeted', true, true);
 
 const SELECT_KEY = {
   name: 'create-task-key',
@@ -115,19 +120,20 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
     }
     const spend = keySpendOf(a);
     const task = newTaskRow(a);
-    const values: unknown[] = [
-      caller.accountId,
+    const statement = key ? (spend ? ACCEPT_KEYED_BUDGETED : ACCEPT_KEYED) : spend ? ACCEPT_BUDGETED : ACCEPT;
+    const values = statement.params.values({
+      accountId: caller.accountId,
       taskId,
       now,
-      request.price.maxCredits,
-      JSON.stringify(task),
-      pgWorkRows(now, firstWork(task)),
-    ];
-    if (key) values.push(JSON.stringify(key));
-    if (spend) values.push(spend.keyId, spend.periodStart, spend.budget);
-    const statement = key ? (spend ? ACCEPT_KEYED_BUDGETED : ACCEPT_KEYED) : spend ? ACCEPT_BUDGETED : ACCEPT;
+      amount: request.price.maxCredits,
+      task: JSON.stringify(task),
+      work: pgWorkRows(now, firstWork(task)),
+      key: key && JSON.stringify(key),
+      ...spend,
+    });
     const result = await client.query<{ keyed: number; held: number; available: number | null; budgeted: number }>({
-      ...statement,
+      name: statement.name,
+      text: statement.text,
       values,
     });
     const { keyed, held, available, budgeted } = result.rows[0];
@@ -139,7 +145,7 @@ export function acceptOnPostgres(a: Acceptance): Promise<Created> {
       }
       ctx.faults.reach('create.idempotency-row');
     }
-    if (spend && budgeted !== 1) throw budgetRefusal(a, await keySpendUsedPg(client, spend.keyId, spend.periodStart));
+    if (spend && budgeted !== 1) throw budgetRefusal(a, await keySpendUsedOn(client, spend.keyId, spend.periodStart));
     if (held !== 1) {
       if (available === null) throw new Error(`account ${caller.accountId} has no wallet`);
       throw insufficientCredits(a, available);

@@ -1,6 +1,4 @@
-import { keySpendUsedSqlite } from '../ledger/key-spend.js';
-import { holdCreditsSqlite } from '../ledger/ledger.js';
-import { availableCreditsSqlite } from '../ledger/wallets.js';
+import { availableInGroup, holdInGroup, keySpendUsedInGroup } from '../ledger/sqlite.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
 import { scheduleWorkSqlite } from '../queue/schedule-work-direct.js';
 import {
@@ -59,10 +57,16 @@ export function acceptOnSqlite(a: Acceptance): Promise<Created> {
     refuseInFlightSqlite(sqlite, a);
     options.beforeHold?.();
     const spend = keySpendOf(a);
-    const outcome = holdCreditsSqlite(sqlite, caller.accountId, taskId, request.price.maxCredits, now, spend);
-    if (outcome === 'budget') throw budgetRefusal(a, keySpendUsedSqlite(sqlite, spend!.keyId, spend!.periodStart));
+    const outcome = holdInGroup(sqlite, {
+      accountId: caller.accountId,
+      taskId,
+      amount: request.price.maxCredits,
+      now,
+      spend,
+    });
+    if (outcome === 'budget') throw budgetRefusal(a, keySpendUsedInGroup(sqlite, spend!.keyId, spend!.periodStart));
     if (outcome === 'funds') {
-      const available = availableCreditsSqlite(sqlite, caller.accountId);
+      const available = availableInGroup(sqlite, caller.accountId);
       if (available === undefined) throw new Error(`account ${caller.accountId} has no wallet`);
       throw insufficientCredits(a, available);
     }

@@ -8,7 +8,7 @@ import {
   refuseModelNotAllowed,
 } from '../accounts/key-policy.js';
 import type { Context } from '../context.js';
-import { type KeySpendCharge, keySpendUsed } from '../ledger/key-spend.js';
+import type { KeySpendCharge } from '../ledger/ledger.js';
 import type { BetterSqliteDatabase } from '../storage/dialect.js';
 import type { Acceptance } from './acceptance.js';
 import type { PreparedRequest } from './prepare-request.js';
@@ -82,7 +82,11 @@ export async function refuseQuoteByKeyPolicy(ctx: Context, caller: Caller, reque
   }
   if (policy.budget) {
     const now = ctx.clock.now();
-    const used = await keySpendUsed(ctx.db.kysely, caller.keyId, budgetPeriodAt(policy.budget.period, now).start);
+    const used = await ctx.ledger.keySpendUsed(
+      ctx.db.kysely,
+      caller.keyId,
+      budgetPeriodAt(policy.budget.period, now).start,
+    );
     if (used + request.price.maxCredits > policy.budget.credits)
       throw budgetExceeded(policy, request.price.maxCredits, used, now);
   }

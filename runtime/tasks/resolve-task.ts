@@ -3,7 +3,6 @@ import { priceUnderBook } from '../accounts/book-price.js';
 import type { TaskErrorCode } from '../../generated/errors.js';
 import type { Warning } from '../../generated/support.js';
 import type { Context } from '../context.js';
-import { releaseHold, settleHold } from '../ledger/ledger.js';
 import type { Trx } from '../storage/executor.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import { scheduleWork } from '../queue/schedule-work.js';
@@ -98,7 +97,7 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
       },
       task.price_book,
     );
-    const charged = (await settleHold(trx, ctx.db.engine, taskId, price.estimatedCredits, now)) ?? 0;
+    const charged = (await ctx.ledger.settle(trx, taskId, price.estimatedCredits, now)) ?? 0;
     return {
       state: 'succeeded',
       progress: 100,
@@ -123,7 +122,7 @@ export function failTask(
   warnings?: Warning[],
 ): Promise<boolean> {
   return resolveOnce(ctx, taskId, async (trx, task, now) => {
-    await releaseHold(trx, ctx.db.engine, taskId, now);
+    await ctx.ledger.release(trx, taskId, now);
     return {
       state: 'failed',
       charged_credits: 0,
@@ -137,7 +136,7 @@ export function failTask(
 /** queued/running -> expired: the deadline passed; the hold is released; a later result is ignored. */
 export function expireTask(ctx: Context, taskId: string): Promise<boolean> {
   return resolveOnce(ctx, taskId, async (trx, _task, now) => {
-    await releaseHold(trx, ctx.db.engine, taskId, now);
+    await ctx.ledger.release(trx, taskId, now);
     return { state: 'expired', charged_credits: 0, error_code: 'deadline_exceeded', error_message: null };
   });
 }

@@ -2,8 +2,6 @@ import type { Caller } from '../accounts/accounts.js';
 import { budgetPeriodAt, DEFAULT_BUDGET_ALERTS } from '../accounts/key-policy.js';
 import type { Context } from '../context.js';
 import { newId } from '../ids.js';
-import { keySpendUsedPrepared } from '../ledger/key-spend.js';
-import { lowBalanceWatch } from '../ledger/wallets.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 import type { Trx } from '../storage/executor.js';
 import { writeTransaction } from '../storage/write-transaction.js';
@@ -39,7 +37,7 @@ export function alertBody(type: AlertEventType, now: number, data: Record<string
 
 async function crossingsAfter(ctx: Context, caller: Caller, task: TaskRow): Promise<Crossing[]> {
   const crossings: Crossing[] = [];
-  const watch = await lowBalanceWatch(ctx.db, caller.accountId);
+  const watch = await ctx.ledger.lowBalanceWatch(ctx.db, caller.accountId);
   if (watch && watch.available < watch.threshold)
     crossings.push({
       type: 'account.balance_low',
@@ -56,7 +54,7 @@ async function crossingsAfter(ctx: Context, caller: Caller, task: TaskRow): Prom
   if (budget) {
     // The period the task was accepted in: its hold counted there.
     const period = budgetPeriodAt(budget.period, Number(task.created_at));
-    const used = await keySpendUsedPrepared(ctx.db, caller.keyId, period.start);
+    const used = await ctx.ledger.keySpendUsedPrepared(ctx.db, caller.keyId, period.start);
     for (const percent of budget.alerts ?? DEFAULT_BUDGET_ALERTS) {
       // used / credits >= percent / 100, in integers.
       if (used * 100 < percent * budget.credits) continue;

@@ -15,7 +15,6 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reverseCredits } from '../../runtime/ledger/reversals.js';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.js';
@@ -224,10 +223,12 @@ describe('the operator console in a browser', () => {
       .select('account_id')
       .where('email', '=', 'grace@example.com')
       .executeTakeFirstOrThrow();
-    // A refund of 400 credits against the 250 she has: 150 owed (runtime/ledger/reversals.ts, as the payments webhook does).
+    // A refund of 400 credits against the 250 she has: 150 owed (the ledger's reverse, as the payments webhook does).
     await t.service.ctx.db.kysely
       .transaction()
-      .execute((trx) => reverseCredits(trx, 'refund', grace.account_id, 400, Date.now(), 'test:refund:grace'));
+      .execute((trx) =>
+        t.service.ctx.ledger.reverse(trx, 'refund', grace.account_id, 400, Date.now(), 'test:refund:grace'),
+      );
     expect(await t.wallet(grace.account_id)).toMatchObject({ available: 0 });
     const row = page.locator('#operator-accounts-table tr', { hasText: 'grace@example.com (api)' });
     await row.locator('button').click();

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addPurchase } from '../../runtime/ledger/ledger.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { bodyD, checkBalance, createTask, expectError, expectOk, PRICE_D } from './helpers.js';
 
@@ -54,7 +53,9 @@ describe('createTask requests sent together', () => {
 
     // A refused request's key was rolled back with it: with credits, it is a new task, not a replay.
     const refusedKey = keys[answers.findIndex((r) => r.status === 402)];
-    await t.service.ctx.db.kysely.transaction().execute((trx) => addPurchase(trx, accountId, PRICE_D, Date.now()));
+    await t.service.ctx.db.kysely
+      .transaction()
+      .execute((trx) => t.service.ctx.ledger.purchase(trx, accountId, PRICE_D, Date.now()));
     const again = await createTask(t, apiKey, bodyD(), { headers: { 'idempotency-key': refusedKey } });
     expectOk(again, 202);
     expect(again.headers.get('idempotent-replayed')).toBeNull();

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { ManualClock } from '../../runtime/clock.js';
-import { addGrant, addPurchase } from '../../runtime/ledger/ledger.js';
-import { forgiveDebt, restoreDispute, reverseCredits } from '../../runtime/ledger/reversals.js';
 import type { Trx } from '../../runtime/storage/executor.js';
 import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -100,7 +98,7 @@ describe('statements', () => {
         case 1: {
           const paid = pick(2) === 0;
           await inTrx((trx) =>
-            (paid ? addPurchase : addGrant)(trx, accountId, credits, now, {
+            (paid ? t.service.ctx.ledger.purchase : t.service.ctx.ledger.grant)(trx, accountId, credits, now, {
               note: null,
               byUserId: null,
               reference: paid ? `stripe:cs_${ref}` : `grant:${ref}`,
@@ -111,19 +109,28 @@ describe('statements', () => {
           break;
         }
         case 2:
-          await inTrx((trx) => reverseCredits(trx, 'refund', accountId, credits, now, `stripe:re_${ref}`));
+          await inTrx((trx) =>
+            t.service.ctx.ledger.reverse(trx, 'refund', accountId, credits, now, `stripe:re_${ref}`),
+          );
           break;
         case 3: {
-          await inTrx((trx) => reverseCredits(trx, 'dispute', accountId, credits, now, `stripe:dp_${ref}`));
+          await inTrx((trx) =>
+            t.service.ctx.ledger.reverse(trx, 'dispute', accountId, credits, now, `stripe:dp_${ref}`),
+          );
           disputes.set(accountId, [...(disputes.get(accountId) ?? []), `stripe:dp_${ref}`]);
           break;
         }
         case 4: {
           const mine = disputes.get(accountId) ?? [];
-          if (mine.length > 0) await inTrx((trx) => restoreDispute(trx, accountId, now, mine[pick(mine.length)]!));
+          if (mine.length > 0)
+            await inTrx((trx) => t.service.ctx.ledger.restoreDispute(trx, accountId, now, mine[pick(mine.length)]!));
           else
             await inTrx((trx) =>
-              forgiveDebt(trx, accountId, now, { reference: `forgive:${ref}`, byUserId: null, note: null }),
+              t.service.ctx.ledger.forgiveDebt(trx, accountId, now, {
+                reference: `forgive:${ref}`,
+                byUserId: null,
+                note: null,
+              }),
             );
           break;
         }

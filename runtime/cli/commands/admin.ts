@@ -1,6 +1,7 @@
 /** The account, key, credit and migration commands (runtime/cli/commands.ts lists their flags). */
 import { LANGUAGES, type Language } from '../../../generated/errors.js';
 import { createAccount } from '../../accounts/accounts.js';
+import { ledgerFor } from '../../ledger/ledger-for.js';
 import { DEFAULT_BOOK, parsePriceBook, priceBookChoices, setAccountPriceBook } from '../../accounts/price-book.js';
 import {
   applyPolicyInput,
@@ -233,7 +234,7 @@ export async function accountsForgiveDebt({ values }: CommandInput): Promise<num
   const note = text(values.note)?.trim() || null;
   const idempotencyKey = text(values['idempotency-key']) ?? null;
   const done = await withCommandDb(commandConfig(values), (db) =>
-    forgiveDebtAsOperator(db, CLI_OPERATOR, { accountId, note, idempotencyKey }, Date.now()),
+    forgiveDebtAsOperator(db, ledgerFor(db), CLI_OPERATOR, { accountId, note, idempotencyKey }, Date.now()),
   );
   if (!done) throw new Error(`no account ${accountId}`);
   print(
@@ -255,7 +256,7 @@ export async function creditsAdd({ values }: CommandInput): Promise<number> {
   // Recorded in the audit log as the console's grants are (actor `cli`), the note on the ledger row.
   const idempotencyKey = text(values['idempotency-key']) ?? null;
   const granted = await withCommandDb(commandConfig(values), (db) =>
-    grantCredits(db, CLI_OPERATOR, { accountId, credits, note, idempotencyKey }, Date.now()),
+    grantCredits(db, ledgerFor(db), CLI_OPERATOR, { accountId, credits, note, idempotencyKey }, Date.now()),
   );
   if (!granted) throw new Error(`no account ${accountId}`);
   print(

@@ -1,4 +1,5 @@
 import { recordAudit } from '../../audit/audit-log.js';
+import { ledgerFor } from '../../ledger/ledger-for.js';
 import { CLI_OPERATOR } from '../../operator/operator-actions.js';
 import { paymentSettings } from '../../payments/payment-settings.js';
 import { Payments } from '../../payments/payments.js';
@@ -18,7 +19,7 @@ export async function paymentsReconcile({ values }: CommandInput): Promise<numbe
   if (!settings.on) throw new Error(settings.reason);
   const result = await withCommandDb(config, async (db) => {
     const now = Date.now();
-    const found = await new Payments(settings, new StripeProcessor(settings), db).reconcile(now);
+    const found = await new Payments(settings, new StripeProcessor(settings), db, ledgerFor(db)).reconcile(now);
     await db.kysely.transaction().execute((trx) =>
       recordAudit(
         trx,

@@ -1,7 +1,6 @@
 import type { Handlers } from '../../../generated/routes.js';
 import { creditsToUsd } from '../../../generated/support.js';
 import { ApiError } from '../../errors.js';
-import { walletOf } from '../../ledger/wallets.js';
 import { usageRows } from '../../tasks/task-rows.js';
 import { requireAccountReports } from '../../reports/report-scope.js';
 import { usageCsv, usageReport } from '../../reports/usage-report.js';
@@ -18,7 +17,7 @@ function dayStart(value: string | undefined): number | undefined {
 
 export const accountHandlers: Pick<Handlers<ApiRequests>, 'getCredit' | 'getUsage' | 'getCurrentKey'> = {
   async getCredit(req) {
-    const wallet = await walletOf(req.ctx.db, req.caller.accountId);
+    const wallet = await req.ctx.ledger.balance(req.ctx.db, req.caller.accountId);
     const total = wallet.available + wallet.held;
     return {
       status: 200,

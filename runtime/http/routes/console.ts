@@ -20,7 +20,6 @@ import {
   type SessionUser,
 } from '../../console/users.js';
 import type { Context } from '../../context.js';
-import { owedCredits, walletsOf } from '../../ledger/wallets.js';
 import { CREDIT_PACKS, CUSTOM_AMOUNT } from '../../../generated/credit-packs.js';
 import { refuseFutureMonth, statementCsv, statementOf } from '../../reports/statement.js';
 import type { TaskState } from '../../tasks/states.js';
@@ -269,7 +268,7 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
 
     async consoleBalance(req) {
       const { user } = req;
-      const wallets = await walletsOf(req.ctx.db.kysely, [user.accountId, user.playgroundAccountId]);
+      const wallets = await req.ctx.ledger.balances(req.ctx.db.kysely, [user.accountId, user.playgroundAccountId]);
       const shape = (id: string) => {
         const w = wallets.get(id)!;
         return {
@@ -296,7 +295,7 @@ export function consoleHandlers(ctx: Context, limits: RateLimits): ConsoleAccoun
         enabled: on,
         packs: on ? CREDIT_PACKS.map((pack) => ({ ...pack })) : [],
         custom: on && CUSTOM_AMOUNT ? { ...CUSTOM_AMOUNT } : null,
-        owed: await owedCredits(req.ctx.db.kysely, req.user.accountId),
+        owed: await req.ctx.ledger.owed(req.ctx.db.kysely, req.user.accountId),
       });
     },
 

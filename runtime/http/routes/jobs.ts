@@ -5,7 +5,6 @@ import { ownerOf } from '../../assets/library.js';
 import { applyAssetReferences } from '../../assets/references.js';
 import { outboundPolicy } from '../../config.js';
 import { ApiError } from '../../errors.js';
-import { walletOf } from '../../ledger/wallets.js';
 import { QUOTE_TTL_MS, signQuote } from '../../quotes/quotes.js';
 import { acceptTask, type Created } from '../../tasks/create-task.js';
 import { inputNotServed } from '../../tasks/input-not-served.js';
@@ -44,7 +43,7 @@ async function admit(req: ApiRequest<'quoteTask'>, request: PreparedRequest): Pr
   await refuseQuoteByKeyPolicy(req.ctx, req.caller, request);
   const debt = await debtRefusal(req.ctx, req.caller.accountId);
   if (debt) throw debt;
-  const wallet = await walletOf(req.ctx.db, req.caller.accountId);
+  const wallet = await req.ctx.ledger.balance(req.ctx.db, req.caller.accountId);
   if (wallet.available < request.price.maxCredits)
     throw new ApiError('insufficient_credits', {
       params: { required: request.price.maxCredits, available: wallet.available },

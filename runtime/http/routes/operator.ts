@@ -3,7 +3,6 @@ import { auditEntries } from '../../audit/audit-log.js';
 import { consoleRefusal } from '../../console-refusal.js';
 import { DEFAULT_BOOK, parsePriceBook, setAccountPriceBook } from '../../accounts/price-book.js';
 import { ApiError } from '../../errors.js';
-import { walletOf } from '../../ledger/wallets.js';
 import { accountDetail, findAccounts, findUsers } from '../../operator/account-directory.js';
 import {
   type ActingOperator,
@@ -93,12 +92,13 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
     const { credits, note, idempotencyKey } = req.body;
     const granted = await grantCredits(
       req.ctx.db,
+      req.ctx.ledger,
       acting(req),
       { accountId, credits, note: note.trim(), idempotencyKey: idempotencyKey ?? null },
       req.ctx.clock.now(),
     );
     if (!granted) throw consoleRefusal('not_found', 'no such account');
-    const { available, held, spent, purchased } = await walletOf(req.ctx.db, accountId);
+    const { available, held, spent, purchased } = await req.ctx.ledger.balance(req.ctx.db, accountId);
     return ok({
       accountId,
       added: granted.added,
@@ -112,12 +112,13 @@ export const operatorHandlers: Pick<Handlers<ConsoleRequests>, OperatorOperation
     const { note, idempotencyKey } = req.body;
     const done = await forgiveDebtAsOperator(
       req.ctx.db,
+      req.ctx.ledger,
       acting(req),
       { accountId, note: note.trim(), idempotencyKey: idempotencyKey ?? null },
       req.ctx.clock.now(),
     );
     if (!done) throw consoleRefusal('not_found', 'no such account');
-    const { available, held, spent, purchased, owed, reversed } = await walletOf(req.ctx.db, accountId);
+    const { available, held, spent, purchased, owed, reversed } = await req.ctx.ledger.balance(req.ctx.db, accountId);
     return ok({
       accountId,
       forgiven: done.forgiven,

@@ -13,7 +13,6 @@ import type { Context } from '../../context.js';
 import { ApiError } from '../../errors.js';
 import { declaredKind } from '../../files/probe.js';
 import { commitUpload, createTicket, receiveUpload } from '../../files/uploads.js';
-import { walletOf } from '../../ledger/wallets.js';
 import { acceptTask } from '../../tasks/create-task.js';
 import { prepareRequest } from '../../tasks/prepare-request.js';
 import { taskRecord } from '../../tasks/task-record.js';
@@ -33,7 +32,7 @@ type PlaygroundHandlers = Pick<
 const ok = <T>(data: T) => ({ status: 200, data });
 
 async function wallet(ctx: Context, accountId: string) {
-  const { available, held, spent } = await walletOf(ctx.db, accountId);
+  const { available, held, spent } = await ctx.ledger.balance(ctx.db, accountId);
   return { available, held, spent, availableCost: creditsToUsd(available) };
 }
 
