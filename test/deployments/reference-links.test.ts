@@ -7,6 +7,7 @@ import { ReferenceHost } from '../../support/media/reference-host.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { createTask, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { modelsSection } from '../support/deployments-yaml.js';
 
 /**
  * Issue 37 point 3: providers fetch what was measured. A task's external references reach an
@@ -35,11 +36,7 @@ describe('references reach the provider as the bytes the service measured', () =
         'upstreams:',
         `  stored: { kind: jobs, baseUrl: "${stored.baseUrl}", secretEnv: UP_KEY }`,
         `  original: { kind: jobs, baseUrl: "${original.baseUrl}", secretEnv: UP_KEY, references: original }`,
-        'models:',
-        `  ${MODEL}:`,
-        '    - upstream: stored',
-        `  ${ORIGINAL_MODEL}:`,
-        '    - upstream: original',
+        ...modelsSection({ [MODEL]: 'stored', [ORIGINAL_MODEL]: 'original' }),
       ].join('\n'),
       { UP_KEY: 'up-key' },
     );
