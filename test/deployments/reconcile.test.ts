@@ -10,7 +10,7 @@ import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server
 import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { modelsSection } from '../support/deployments-yaml.js';
-import { crash, startMediaforge, waitForTask, walletOf, type MediaforgeProcess } from './support.js';
+import { startMediaforge, waitForTask, walletOf, type MediaforgeProcess } from './support.js';
 import { createOn } from './profile-deployments.js';
 
 /**
