@@ -13,7 +13,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { parseDeployments } from '../../runtime/routing/deployments-file.js';
@@ -23,7 +23,7 @@ import { bodyD, createTask, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.j
 const MODEL_FREE = 'vendor_b/family_c-2.6/reference-to-video';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { confineToOrigin, launchBrowser } from '../support/browser.js';
+import { type ConfinedBrowser, openConfined } from '../support/browser.js';
 import { signUp } from './support.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -34,12 +34,9 @@ const PASSWORD = 'a long enough password';
 describe('the operator console in a browser', () => {
   let t: TestService;
   let upstream: JobsProtocolServer;
-  let browser: Browser;
-  let context: BrowserContext;
+  let confined: ConfinedBrowser;
   let page: Page;
   let apiKey: string;
-  const foreign: string[] = [];
-  const problems: string[] = [];
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -80,12 +77,8 @@ describe('the operator console in a browser', () => {
     });
     expect((await waitForTerminal(t, apiKey, free.body.data.taskId, 20_000)).state).toBe('succeeded');
     await signUp(t, 'grace@example.com');
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const origin = new URL(t.url).origin;
-    await confineToOrigin(context, origin, foreign);
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+    confined = await openConfined(new URL(t.url).origin);
+    page = await confined.newPage();
   }, 120_000);
 
   /** The state badge of one deployment's row. */
@@ -93,8 +86,7 @@ describe('the operator console in a browser', () => {
     page.locator('#operator-deployments-table tr', { hasText: deployment }).locator('[data-state]');
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await confined?.close();
     await t?.close();
     await upstream?.close();
   });
@@ -296,7 +288,7 @@ describe('the operator console in a browser', () => {
   }, 90_000);
 
   it('loaded nothing from another origin and raised no page error', () => {
-    expect(foreign).toEqual([]);
-    expect(problems).toEqual([]);
+    expect(confined.foreign).toEqual([]);
+    expect(confined.problems).toEqual([]);
   });
 });

@@ -11,14 +11,14 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogue } from '../../generated/catalogue.js';
 import { codeMessage } from '../../generated/errors.js';
 import { UI_TEXT } from '../../generated/ui-text.js';
 import { addCredits } from '../../runtime/accounts/accounts.js';
 import { signCallback } from '../../runtime/webhooks/signing.js';
-import { confineToOrigin, launchBrowser } from '../support/browser.js';
+import { type ConfinedBrowser, openConfined } from '../support/browser.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
 import { png } from '../../support/media/fixtures.js';
@@ -31,12 +31,9 @@ const EMAIL = 'grace@example.com';
 
 describe('the playground and the console in a browser', () => {
   let t: TestService;
-  let browser: Browser;
-  let context: BrowserContext;
+  let confined: ConfinedBrowser;
   let receiver: Receiver;
   let page: Page;
-  const foreign: string[] = [];
-  const problems: string[] = [];
   /** Every live quote the pages asked for, and its answer's status. */
   const quotes: { status: number }[] = [];
 
@@ -44,20 +41,15 @@ describe('the playground and the console in a browser', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     t = await startTestService({ ...LOOPBACK });
     receiver = await startReceiver();
-    browser = await launchBrowser(['--autoplay-policy=no-user-gesture-required']);
-    context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const origin = new URL(t.url).origin;
-    await confineToOrigin(context, origin, foreign);
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+    confined = await openConfined(new URL(t.url).origin, { flags: ['--autoplay-policy=no-user-gesture-required'] });
+    page = await confined.newPage();
     page.on('response', (response) => {
       if (new URL(response.url()).pathname === '/playground/api/quote') quotes.push({ status: response.status() });
     });
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await confined?.close();
     await receiver?.close();
     await t?.close();
   });
@@ -365,9 +357,9 @@ describe('the playground and the console in a browser', () => {
   }, 30_000);
 
   it('renders the console in a browser whose language Intl refuses (en-US@posix): the chart library no longer throws at load (issue 28, item 7)', async () => {
-    const posix = await browser.newContext({
+    const posix = await confined.browser.newContext({
       viewport: { width: 1280, height: 1000 },
-      storageState: await context.storageState(),
+      storageState: await confined.context.storageState(),
     });
     try {
       // What headless Chromium reports under LANG=C.UTF-8; new Intl.NumberFormat('en-US@posix') throws a RangeError.
@@ -404,12 +396,12 @@ describe('the playground and the console in a browser', () => {
   }, 30_000);
 
   it('before sign-in follows the browser language (French), and never leaves the origin', async () => {
-    const french = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'fr-FR' });
+    const french = await confined.browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'fr-FR' });
     try {
       const fr = await french.newPage();
-      fr.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+      fr.on('pageerror', (error) => confined.problems.push(`page error ${error.message}`));
       fr.on('request', (request) => {
-        if (new URL(request.url()).origin !== new URL(t.url).origin) foreign.push(request.url());
+        if (new URL(request.url()).origin !== new URL(t.url).origin) confined.foreign.push(request.url());
       });
       await fr.goto(`${t.url}/playground`);
       await fr.locator('#auth h2').waitFor();
@@ -427,7 +419,7 @@ describe('the playground and the console in a browser', () => {
     } finally {
       await french.close();
     }
-    expect(foreign).toEqual([]);
-    expect(problems).toEqual([]);
+    expect(confined.foreign).toEqual([]);
+    expect(confined.problems).toEqual([]);
   }, 30_000);
 });

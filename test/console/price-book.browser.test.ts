@@ -4,12 +4,12 @@
  * point 4): the operator opens a customer's account, sees `default`, picks `partner` in the select,
  * and the customer's next quote is the book's; the audit log shows `account.price_book`.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '../../runtime/accounts/accounts.js';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { bodyD, PRICE_D } from '../http/helpers.js';
-import { confineToOrigin, launchBrowser } from '../support/browser.js';
+import { type ConfinedBrowser, openConfined } from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { signUp } from './support.js';
 
@@ -17,12 +17,9 @@ const OPERATOR = 'olive@example.com';
 
 describe('the operator sets a price book in a browser', () => {
   let t: TestService;
-  let browser: Browser;
-  let context: BrowserContext;
+  let confined: ConfinedBrowser;
   let page: Page;
   let customer: { accountId: string; apiKey: string };
-  const foreign: string[] = [];
-  const problems: string[] = [];
   const quote = async () =>
     (await t.call('POST', '/api/v1/jobs/quote', { key: customer.apiKey, body: bodyD() })).body.data.estimatedCredits;
 
@@ -33,16 +30,12 @@ describe('the operator sets a price book in a browser', () => {
     const accountId = (await user.call('GET', '/console/api/session')).body.data.accountId as string;
     customer = { accountId, apiKey: (await user.call('POST', '/console/api/keys', {})).body.data.apiKey };
     await addCredits(t.service.ctx.db, accountId, 1000, Date.now());
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    await confineToOrigin(context, new URL(t.url).origin, foreign);
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+    confined = await openConfined(new URL(t.url).origin);
+    page = await confined.newPage();
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await confined?.close();
     await t?.close();
   });
 
@@ -75,7 +68,7 @@ describe('the operator sets a price book in a browser', () => {
     expect(await page.locator('#operator-audit-table tr', { hasText: 'account.price_book' }).innerText()).toContain(
       customer.accountId,
     );
-    expect(problems).toEqual([]);
-    expect(foreign).toEqual([]);
+    expect(confined.problems).toEqual([]);
+    expect(confined.foreign).toEqual([]);
   }, 90_000);
 });

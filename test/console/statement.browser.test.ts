@@ -9,7 +9,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyD } from '../http/helpers.js';
 import {
@@ -22,7 +22,7 @@ import {
   startPaymentsWorld,
   type PaymentsWorld,
 } from '../payments/support.js';
-import { confineToOrigin, launchBrowser } from '../support/browser.js';
+import { type ConfinedBrowser, openConfined } from '../support/browser.js';
 import { ROOT } from '../support/root.js';
 import { waitForTerminal } from '../support/service.js';
 import type { ConsoleUser } from './support.js';
@@ -30,12 +30,9 @@ import type { ConsoleUser } from './support.js';
 const SHOTS = join(ROOT, 'test-artifacts');
 
 let world: PaymentsWorld;
-let browser: Browser;
-let context: BrowserContext;
+let confined: ConfinedBrowser;
 let page: Page;
 let user: ConsoleUser;
-const foreign: string[] = [];
-const problems: string[] = [];
 
 /** `YYYY-MM` of the UTC month `offset` months from now. */
 function monthFromNow(offset: number): string {
@@ -74,20 +71,16 @@ beforeAll(async () => {
   expect(created.status).toBe(202);
   expect((await waitForTerminal(world.t, key, created.body.data.taskId)).state).toBe('succeeded');
 
-  browser = await launchBrowser();
-  context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-  await confineToOrigin(context, new URL(world.t.url).origin, foreign);
+  confined = await openConfined(new URL(world.t.url).origin);
   // The customer's session, as the console's sign-in would have set it.
   const [name, value] = user.cookie.split(/=(.*)/s) as [string, string];
-  await context.addCookies([{ name, value, url: world.t.url }]);
-  page = await context.newPage();
-  page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+  await confined.context.addCookies([{ name, value, url: world.t.url }]);
+  page = await confined.newPage();
   mkdirSync(SHOTS, { recursive: true });
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  await browser?.close();
+  await confined?.close();
   await world?.close();
 });
 
@@ -134,8 +127,8 @@ describe('the statement section of the console', () => {
     expect(expected.openingBalance + expected.purchases.total - expected.refunds.total - expected.charges.total).toBe(
       expected.closingBalance,
     );
-    expect(problems).toEqual([]);
-    expect(foreign).toEqual([]);
+    expect(confined.problems).toEqual([]);
+    expect(confined.foreign).toEqual([]);
   }, 60_000);
 
   it('the CSV link answers the same figures as CSV', async () => {
@@ -213,7 +206,7 @@ describe('the statement section of the console', () => {
     await page.screenshot({ path: join(SHOTS, 'console-statement-print.png'), fullPage: true });
     await page.emulateMedia({ media: 'screen' });
     expect(await visible('#balance')).toBe(true);
-    expect(problems).toEqual([]);
-    expect(foreign).toEqual([]);
+    expect(confined.problems).toEqual([]);
+    expect(confined.foreign).toEqual([]);
   }, 30_000);
 });

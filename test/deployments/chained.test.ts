@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLedger } from '../support/service.js';
+import { modelsSection } from '../support/deployments-yaml.js';
 import type { Service } from '../../runtime/service.js';
 import { ROOT } from '../support/root.js';
 import { marginReport, microsToUsd } from '../../runtime/routing/margin.js';
@@ -54,11 +55,7 @@ describe('an edge mediaforge chained to an upstream mediaforge', () => {
       `    baseUrl: ${upstream.url}/v1`,
       '    secretEnv: CHAINED_UPSTREAM_KEY',
       '    cost: { perVideo: "0.10" }',
-      'models:',
-      `  ${MODEL_D}:`,
-      '    - upstream: up-jobs',
-      `  ${MODEL_MINI}:`,
-      '    - upstream: up-openai',
+      ...modelsSection({ [MODEL_D]: 'up-jobs', [MODEL_MINI]: 'up-openai' }),
     ].join('\n');
     // A short lease: the SIGKILL below can land mid-poll, and the restarted edge takes the item over once its lease has run out.
     edge = await startMediaforge(

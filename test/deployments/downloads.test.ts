@@ -8,6 +8,7 @@ import { bodyD, createTask, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { JobsProtocolServer, type JobsServerOptions } from '../../support/upstreams/jobs-protocol-server.js';
 import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
 import { closedAfterEach } from './support.js';
+import { modelsSection } from '../support/deployments-yaml.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
 import { drip, endless } from '../../support/upstreams/slow-results.js';
 
@@ -49,11 +50,7 @@ describe('result downloads: once, bounded, within their share, only what the mod
       [
         'upstreams:',
         `  up: { kind: jobs, baseUrl: "${server.baseUrl}" }`,
-        'models:',
-        `  ${MODEL_D}:`,
-        '    - upstream: up',
-        `  ${LAST_FRAME_MODEL}:`,
-        '    - upstream: up',
+        ...modelsSection({ [MODEL_D]: 'up', [LAST_FRAME_MODEL]: 'up' }),
       ].join('\n'),
     );
     const t = await startTestService(

@@ -5,7 +5,7 @@ import { parseDeployments } from '../../runtime/routing/deployments-file.js';
 import { bodyD, createTask, expectError } from '../http/helpers.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { call, startMediaforge, type MediaforgeProcess } from './support.js';
+import { call, closedAfterEach, startMediaforge, type MediaforgeProcess } from './support.js';
 
 /**
  * Upstream health that no customer can turn into an outage (issue 37, point 1). Each of the four
@@ -26,13 +26,9 @@ const POLL_FAIL = 'POLLFAIL'; // submit accepted, every status poll answered 503
 const COOLDOWN = '{ failures: 3, seconds: 30 }';
 
 describe('upstream health from evidence, not from one customer', () => {
+  const opened = closedAfterEach();
   let t: TestService | undefined;
   let upstream: JobsProtocolServer | undefined;
-  afterEach(async () => {
-    await t?.close();
-    await upstream?.close();
-    t = upstream = undefined;
-  });
 
   /** A service whose one model runs on one jobs upstream; `outage.now` makes every submit fail. */
   async function serve() {
@@ -49,6 +45,7 @@ describe('upstream health from evidence, not from one customer', () => {
       pollAnswer: (job) =>
         job?.prompt.includes(POLL_FAIL) ? { status: 503, msg: 'unavailable', retryAfter: '0' } : undefined,
     }).start();
+    opened.servers.push(upstream);
     const plan = parseDeployments(
       'deployments.yaml',
       [
@@ -63,6 +60,7 @@ describe('upstream health from evidence, not from one customer', () => {
       { upstreamPollMs: 50, upstreamSubmitWindowMs: 6000, upstreamReconcilePollMs: 100 },
       { deploymentsPlan: plan },
     );
+    opened.service = t;
     return { outage, service: t };
   }
 

@@ -4,7 +4,9 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bodyD, IMAGE, MODEL_D, MODEL_MINI } from '../http/helpers.js';
 import { ROOT } from '../support/root.js';
+import { modelsSection } from '../support/deployments-yaml.js';
 import { startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { createOn } from './profile-deployments.js';
 
 /**
  * Issue 37, point 8: `mediaforge report margin` without --json marks succeeded tasks whose
@@ -30,11 +32,7 @@ describe('the margin report marks tasks without a declared cost (issue 37)', () 
           'upstreams:',
           '  priced: { kind: simulator, cost: { perVideo: "0.10" } }',
           '  free: { kind: simulator }',
-          'models:',
-          `  ${MODEL_D}:`,
-          '    - upstream: priced',
-          `  ${MODEL_MINI}:`,
-          '    - upstream: free',
+          ...modelsSection({ [MODEL_D]: 'priced', [MODEL_MINI]: 'free' }),
         ].join('\n'),
       },
     );
@@ -47,12 +45,8 @@ describe('the margin report marks tasks without a declared cost (issue 37)', () 
       },
     ];
     for (const body of bodies) {
-      const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      }).then((r) => r.json());
-      expect(await waitForTask(proc.url, apiKey, created.data.taskId)).toMatchObject({ state: 'succeeded' });
+      const taskId = await createOn(proc.url, apiKey, body);
+      expect(await waitForTask(proc.url, apiKey, taskId)).toMatchObject({ state: 'succeeded' });
     }
     const { stdout } = await run(process.execPath, [join(ROOT, 'bin/mediaforge.js'), 'report', 'margin'], {
       env: { ...process.env, ...proc.env },

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { askedClip } from '../../support/media/fixtures.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { drip } from '../../support/upstreams/slow-results.js';
+import { modelsSection } from '../support/deployments-yaml.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
 import { call, type MediaforgeProcess, startMediaforge, waitForTask } from './support.js';
 
@@ -55,9 +56,7 @@ describe("a lost lease's cleanup does not touch the output of the worker that to
     const deployments = [
       'upstreams:',
       `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
-      'models:',
-      `  ${MODEL}:`,
-      '    - upstream: up',
+      ...modelsSection({ [MODEL]: 'up' }),
     ].join('\n');
     a = await startMediaforge(
       'output-keys-race',

@@ -1,13 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generate } from '../../generator/generate.js';
 import { inputD, MODEL_D, PRICE_D } from '../http/helpers.js';
 import { ACME_PROFILE } from '../support/acme-profile.js';
 import { AcmeServer } from '../support/acme-server.js';
-import { copyCheckout } from '../support/spec-copy.js';
-import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { call, waitForTask, type MediaforgeProcess } from './support.js';
+import { type ServedCopy, serveWithProfiles } from './profile-copy.js';
 
 /**
  * A maintainer's path (issue 27): a new provider added as one YAML file, spec/providers/acme.yaml,
@@ -19,18 +17,13 @@ import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './su
 const QUIET_PROFILE = ACME_PROFILE.replace(/^protocol: acme$/m, 'protocol: acme-quiet').replace(/^probe: .*\n/m, '');
 
 describe('a new provider is one YAML file (spec/providers/acme.yaml, generate, kind: acme)', () => {
-  let copy: ReturnType<typeof copyCheckout>;
+  let served: ServedCopy | undefined;
   let first: AcmeServer;
   let second: AcmeServer;
   let service: MediaforgeProcess;
   let key: string;
 
   beforeAll(async () => {
-    copy = copyCheckout();
-    writeFileSync(join(copy.root, 'spec/providers/acme.yaml'), ACME_PROFILE);
-    // The same protocol without a probe (issue 37): nothing to ask it at start, which is not a failure.
-    writeFileSync(join(copy.root, 'spec/providers/acme-quiet.yaml'), QUIET_PROFILE);
-    await generate(copy.root);
     first = await new AcmeServer({ name: 'first' }).start();
     second = await new AcmeServer({ name: 'second' }).start();
     const deployments = `upstreams:
@@ -42,24 +35,20 @@ models:
     - { upstream: acme-first, upstreamModel: acme-render-2, priority: 1 }
     - { upstream: acme-second, upstreamModel: acme-render-2 }
 `;
-    service = await startMediaforge(
+    served = await serveWithProfiles(
       'profile-acme',
-      {
-        ACME_KEY: AcmeServer.key,
-        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
-        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
-      },
-      { 'deployments.yaml': deployments },
-      copy.root,
+      // The same protocol without a probe (issue 37): nothing to ask it at start, which is not a failure.
+      { 'acme.yaml': ACME_PROFILE, 'acme-quiet.yaml': QUIET_PROFILE },
+      deployments,
+      { ACME_KEY: AcmeServer.key },
     );
-    key = (await service.account(10_000)).apiKey;
+    ({ service, key } = served);
   }, 180_000);
 
   afterAll(async () => {
-    await service?.stop();
+    await served?.stop();
     await first?.close();
     await second?.close();
-    copy?.remove();
   });
 
   /** What the task's account was charged for it (the task row's charged_credits). */
@@ -84,7 +73,7 @@ models:
   it('`mediaforge deployments check` in the copy knows kind acme', () => {
     const file = join(service.dir, 'deployments.yaml');
     const out = execFileSync(process.execPath, ['bin/mediaforge.js', 'deployments', 'check', '--deployments', file], {
-      cwd: copy.root,
+      cwd: served!.root,
       env: { ...process.env, ACME_KEY: AcmeServer.key },
     }).toString();
     expect(out).toContain('ok (3 upstreams, 1 model routed)');

@@ -1,11 +1,9 @@
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generate } from '../../generator/generate.js';
 import { ACME_STUDIO_PROFILE } from '../support/acme-studio-profile.js';
 import { AcmeStudioServer, STUDIO_ACCESS, STUDIO_SECRET } from '../support/acme-studio-server.js';
-import { copyCheckout } from '../support/spec-copy.js';
-import { call, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { call, waitForTask, type MediaforgeProcess } from './support.js';
+import { type ServedCopy, serveWithProfiles } from './profile-copy.js';
 import { referenceCopyLink, referenceUrl } from '../support/reference-url.js';
 
 const IMAGE_MODEL = 'vendor_b/family_b-1.1/image-to-video';
@@ -21,7 +19,7 @@ const IMAGE = referenceUrl('/first.png');
  * whose answer never came, and the probe.
  */
 describe('profile pieces (acme-studio)', () => {
-  let copy: ReturnType<typeof copyCheckout>;
+  let served: ServedCopy | undefined;
   let studio: AcmeStudioServer;
   let service: MediaforgeProcess;
   let key: string;
@@ -29,9 +27,6 @@ describe('profile pieces (acme-studio)', () => {
   let deployments = '';
 
   beforeAll(async () => {
-    copy = copyCheckout();
-    writeFileSync(join(copy.root, 'spec/providers/acme-studio.yaml'), ACME_STUDIO_PROFILE);
-    await generate(copy.root);
     studio = await new AcmeStudioServer().start();
     deployments = `upstreams:
   studio: { kind: acme-studio, baseUrl: "${studio.url}", secretEnv: STUDIO_KEY }
@@ -41,19 +36,15 @@ models:
   ${TEXT_MODEL}:
     - { upstream: studio, upstreamModel: studio-t2v }
 `;
-    service = await startMediaforge(
-      'profile-pieces',
-      { STUDIO_KEY: secret, MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml', MEDIAFORGE_UPSTREAM_POLL_MS: '100' },
-      { 'deployments.yaml': deployments },
-      copy.root,
-    );
-    key = (await service.account(10_000)).apiKey;
+    served = await serveWithProfiles('profile-pieces', { 'acme-studio.yaml': ACME_STUDIO_PROFILE }, deployments, {
+      STUDIO_KEY: secret,
+    });
+    ({ service, key } = served);
   }, 180_000);
 
   afterAll(async () => {
-    await service?.stop();
+    await served?.stop();
     await studio?.close();
-    copy?.remove();
   });
 
   const run = async (model: string, input: Record<string, unknown>) => {
@@ -104,7 +95,7 @@ models:
   });
 
   it('a jwt-hs256 upstream whose secret is not ACCESS_KEY:SECRET_KEY is refused by the deployments check, at secretEnv, without the value', async () => {
-    const { parseDeployments } = await import(join(copy.root, 'runtime/routing/deployments-file.ts'));
+    const { parseDeployments } = await import(join(served!.root, 'runtime/routing/deployments-file.ts'));
     let message = '';
     try {
       parseDeployments('deployments.yaml', deployments, { STUDIO_KEY: 'a-key-without-colon' });
@@ -119,9 +110,9 @@ models:
   });
 
   it('the probe: a request that creates nothing, signed like the others; a wrong secret is refused as the provider refuses it', async () => {
-    const { parseDeployments } = await import(join(copy.root, 'runtime/routing/deployments-file.ts'));
-    const { buildDeployments } = await import(join(copy.root, 'runtime/routing/build.ts'));
-    const { configFromEnv } = await import(join(copy.root, 'runtime/config.ts'));
+    const { parseDeployments } = await import(join(served!.root, 'runtime/routing/deployments-file.ts'));
+    const { buildDeployments } = await import(join(served!.root, 'runtime/routing/build.ts'));
+    const { configFromEnv } = await import(join(served!.root, 'runtime/config.ts'));
     const probe = async (key: string) => {
       const env = { STUDIO_KEY: key };
       const plan = parseDeployments('deployments.yaml', deployments, env);

@@ -9,7 +9,9 @@ import { ROOT } from '../support/root.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { ReplicateServer } from '../../support/upstreams/replicate-server.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
-import { crash, startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { modelsSection } from '../support/deployments-yaml.js';
+import { startMediaforge, waitForTask, walletOf, type MediaforgeProcess } from './support.js';
+import { createOn } from './profile-deployments.js';
 
 /**
  * Issue 27, reconciliation: a task that ended while its upstream job may still run (here: expired
@@ -29,9 +31,7 @@ const deploymentsFile = (upstream: JobsProtocolServer) =>
   [
     'upstreams:',
     `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}", cost: { perSecond: "0.02" } }`,
-    'models:',
-    `  ${MODEL_D}:`,
-    '    - upstream: up',
+    ...modelsSection({ [MODEL_D]: 'up' }),
   ].join('\n');
 
 type TaskReconciled = { state: string; upstream_final_state: string | null; upstream_cost_micros: number | null };
@@ -92,20 +92,9 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
       { 'deployments.yaml': deploymentsFile(upstream) },
     );
     const { accountId, apiKey } = await proc.account(1000);
-    const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(bodyD('finishes too late, Picture 1', { duration_seconds: 5 })),
-    }).then((r) => r.json());
-    return { proc, accountId, apiKey, taskId: created.data.taskId as string };
+    const taskId = await createOn(proc.url, apiKey, bodyD('finishes too late, Picture 1', { duration_seconds: 5 }));
+    return { proc, accountId, apiKey, taskId };
   }
-
-  const walletOf = (proc: MediaforgeProcess, accountId: string) =>
-    proc.db.kysely
-      .selectFrom('wallets')
-      .select(['held', 'spent'])
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
 
   it("a job that finishes after its task expired is reconciled: the client's outcome stays expired and uncharged; the job's end and cost are recorded without a download, and `report margin --json` and /metrics show the cost as abandoned", async () => {
     const upstream = await new JobsProtocolServer({ latencyMs: 4500 }).start();
@@ -235,11 +224,7 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
         'upstreams:',
         `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}" }`,
         '  sim: { kind: simulator }',
-        'models:',
-        `  ${MODEL_D}:`,
-        '    - upstream: up',
-        `  ${MODEL_MINI}:`,
-        '    - upstream: sim',
+        ...modelsSection({ [MODEL_D]: 'up', [MODEL_MINI]: 'sim' }),
       ].join('\n'),
     );
     t = await startTestService(

@@ -7,6 +7,7 @@ import { ReferenceHost } from '../../support/media/reference-host.js';
 import { JobsProtocolServer } from '../../support/upstreams/jobs-protocol-server.js';
 import { createTask, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { modelsSection } from '../support/deployments-yaml.js';
 
 /**
  * Issue 37 point 3: providers fetch what was measured. A task's external references reach an
@@ -19,6 +20,12 @@ const MODEL = 'vendor_b/family_c-2.6/reference-to-video';
 /** A second model routed to the upstream that takes the customer's URLs. */
 const ORIGINAL_MODEL = 'vendor_b/family_c-2.6/image-to-video';
 const METRICS_TOKEN = 'metrics-token-of-the-reference-suite';
+
+/** A 2 s 720p task of MODEL on these references. */
+const clipTask = (prompt: string, references: Record<string, string[]>) => ({
+  model: MODEL,
+  input: { prompt, duration_seconds: 2, resolution: '720p', ...references },
+});
 
 describe('references reach the provider as the bytes the service measured', () => {
   let t: TestService | undefined;
@@ -35,11 +42,7 @@ describe('references reach the provider as the bytes the service measured', () =
         'upstreams:',
         `  stored: { kind: jobs, baseUrl: "${stored.baseUrl}", secretEnv: UP_KEY }`,
         `  original: { kind: jobs, baseUrl: "${original.baseUrl}", secretEnv: UP_KEY, references: original }`,
-        'models:',
-        `  ${MODEL}:`,
-        '    - upstream: stored',
-        `  ${ORIGINAL_MODEL}:`,
-        '    - upstream: original',
+        ...modelsSection({ [MODEL]: 'stored', [ORIGINAL_MODEL]: 'original' }),
       ].join('\n'),
       { UP_KEY: 'up-key' },
     );
@@ -76,16 +79,14 @@ describe('references reach the provider as the bytes the service measured', () =
     host.serve('/swap/clip.mp4', two, 'video/mp4');
     host.serve('/swap/frame.png', png(64, 64, false), 'image/png');
     const prompt = 'the character from the clip waves ~stored~';
-    const created = await createTask(t!, apiKey, {
-      model: MODEL,
-      input: {
-        prompt,
-        duration_seconds: 2,
-        resolution: '720p',
+    const created = await createTask(
+      t!,
+      apiKey,
+      clipTask(prompt, {
         reference_video_urls: [host.urlOf('/swap/clip.mp4')],
         reference_image_urls: [host.urlOf('/swap/frame.png')],
-      },
-    });
+      }),
+    );
     expectOk(created, 202);
     const taskId = created.body.data.taskId;
     const task = await waitForTerminal(t!, apiKey, taskId, 20_000);
@@ -117,15 +118,11 @@ describe('references reach the provider as the bytes the service measured', () =
     expect(image.headers.get('content-type')).toBe('image/png');
 
     // The bill is the measured clip: the same request made now, while the host serves a 4 s clip, costs more.
-    const again = await createTask(t!, apiKey, {
-      model: MODEL,
-      input: {
-        prompt: `${prompt} again`,
-        duration_seconds: 2,
-        resolution: '720p',
-        reference_video_urls: [host.urlOf('/swap/clip.mp4')],
-      },
-    });
+    const again = await createTask(
+      t!,
+      apiKey,
+      clipTask(`${prompt} again`, { reference_video_urls: [host.urlOf('/swap/clip.mp4')] }),
+    );
     expectOk(again, 202);
     const later = await waitForTerminal(t!, apiKey, again.body.data.taskId, 20_000);
     expect(later.state, JSON.stringify(later)).toBe('succeeded');
@@ -149,15 +146,11 @@ describe('references reach the provider as the bytes the service measured', () =
   it('deletes the copies with the task purge: the link the provider had answers 404', async () => {
     const { apiKey } = await t!.account(100_000);
     const prompt = 'the character from the clip bows ~purged~';
-    const created = await createTask(t!, apiKey, {
-      model: MODEL,
-      input: {
-        prompt,
-        duration_seconds: 2,
-        resolution: '720p',
-        reference_video_urls: [host.urlOf('/video.mp4')],
-      },
-    });
+    const created = await createTask(
+      t!,
+      apiKey,
+      clipTask(prompt, { reference_video_urls: [host.urlOf('/video.mp4')] }),
+    );
     expectOk(created, 202);
     const taskId = created.body.data.taskId;
     expect((await waitForTerminal(t!, apiKey, taskId, 20_000)).state).toBe('succeeded');

@@ -106,6 +106,14 @@ export async function call(
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
 
+/** What an account's wallet holds and has spent, read from the process's own database. */
+export const walletOf = (proc: MediaforgeProcess, accountId: string) =>
+  proc.db.kysely
+    .selectFrom('wallets')
+    .select(['held', 'spent'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+
 /** Polls recordInfo until the task is terminal (or `until` says so). */
 export async function waitForTask(
   base: string,

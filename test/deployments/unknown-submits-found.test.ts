@@ -1,13 +1,10 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generate } from '../../generator/generate.js';
 import { bodyD, MODEL_D } from '../http/helpers.js';
 import { ACME_PROFILE } from '../support/acme-profile.js';
 import { AcmeServer } from '../support/acme-server.js';
-import { copyCheckout } from '../support/spec-copy.js';
 import { LumaServer } from '../../support/upstreams/vendors/luma-server.js';
 import { type MediaforgeProcess, startMediaforge, waitForTask } from './support.js';
+import { type ServedCopy, serveWithProfiles } from './profile-copy.js';
 import { bothModels, createOn, deploymentsFile, marginReport, reconciled, textTask } from './profile-deployments.js';
 
 /**
@@ -113,7 +110,7 @@ const ACME_BY_ID = ACME_PROFILE.replace(
 );
 
 describe('a lost submit on a profile that declares a client-chosen id (find.byId, generated in a copy of the checkout)', () => {
-  let copy: ReturnType<typeof copyCheckout>;
+  let served: ServedCopy | undefined;
   let upstream: AcmeServer;
   let service: MediaforgeProcess;
   let key: string;
@@ -121,35 +118,24 @@ describe('a lost submit on a profile that declares a client-chosen id (find.byId
   beforeAll(async () => {
     expect(ACME_BY_ID).toContain('reference: "{taskId}"');
     expect(ACME_BY_ID).toContain('byId:');
-    copy = copyCheckout();
-    writeFileSync(join(copy.root, 'spec/providers/acme.yaml'), ACME_BY_ID);
-    await generate(copy.root);
     upstream = await new AcmeServer({ name: 'only' }).start();
-    service = await startMediaforge(
+    served = await serveWithProfiles(
       'acme-find',
-      {
-        ACME_KEY: AcmeServer.key,
-        MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
-        MEDIAFORGE_UPSTREAM_POLL_MS: '100',
-        MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
-      },
-      {
-        'deployments.yaml': `upstreams:
+      { 'acme.yaml': ACME_BY_ID },
+      `upstreams:
   acme: { kind: acme, baseUrl: "${upstream.url}", secretEnv: ACME_KEY, cost: { perSecond: "0.02" } }
 models:
   ${MODEL_D}:
     - { upstream: acme, upstreamModel: acme-render-2 }
 `,
-      },
-      copy.root,
+      { ACME_KEY: AcmeServer.key, MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300' },
     );
-    key = (await service.account(10_000)).apiKey;
+    ({ service, key } = served);
   }, 180_000);
 
   afterAll(async () => {
-    await service?.stop();
+    await served?.stop();
     await upstream?.close();
-    copy?.remove();
   });
 
   const lost = async (prompt: string) => {

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { bodyD, MODEL_D } from '../http/helpers.js';
 import { ROOT } from '../support/root.js';
 import { OpenAiVideosServer, type OpenAiServerOptions } from '../../support/upstreams/openai-videos-server.js';
-import { startMediaforge, waitForTask, type MediaforgeProcess } from './support.js';
+import { startMediaforge, waitForTask, walletOf, type MediaforgeProcess } from './support.js';
+import { createOn } from './profile-deployments.js';
 
 /**
  * Issue 37, point 2: no job the operator pays for goes unseen. A submit whose answer comes after
@@ -49,12 +50,8 @@ describe('submits whose outcome is unknown on a protocol without an idempotency 
       { 'deployments.yaml': deploymentsFile(upstream, submitTimeoutSeconds) },
     );
     const { accountId, apiKey } = await proc.account(1000);
-    const created = await fetch(`${proc.url}/api/v1/jobs/createTask`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(bodyD('answered too late, Picture 1', { duration_seconds: 5 })),
-    }).then((r) => r.json());
-    return { upstream, proc, accountId, apiKey, taskId: created.data.taskId as string };
+    const taskId = await createOn(proc.url, apiKey, bodyD('answered too late, Picture 1', { duration_seconds: 5 }));
+    return { upstream, proc, accountId, apiKey, taskId };
   }
 
   const margin = async (proc: MediaforgeProcess, json: boolean) =>
@@ -63,13 +60,6 @@ describe('submits whose outcome is unknown on a protocol without an idempotency 
         env: { ...process.env, ...proc.env },
       })
     ).stdout;
-
-  const wallet = (proc: MediaforgeProcess, accountId: string) =>
-    proc.db.kysely
-      .selectFrom('wallets')
-      .select(['held', 'spent'])
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
 
   const row = (proc: MediaforgeProcess, taskId: string) =>
     proc.db.kysely
@@ -90,7 +80,7 @@ describe('submits whose outcome is unknown on a protocol without an idempotency 
     const { upstream, proc, accountId, apiKey, taskId } = await serve({ submitDelayMs: 2500 }, 1, 600_000);
     const task = await waitForTask(proc.url, apiKey, taskId);
     expect(task).toMatchObject({ state: 'failed', errorCode: 'internal_error', credits: 0 });
-    expect(await wallet(proc, accountId)).toEqual({ held: 0, spent: 0 });
+    expect(await walletOf(proc, accountId)).toEqual({ held: 0, spent: 0 });
     expect(upstream.videos.size).toBe(1); // the job runs at the provider
     const report = JSON.parse(await margin(proc, true));
     expect(report.rows).toEqual([

@@ -42,23 +42,17 @@ export async function putStream(
 
 /** Every media object a service holds: files of the local store (temporary ones too), or database rows and chunks. */
 export async function storedObjects(t: TestService): Promise<{ files: string[]; blobRows: number; chunkRows: number }> {
-  const db = t.service.ctx.db.kysely;
-  const blobRows = Number(
-    (
-      await db
-        .selectFrom('blobs')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
-  const chunkRows = Number(
-    (
-      await db
-        .selectFrom('blob_chunks')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
+  const rows = async (table: 'blobs' | 'blob_chunks') =>
+    Number(
+      (
+        await t.service.ctx.db.kysely
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const blobRows = await rows('blobs');
+  const chunkRows = await rows('blob_chunks');
   return { files: listFiles(join(t.config.dataDir, 'blobs')), blobRows, chunkRows };
 }
 

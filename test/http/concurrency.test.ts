@@ -28,6 +28,9 @@ async function watchWallet<T>(
 
 describe('concurrency', () => {
   const svc = serviceForSuite();
+  /** Every hold the account was ever given (a settled or released hold keeps its row). */
+  const holdsOf = (accountId: string) =>
+    svc.t.service.ctx.db.kysely.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute();
 
   it('200 parallel createTask calls on a balance that covers 50 accept exactly 50', async () => {
     const { accountId, apiKey } = await svc.t.account(50 * PRICE_D);
@@ -58,11 +61,7 @@ describe('concurrency', () => {
       total: 0,
       purchased: 50 * PRICE_D,
     });
-    const holds = await svc.t.service.ctx.db.kysely
-      .selectFrom('holds')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .execute();
+    const holds = await holdsOf(accountId);
     expect(holds).toHaveLength(50);
   }, 120_000);
 
@@ -80,11 +79,7 @@ describe('concurrency', () => {
     expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(49);
     for (const w of seen) expect(w.held).toBeLessThanOrEqual(PRICE_D);
 
-    const holds = await svc.t.service.ctx.db.kysely
-      .selectFrom('holds')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .execute();
+    const holds = await holdsOf(accountId);
     expect(holds).toHaveLength(1);
     expect((await svc.t.call('GET', '/api/v1/jobs', { key: apiKey })).body.data.items).toHaveLength(1);
     await checkBalance(svc.t, accountId, apiKey);

@@ -3,7 +3,7 @@
  * quiet, and keep a context's pages on the service's own origin (a request for another host is
  * recorded and never sent, so a suite can assert there were none).
  */
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { systemBrowser } from './system-browser.js';
 
 /** No sandbox (the tests run in containers), no GPU, and nothing the browser would ask of the internet on its own. */
@@ -40,4 +40,44 @@ export async function confineToOrigin(
     }
     return route.continue();
   });
+}
+
+/** A browser with one context confined to the service's origin, and what its pages did that a suite forbids. */
+export interface ConfinedBrowser {
+  browser: Browser;
+  context: BrowserContext;
+  /** Requests for another origin, refused before they were sent. */
+  foreign: string[];
+  /** The pages' uncaught errors. */
+  problems: string[];
+  /** A new page of the context, its uncaught errors recorded in `problems`. */
+  newPage(): Promise<Page>;
+  close(): Promise<void>;
+}
+
+/** What a console suite starts with: a headless browser (`flags` as launchBrowser's) and one context confined to `origin`. */
+export async function openConfined(
+  origin: string,
+  options: { flags?: string[]; viewport?: { width: number; height: number } } = {},
+): Promise<ConfinedBrowser> {
+  const browser = await launchBrowser(options.flags);
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 1000 } });
+  const foreign: string[] = [];
+  const problems: string[] = [];
+  await confineToOrigin(context, origin, foreign);
+  return {
+    browser,
+    context,
+    foreign,
+    problems,
+    async newPage() {
+      const page = await context.newPage();
+      page.on('pageerror', (error) => problems.push(`page error ${error.message}`));
+      return page;
+    },
+    async close() {
+      await context.close();
+      await browser.close();
+    },
+  };
 }

@@ -261,19 +261,23 @@ describe('provider mappings (spec/providers)', () => {
 });
 
 /** mapInput: a provider mapping applied to a validated input (runtime/upstreams/map-input.ts). */
-const MAPPED: [
-  string,
-  { mapping: Parameters<typeof mapInput>[0]; input: Record<string, unknown>; want: ReturnType<typeof mapInput> },
-][] = [
+type Mapping = Parameters<typeof mapInput>[0];
+/** A mapping of protocol x that passes other fields on, serves every input and sets nothing; `part` says what differs. */
+const mapping = (part: Partial<Mapping>): Mapping => ({
+  protocol: 'x',
+  otherFields: 'pass',
+  serves: 'all',
+  unmapped: {},
+  unsupported: {},
+  set: {},
+  fields: {},
+  ...part,
+});
+const MAPPED: [string, { mapping: Mapping; input: Record<string, unknown>; want: ReturnType<typeof mapInput> }][] = [
   [
     'renamed, converted, dropped, nested, constants added',
     {
-      mapping: {
-        protocol: 'x',
-        otherFields: 'pass',
-        serves: 'all',
-        unmapped: {},
-        unsupported: {},
+      mapping: mapping({
         set: { options: { safety: true } },
         fields: {
           prompt: { to: 'text' },
@@ -281,7 +285,7 @@ const MAPPED: [
           watermark: { drop: true },
           image_url: { to: 'image.url' },
         },
-      },
+      }),
       input: { prompt: 'a fox', duration_seconds: 8, watermark: true, image_url: 'https://example.com/a.png', seed: 7 },
       want: {
         ok: true,
@@ -298,15 +302,7 @@ const MAPPED: [
   [
     'values replaced',
     {
-      mapping: {
-        protocol: 'x',
-        otherFields: 'pass',
-        serves: 'all',
-        unmapped: {},
-        unsupported: {},
-        set: {},
-        fields: { aspect_ratio: { values: { '16:9': 'landscape', '9:16': 'portrait' } } },
-      },
+      mapping: mapping({ fields: { aspect_ratio: { values: { '16:9': 'landscape', '9:16': 'portrait' } } } }),
       input: { aspect_ratio: '9:16' },
       want: { ok: true, body: { aspect_ratio: 'portrait' } },
     },
@@ -314,15 +310,11 @@ const MAPPED: [
   [
     'a value without a provider value',
     {
-      mapping: {
-        protocol: 'x',
-        otherFields: 'pass',
+      mapping: mapping({
         serves: 'subset',
         unmapped: { aspect_ratio: ['1:1'] },
-        unsupported: {},
-        set: {},
         fields: { aspect_ratio: { values: { '16:9': 'landscape' } } },
-      },
+      }),
       input: { aspect_ratio: '1:1' },
       want: { ok: false, field: 'aspect_ratio', value: '1:1' },
     },
@@ -330,15 +322,11 @@ const MAPPED: [
   [
     'an unsupported field at its default: sent as nothing',
     {
-      mapping: {
-        protocol: 'x',
-        otherFields: 'pass',
+      mapping: mapping({
         serves: 'subset',
-        unmapped: {},
         unsupported: { loras: { default: [] } },
-        set: {},
         fields: { loras: { unsupported: true } },
-      },
+      }),
       input: { prompt: 'a fox', loras: [] },
       want: { ok: true, body: { prompt: 'a fox' } },
     },
@@ -346,15 +334,11 @@ const MAPPED: [
   [
     'an unsupported field set otherwise (or one without a default, set at all)',
     {
-      mapping: {
-        protocol: 'x',
-        otherFields: 'pass',
+      mapping: mapping({
         serves: 'subset',
-        unmapped: {},
         unsupported: { reference_file_url: {} },
-        set: {},
         fields: { reference_file_url: { unsupported: true } },
-      },
+      }),
       input: { prompt: 'a fox', reference_file_url: 'https://example.com/a.pdf' },
       want: { ok: false, field: 'reference_file_url', value: 'https://example.com/a.pdf' },
     },

@@ -13,6 +13,13 @@ const error = (
   params,
 });
 
+/** A field problem as mapAjvErrors lists it: its message's parameters always name the field. */
+const problem = (path: string, rule: string, key: string, params: Record<string, unknown> = {}) => ({
+  path,
+  rule,
+  message: { key, params: { ...params, field: path } },
+});
+
 describe('ajv errors as field problems', () => {
   it.each([
     ['the input itself', { given: [''], want: 'input' }],
@@ -28,83 +35,49 @@ describe('ajv errors as field problems', () => {
       'a missing field',
       {
         given: [error('required', '', { missingProperty: 'prompt' })],
-        want: [
-          { path: 'input.prompt', rule: 'required', message: { key: 'required', params: { field: 'input.prompt' } } },
-        ],
+        want: [problem('input.prompt', 'required', 'required')],
       },
     ],
     [
       'an unknown field',
       {
         given: [error('additionalProperties', '', { additionalProperty: 'colour' })],
-        want: [
-          {
-            path: 'input.colour',
-            rule: 'unknown_field',
-            message: { key: 'unknown_field', params: { field: 'input.colour' } },
-          },
-        ],
+        want: [problem('input.colour', 'unknown_field', 'unknown_field')],
       },
     ],
     [
       'a wrong type',
       {
         given: [error('type', '/seed', { type: 'integer' })],
-        want: [
-          {
-            path: 'input.seed',
-            rule: 'type',
-            message: { key: 'type', params: { type: 'integer', field: 'input.seed' } },
-          },
-        ],
+        want: [problem('input.seed', 'type', 'type', { type: 'integer' })],
       },
     ],
     [
       'a value outside an enum',
       {
         given: [error('enum', '/resolution', { allowedValues: ['720p', '1080p'] })],
-        want: [
-          {
-            path: 'input.resolution',
-            rule: 'enum',
-            message: { key: 'enum', params: { values: '720p, 1080p', field: 'input.resolution' } },
-          },
-        ],
+        want: [problem('input.resolution', 'enum', 'enum', { values: '720p, 1080p' })],
       },
     ],
     [
       'a const is an enum of one',
       {
         given: [error('const', '/mode', { allowedValue: 'std' })],
-        want: [
-          {
-            path: 'input.mode',
-            rule: 'enum',
-            message: { key: 'enum', params: { values: 'std', field: 'input.mode' } },
-          },
-        ],
+        want: [problem('input.mode', 'enum', 'enum', { values: 'std' })],
       },
     ],
     [
       'a limit',
       {
         given: [error('maxLength', '/prompt', { limit: 10 })],
-        want: [
-          {
-            path: 'input.prompt',
-            rule: 'maxLength',
-            message: { key: 'max_length', params: { limit: 10, field: 'input.prompt' } },
-          },
-        ],
+        want: [problem('input.prompt', 'maxLength', 'max_length', { limit: 10 })],
       },
     ],
     [
       'the same problem twice is listed once',
       {
         given: [error('minimum', '/n', { limit: 1 }), error('minimum', '/n', { limit: 1 })],
-        want: [
-          { path: 'input.n', rule: 'minimum', message: { key: 'minimum', params: { limit: 1, field: 'input.n' } } },
-        ],
+        want: [problem('input.n', 'minimum', 'minimum', { limit: 1 })],
       },
     ],
   ])('mapAjvErrors: %s', (_name, { given, want }) => {
@@ -120,13 +93,7 @@ describe('ajv errors as field problems', () => {
           patterns: { '#/properties/image_url/pattern': 'reference_url' },
           ranges: {},
         },
-        want: [
-          {
-            path: 'input.image_url',
-            rule: 'pattern',
-            message: { key: 'reference_url', params: { field: 'input.image_url' } },
-          },
-        ],
+        want: [problem('input.image_url', 'pattern', 'reference_url')],
       },
     ],
     [
@@ -141,13 +108,7 @@ describe('ajv errors as field problems', () => {
           patterns: {},
           ranges: { '#/properties/duration/anyOf': { auto: -1, min: 4, max: 12 } },
         },
-        want: [
-          {
-            path: 'input.duration',
-            rule: 'range_or_auto',
-            message: { key: 'range_or_auto', params: { auto: -1, min: 4, max: 12, field: 'input.duration' } },
-          },
-        ],
+        want: [problem('input.duration', 'range_or_auto', 'range_or_auto', { auto: -1, min: 4, max: 12 })],
       },
     ],
   ])('mapAjvErrors: %s', (_name, { given, want }) => {

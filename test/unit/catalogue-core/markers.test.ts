@@ -9,6 +9,13 @@ const PICTURE: MarkerPatternCode = {
 };
 const ANY: MarkerPatternCode = { re: /<<<ref_(\d+)>>>/g };
 
+/** A finding on the prompt: its code is also its message's key. */
+const promptWarning = (code: string, params: Record<string, unknown>) => ({
+  code,
+  path: 'input.prompt',
+  message: { key: code, params },
+});
+
 describe('prompt markers', () => {
   it.each([
     [
@@ -19,39 +26,21 @@ describe('prompt markers', () => {
       'a marker past the references',
       {
         given: { prompt: '@Image1 and @Image3', patterns: [AT_IMAGE], counts: { image: 2 } },
-        want: [
-          {
-            code: 'marker_unmatched',
-            path: 'input.prompt',
-            message: { key: 'marker_unmatched', params: { marker: '@Image3', count: 2, kind: 'image' } },
-          },
-        ],
+        want: [promptWarning('marker_unmatched', { marker: '@Image3', count: 2, kind: 'image' })],
       },
     ],
     [
       'a marker of a kind not supplied',
       {
         given: { prompt: 'the second clip', patterns: [PICTURE], counts: { image: 2 } },
-        want: [
-          {
-            code: 'marker_kind_missing',
-            path: 'input.prompt',
-            message: { key: 'marker_kind_missing', params: { marker: 'second clip', kind: 'video' } },
-          },
-        ],
+        want: [promptWarning('marker_kind_missing', { marker: 'second clip', kind: 'video' })],
       },
     ],
     [
       'a marker of any kind counts every reference',
       {
         given: { prompt: '<<<ref_2>>> then <<<ref_2>>>', patterns: [ANY], counts: { any: 1 } },
-        want: [
-          {
-            code: 'marker_unmatched',
-            path: 'input.prompt',
-            message: { key: 'marker_unmatched', params: { marker: '<<<ref_2>>>', count: 1, kind: 'reference' } },
-          },
-        ],
+        want: [promptWarning('marker_unmatched', { marker: '<<<ref_2>>>', count: 1, kind: 'reference' })],
       },
     ],
     ['a prompt that is not text', { given: { prompt: 42, patterns: [AT_IMAGE], counts: {} }, want: [] }],

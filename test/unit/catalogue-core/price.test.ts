@@ -3,6 +3,8 @@ import { type BillingConfig, computePrice, type PriceFacts } from '../../../cata
 
 const RATE = [555, '5.55'] as const;
 const DURATION: BillingConfig = { durationField: 'duration', auto: -1, maxDuration: 12, defaultDuration: 5 };
+/** The output as long as the source clip, 10 s assumed while its length is unknown. */
+const CLIP_LENGTH: BillingConfig = { sourceClip: { field: 'video', output: 'clip-length', assumedSeconds: 10 } };
 
 describe('billable seconds and price', () => {
   const cases: [
@@ -63,7 +65,7 @@ describe('billable seconds and price', () => {
         given: {
           input: {},
           facts: { sourceClipSeconds: 6.2 },
-          config: { sourceClip: { field: 'video', output: 'clip-length', assumedSeconds: 10 } },
+          config: CLIP_LENGTH,
         },
         want: { billableSeconds: 7, maxBillableSeconds: 7, estimatedCredits: 39, maxCredits: 39 },
       },
@@ -74,7 +76,7 @@ describe('billable seconds and price', () => {
         given: {
           input: {},
           facts: { sourceClipSeconds: 6.0001 },
-          config: { sourceClip: { field: 'video', output: 'clip-length', assumedSeconds: 10 } },
+          config: CLIP_LENGTH,
         },
         want: { billableSeconds: 6, maxBillableSeconds: 6, estimatedCredits: 34, maxCredits: 34 },
       },
@@ -82,7 +84,7 @@ describe('billable seconds and price', () => {
     [
       'a clip-length source clip of unknown length: the assumed seconds',
       {
-        given: { input: {}, config: { sourceClip: { field: 'video', output: 'clip-length', assumedSeconds: 10 } } },
+        given: { input: {}, config: CLIP_LENGTH },
         want: { billableSeconds: 10, maxBillableSeconds: 10, estimatedCredits: 56, maxCredits: 56 },
       },
     ],
