@@ -211,6 +211,7 @@ class LaneLoop {
 
   /** Runs the items in the background; each frees its slot and wakes the lanes when it ends. */
   private startAll(items: WorkItem[]): WorkItem[] {
+    this.worker.context.apiFirst.itemsStarted(items.length);
     for (const item of items) {
       const running: Promise<void> = this.worker
         .process(item)

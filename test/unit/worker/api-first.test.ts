@@ -5,21 +5,36 @@ describe('nextShare: the worker’s share of its slots after a turn', () => {
   it.each([
     [
       'no request came: every slot, however late the loop',
-      { given: { share: FLOOR, apiBusy: false, lagMs: 500 }, want: 1 },
+      { given: { share: FLOOR, requests: 0, items: 0, lagMs: 500 }, want: 1 },
+    ],
+    ['fewer requests than items: every slot', { given: { share: 1, requests: 30, items: 120, lagMs: 40 }, want: 1 }],
+    [
+      'a held-back worker’s items count as at every slot',
+      { given: { share: 0.25, requests: 100, items: 30, lagMs: 40 }, want: 1 },
     ],
     [
-      'requests on a loop running late: a quarter of the share',
-      { given: { share: 1, apiBusy: true, lagMs: 40 }, want: 0.25 },
+      'more requests than items, the loop late: a quarter',
+      { given: { share: 1, requests: 200, items: 20, lagMs: 40 }, want: 0.25 },
     ],
-    ['late again: never below the floor', { given: { share: FLOOR * 2, apiBusy: true, lagMs: 40 }, want: FLOOR }],
-    ['requests on a loop on time: a step back', { given: { share: 0.25, apiBusy: true, lagMs: 2 }, want: 0.25 + STEP }],
-    ['on time at every slot already: stays whole', { given: { share: 1, apiBusy: true, lagMs: 0 }, want: 1 }],
+    [
+      'late again: never below the floor',
+      { given: { share: FLOOR * 2, requests: 200, items: 0, lagMs: 40 }, want: FLOOR },
+    ],
+    [
+      'more requests than items, the loop on time: a step back',
+      { given: { share: 0.25, requests: 200, items: 2, lagMs: 2 }, want: 0.25 + STEP },
+    ],
+    [
+      'on time at every slot already: stays whole',
+      { given: { share: 1, requests: 200, items: 20, lagMs: 0 }, want: 1 },
+    ],
     [
       'exactly the allowed delay counts as on time',
-      { given: { share: 0.5, apiBusy: true, lagMs: LAG_MS }, want: 0.5 + STEP },
+      { given: { share: 0.5, requests: 200, items: 20, lagMs: LAG_MS }, want: 0.5 + STEP },
     ],
   ] as const)('%s', (_name, { given, want }) => {
-    expect(nextShare(given.share, { apiBusy: given.apiBusy, lagMs: given.lagMs })).toBe(want);
+    const { share, ...turn } = given;
+    expect(nextShare(share, turn)).toBe(want);
   });
 });
 
