@@ -9,6 +9,7 @@ import { writeTransaction } from '../storage/write-transaction.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 import { endTaskWork } from '../queue/work-items.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
+import { writeTerminalState } from './terminal-state.js';
 
 /**
  * Work done in the resolving transaction by other parts (webhook deliveries, upstream cancels), so
@@ -37,13 +38,7 @@ async function resolveOnce(
     const changes = await apply(trx, task, now);
     // The state guard makes resolution happen once, whoever gets here first.
     const written = { ...changes, settled: 1, finished_at: now, updated_at: now };
-    const result = await trx
-      .updateTable('tasks')
-      .set(written)
-      .where('id', '=', taskId)
-      .where('state', 'in', ['queued', 'running'])
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw new Error(`task ${taskId} resolved concurrently`);
+    if (!(await writeTerminalState(trx, taskId, written))) throw new Error(`task ${taskId} resolved concurrently`);
     await endTaskWork(trx, taskId, ['run', 'poll', 'expire'], now);
     if (task.retention_seconds !== null || ctx.config.retentionSeconds > 0) {
       // A service retention of 0 means no service-wide limit: then the task's own retention alone applies.
