@@ -227,7 +227,7 @@ async function pollJob(
   await recordCallAnswered(ctx, deployment);
   const now = ctx.clock.now();
   if (status.state === 'running') {
-    await recordPollProgress(ctx.db.kysely, task.id, status.progress, now);
+    await recordPollProgress(ctx.db, task.id, status.progress, now);
     return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)), attempts: 0 };
   }
   ctx.faults.reach('poll.answered'); // the deployment's final answer (succeeded or failed), nothing recorded
