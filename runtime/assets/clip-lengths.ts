@@ -1,22 +1,13 @@
 import { catalogue } from '../../generated/catalogue.js';
-import type { Context } from '../context.js';
 import type { TaskRow } from '../tasks/task-record.js';
 
 /**
- * The lengths of a task's billed reference clips (the catalogue's referenceClips field), measured
- * by the check before the submit (runtime/assets/run-check.ts), kept on the task: settlement bills
- * them, so nothing is fetched after the provider's job (a link that answers once cannot turn a
- * finished job into a free one). Written while the task is queued, before its run item.
+ * The lengths of a task's billed reference clips (the catalogue's referenceClips field) are
+ * measured by the check before the submit (runtime/assets/run-check.ts) and kept on the task while
+ * it is queued (runtime/tasks/submit-marks.ts `keepReferenceClipSeconds`): settlement bills them,
+ * so nothing is fetched after the provider's job (a link that answers once cannot turn a finished
+ * job into a free one).
  */
-export async function keepClipSeconds(ctx: Context, taskId: string, seconds: number[] | undefined): Promise<void> {
-  if (!seconds) return;
-  await ctx.db.kysely
-    .updateTable('tasks')
-    .set({ reference_clip_seconds_json: JSON.stringify(seconds) })
-    .where('id', '=', taskId)
-    .where('state', '=', 'queued')
-    .execute();
-}
 
 /**
  * The clip lengths settlement bills: those the check kept. A model that bills clips, with clips

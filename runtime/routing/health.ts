@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Context } from '../context.js';
 import type { Deployment } from '../deployments/deployment.js';
 import type { FailureClass, UpstreamError } from '../deployments/upstream-error.js';
@@ -6,6 +5,7 @@ import type { Db } from '../storage/dialect.js';
 import type { Executor } from '../storage/executor.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import { OPEN_STATES } from '../tasks/states.js';
+import { pinToDeployment, unpinFromDeployment } from '../tasks/submit-marks.js';
 import type { Deployments } from './router.js';
 import { ownerCooldowns, recordEvidence, trip } from './evidence.js';
 import { probeSoon } from './probe-health.js';
@@ -242,17 +242,8 @@ export async function takeSlot(ctx: Context, taskId: string, accountId: string, 
   const max = ctx.deployments.maxInFlight(name);
   const share = ctx.deployments.maxInFlightPerAccount(name);
   const now = ctx.clock.now();
-  const pin = async (db: Executor) => {
-    const taken = await db
-      .updateTable('tasks')
-      // The first slot taken is the task's first submit attempt: the submit window counts from it.
-      .set({ deployment: name, updated_at: now, first_submit_at: sql`coalesce(first_submit_at, ${now})` })
-      .where('id', '=', taskId)
-      .where('state', '=', 'queued')
-      .where('deployment', 'is', null)
-      .executeTakeFirst();
-    return Number(taken.numUpdatedRows) === 1;
-  };
+  // The first slot taken is the task's first submit attempt too: the submit window counts from it.
+  const pin = (db: Executor) => pinToDeployment(db, taskId, name, now);
   // No cap, nothing to read first: on PostgreSQL the one statement is its own transaction (no
   // BEGIN and COMMIT round trips); on SQLite it joins the commit group like any write.
   if (max === undefined && !ctx.db.sqliteGroup) return pin(ctx.db.kysely);
@@ -275,12 +266,5 @@ export async function takeSlot(ctx: Context, taskId: string, accountId: string, 
 
 /** Gives a slot back after a submit that created nothing (the task may go to another deployment). */
 export async function giveSlotBack(ctx: Context, taskId: string, name: string): Promise<void> {
-  await ctx.db.kysely
-    .updateTable('tasks')
-    .set({ deployment: null, updated_at: ctx.clock.now() })
-    .where('id', '=', taskId)
-    .where('deployment', '=', name)
-    .where('deployment_handle', 'is', null)
-    .where('state', '=', 'queued')
-    .execute();
+  await unpinFromDeployment(ctx.db.kysely, taskId, name, ctx.clock.now());
 }

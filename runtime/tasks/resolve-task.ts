@@ -8,6 +8,7 @@ import { writeTransaction } from '../storage/write-transaction.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 import { endTaskWork } from '../queue/work-items.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
+import { type Resolution, writeTerminalState } from './terminal-state.js';
 
 /**
  * Work done in the resolving transaction by other parts (webhook deliveries, upstream cancels), so
@@ -19,7 +20,7 @@ export type ResolutionHook = (trx: Trx, task: TaskRow, now: number, ctx: Context
 async function resolveOnce(
   ctx: Context,
   taskId: string,
-  apply: (trx: Trx, task: TaskRow, now: number) => Promise<Partial<TaskRow>>,
+  apply: (trx: Trx, task: TaskRow, now: number) => Promise<Resolution>,
 ): Promise<boolean> {
   const now = ctx.clock.now();
   const resolved = await writeTransaction(ctx.db, async (trx) => {
@@ -35,14 +36,9 @@ async function resolveOnce(
     if (!task || (task.state !== 'queued' && task.state !== 'running')) return false;
     const changes = await apply(trx, task, now);
     // The state guard makes resolution happen once, whoever gets here first.
+    if (!(await writeTerminalState(trx, ctx.db.engine, taskId, changes, now)))
+      throw new Error(`task ${taskId} resolved concurrently`);
     const written = { ...changes, settled: 1, finished_at: now, updated_at: now };
-    const result = await trx
-      .updateTable('tasks')
-      .set(written)
-      .where('id', '=', taskId)
-      .where('state', 'in', ['queued', 'running'])
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw new Error(`task ${taskId} resolved concurrently`);
     await endTaskWork(trx, taskId, ['run', 'poll', 'expire'], now);
     if (task.retention_seconds !== null || ctx.config.retentionSeconds > 0) {
       // A service retention of 0 means no service-wide limit: then the task's own retention alone applies.
@@ -75,10 +71,10 @@ export interface SuccessFacts {
   warnings?: Warning[];
 }
 
-/** The task's warnings with `added` after them, as stored. */
-function withWarnings(task: TaskRow, added: Warning[] | undefined): { warnings_json?: string } {
-  if (!added?.length) return {};
-  return { warnings_json: JSON.stringify([...(JSON.parse(task.warnings_json) as Warning[]), ...added]) };
+/** The task's warnings with `added` after them, as stored (the row was read under the resolution's lock). */
+function withWarnings(task: TaskRow, added: Warning[] | undefined): string {
+  if (!added?.length) return task.warnings_json;
+  return JSON.stringify([...(JSON.parse(task.warnings_json) as Warning[]), ...added]);
 }
 
 /** running -> succeeded: the hold is settled to the actual charge, never above the hold. */
@@ -105,7 +101,7 @@ export function succeedTask(ctx: Context, taskId: string, facts: SuccessFacts): 
       billed_seconds: price.billableSeconds,
       output_json: JSON.stringify(facts.outputs),
       upstream_cost_micros: facts.upstreamCostMicros ?? null,
-      ...withWarnings(task, facts.warnings),
+      warnings_json: withWarnings(task, facts.warnings),
     };
   });
 }
@@ -128,7 +124,7 @@ export function failTask(
       charged_credits: 0,
       error_code: code,
       error_message: message,
-      ...withWarnings(task, warnings),
+      warnings_json: withWarnings(task, warnings),
     };
   });
 }

@@ -1,5 +1,6 @@
 import { pgScheduleWork, pgWorkRows, scheduleWorkSqlite } from '../queue/schedule-work-direct.js';
 import type { Db } from '../storage/dialect.js';
+import type { Executor } from '../storage/executor.js';
 
 /**
  * queued -> running, the upstream's handle stored and the first poll item written, as one write:
@@ -31,6 +32,27 @@ export async function markRunning(
     values: [now, task.handle, task.id, pgWorkRows(now, poll)],
   });
   return rows[0].started === 1;
+}
+
+/**
+ * The handle of a task that ended (expired, canceled, failed) while its submit was on its way:
+ * kept so that the job can be found, reconciled and stopped. False when a handle was kept before
+ * or the task did not end that way (the caller then schedules nothing).
+ */
+export async function keepHandleOfEndedTask(
+  db: Executor,
+  taskId: string,
+  handle: string,
+  now: number,
+): Promise<boolean> {
+  const kept = await db
+    .updateTable('tasks')
+    .set({ deployment_handle: handle, updated_at: now })
+    .where('id', '=', taskId)
+    .where('deployment_handle', 'is', null)
+    .where('state', 'in', ['expired', 'canceled', 'failed'])
+    .executeTakeFirst();
+  return Number(kept.numUpdatedRows) === 1;
 }
 
 const SQLITE_START = `UPDATE tasks SET state = 'running', started_at = ?, updated_at = ?, deployment_handle = ?

@@ -5,6 +5,7 @@ import { ApiError } from '../errors.js';
 import { endTaskWork } from '../queue/work-items.js';
 import { decodeCursor, keysetAfter, pageOf } from '../storage/cursor.js';
 import { preparedRead } from '../storage/prepared-read.js';
+import { markContentPurged } from './content-purge.js';
 import { inputUploadKeysOf } from './input-uploads.js';
 import { isTerminal } from './states.js';
 import type { StoredOutput, TaskRow } from './task-record.js';
@@ -70,21 +71,9 @@ export async function purgeTaskContent(ctx: Context, task: TaskRow): Promise<num
   // The service's copies of its external references (issue 37 point 3) go with it too.
   await purgeReferenceCopies(ctx, task.id);
   const purgedAt = await ctx.db.kysely.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable('tasks')
-      .set({
-        input_json: null,
-        output_json: null,
-        callback_url: null,
-        warnings_json: '[]',
-        purged_at: now,
-        updated_at: now,
-      })
-      .where('id', '=', task.id)
-      .where('purged_at', 'is', null)
-      .executeTakeFirst();
+    const purged = await markContentPurged(trx, task.id, now);
     await endTaskWork(trx, task.id, ['purge'], now);
-    if (Number(result.numUpdatedRows) !== 1) {
+    if (!purged) {
       const row = await trx.selectFrom('tasks').select('purged_at').where('id', '=', task.id).executeTakeFirstOrThrow();
       return row.purged_at!;
     }

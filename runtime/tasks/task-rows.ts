@@ -6,8 +6,9 @@ import type { TaskRow } from './task-record.js';
 
 /**
  * Reads of the tasks table for the rest of the runtime: routes, the console, the worker and the
- * adapters ask here rather than writing their own SELECT. Writes stay with the code that owns the
- * change (create-task, resolve-task, the worker's state updates).
+ * adapters ask here rather than writing their own SELECT. Writes are tasks/' too, one function per
+ * state change (docs/architecture.md, tasks/): acceptance, run start, poll progress, resolution,
+ * purge, and the marks of submit-marks.ts and upstream-job-marks.ts.
  */
 
 const taskRowById = preparedRead<[taskId: string], TaskRow>('task-by-id', 'select * from "tasks" where "id" = ?');

@@ -1,5 +1,6 @@
 import { wakeTaskPoll } from '../queue/work-items.js';
 import type { Db } from '../storage/dialect.js';
+import type { Executor } from '../storage/executor.js';
 import { OPEN_STATES } from './states.js';
 
 /**
@@ -36,7 +37,12 @@ export async function wakeOnUpstreamCallback(
     if (!task) return 'ended';
     if (task.upstream_callback_at !== null) return 'replay';
     if (!(await wakeTaskPoll(trx, taskId, now))) return 'idle';
-    await trx.updateTable('tasks').set({ upstream_callback_at: now }).where('id', '=', taskId).execute();
+    await noteCallbackWoke(trx, taskId, now);
     return 'woken';
   });
+}
+
+/** The time a callback made the task's poll due: later callbacks of the task are replays. */
+async function noteCallbackWoke(db: Executor, taskId: string, now: number): Promise<void> {
+  await db.updateTable('tasks').set({ upstream_callback_at: now }).where('id', '=', taskId).execute();
 }

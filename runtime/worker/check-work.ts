@@ -1,7 +1,7 @@
-import { keepClipSeconds } from '../assets/clip-lengths.js';
 import { checkTaskReferences } from '../assets/run-check.js';
 import type { Context } from '../context.js';
 import { failTask } from '../tasks/resolve-task.js';
+import { keepReferenceClipSeconds } from '../tasks/submit-marks.js';
 import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { handOver } from '../queue/hand-over.js';
@@ -37,7 +37,7 @@ const checkTask: WorkHandler = async (ctx, item) => {
     await failTask(ctx, task.id, checked.problem.code, checked.problem.detail);
     return { done: true };
   }
-  await keepClipSeconds(ctx, task.id, checked.clipSeconds);
+  await keepReferenceClipSeconds(ctx.db.kysely, task.id, checked.clipSeconds);
   await handOver(ctx, item, { kind: 'run', refId: REFERENCES_CHECKED });
   return { done: true };
 };

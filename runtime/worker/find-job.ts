@@ -2,6 +2,7 @@ import { UpstreamError } from '../deployments/upstream-error.js';
 import type { WorkHandler, WorkHandlers, WorkOutcome } from '../queue/work-handler.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import { taskById } from '../tasks/task-rows.js';
+import { endJobSearch, keepFoundJobHandle } from '../tasks/upstream-job-marks.js';
 import { scheduleReconcile } from './reconcile.js';
 import { DEPLOYMENT_CALL_TIMEOUT_MS, jobOf, timeBoxed } from './task-job.js';
 
@@ -22,14 +23,7 @@ const findJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   if (!deployment?.findJob) return { done: true };
   const now = ctx.clock.now();
   const horizon = givenUpAt + ctx.config.upstreamReconcileMs;
-  const end = (state: 'absent' | 'unresolved') =>
-    ctx.db.kysely
-      .updateTable('tasks')
-      .set({ upstream_final_state: state })
-      .where('id', '=', task.id)
-      .where('deployment_handle', 'is', null)
-      .where('upstream_final_state', 'is', null)
-      .execute();
+  const end = (state: 'absent' | 'unresolved') => endJobSearch(ctx.db.kysely, task.id, state);
   let found: { handle: string } | 'absent';
   try {
     // The model's id at the upstream, as the submit sent it: what the provider's list echoes.
@@ -58,13 +52,7 @@ const findJob: WorkHandler = async (ctx, item): Promise<WorkOutcome> => {
   }
   const handle = found.handle;
   await writeTransaction(ctx.db, async (trx) => {
-    const kept = await trx
-      .updateTable('tasks')
-      .set({ deployment_handle: handle })
-      .where('id', '=', task.id)
-      .where('deployment_handle', 'is', null)
-      .executeTakeFirst();
-    if (Number(kept.numUpdatedRows) === 1) await scheduleReconcile(trx, now, ctx, task.id);
+    if (await keepFoundJobHandle(trx, task.id, handle)) await scheduleReconcile(trx, now, ctx, task.id);
   });
   ctx.log.warn(
     { task: task.id, deployment: deployment.name },

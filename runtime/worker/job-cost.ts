@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import type { DeploymentJob } from '../deployments/deployment.js';
-import { OPEN_STATES } from '../tasks/states.js';
+import { recordJobCostUnlessSucceeded, recordJobCostWhileOpen } from '../tasks/upstream-job-marks.js';
 import { upstreamCostMicros } from './store-outputs.js';
 
 /**
@@ -31,11 +31,6 @@ export async function recordJobCost(
   when: 'while-running' | 'unless-succeeded',
 ): Promise<void> {
   if (micros === null) return;
-  await ctx.db.kysely
-    .updateTable('tasks')
-    .set({ upstream_cost_micros: micros })
-    .where('id', '=', taskId)
-    .$if(when === 'while-running', (q) => q.where('state', 'in', [...OPEN_STATES]))
-    .$if(when === 'unless-succeeded', (q) => q.where('state', '!=', 'succeeded'))
-    .execute();
+  if (when === 'while-running') await recordJobCostWhileOpen(ctx.db.kysely, taskId, micros);
+  else await recordJobCostUnlessSucceeded(ctx.db.kysely, taskId, micros);
 }

@@ -6,15 +6,13 @@ import type { ResolutionHook } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { taskById } from '../tasks/task-rows.js';
+import { recordUpstreamEnd, type UpstreamFinalState } from '../tasks/upstream-job-marks.js';
 import type { Executor } from '../storage/executor.js';
 import { completedJobCost } from './job-cost.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 import { DEPLOYMENT_CALL_TIMEOUT_MS, jobOf, releaseResult, timeBoxed } from './task-job.js';
 import { jobMayStillRun } from './upstream-cancel.js';
 import type { WorkHandler, WorkHandlers, WorkOutcome } from '../queue/work-handler.js';
-
-/** How a reconciled job ended (tasks.upstream_final_state); `unresolved`: it had not ended at the horizon. */
-export type UpstreamFinalState = 'succeeded' | 'failed' | 'canceled' | 'lost' | 'unresolved';
 
 /**
  * Reconciliation (issue 27): a task that ended while its upstream job may still run (expired,
@@ -37,18 +35,7 @@ export const reconcileHook: ResolutionHook = async (trx, task, now, ctx) => {
 
 /** Records the job's end once; a completed job's cost unless one was recorded already (the poll saw it complete). */
 async function recordEnd(ctx: Context, task: TaskRow, end: UpstreamFinalState, costMicros: number | null = null) {
-  await ctx.db.kysely
-    .updateTable('tasks')
-    .set((eb) => ({
-      upstream_final_state: end,
-      ...(costMicros === null
-        ? {}
-        : { upstream_cost_micros: eb.fn.coalesce('upstream_cost_micros', eb.val(costMicros)) }),
-    }))
-    .where('id', '=', task.id)
-    .where('upstream_final_state', 'is', null)
-    .where('state', '!=', 'succeeded')
-    .execute();
+  await recordUpstreamEnd(ctx.db.kysely, task.id, end, costMicros);
   const log = { task: task.id, deployment: task.deployment, end, costMicros };
   if (end === 'unresolved') ctx.log.warn(log, 'the upstream job had not ended at the reconciliation horizon');
   else ctx.log.info(log, 'the upstream job of an ended task is reconciled');

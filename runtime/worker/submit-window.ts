@@ -15,16 +15,6 @@ export function submitWindowEnd(ctx: Context, firstAttemptAt: number): number {
   return firstAttemptAt + ctx.config.upstreamSubmitWindowMs;
 }
 
-/** Records a submit attempt that found every deployment cooling down (a slot taken records its own: routing/health.ts takeSlot). */
-export async function markSubmitAttempt(ctx: Context, taskId: string, now: number): Promise<void> {
-  await ctx.db.kysely
-    .updateTable('tasks')
-    .set({ first_submit_at: now })
-    .where('id', '=', taskId)
-    .where('first_submit_at', 'is', null)
-    .execute();
-}
-
 /**
  * Fails the task when its window has closed: `no_provider` (the caller's words: nothing was
  * charged, try later; no upstream named), hold released. True when the window is closed.

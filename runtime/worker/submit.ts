@@ -10,7 +10,8 @@ import { failTask } from '../tasks/resolve-task.js';
 import type { TaskRow } from '../tasks/task-record.js';
 import { DEPLOYMENT_CALL_TIMEOUT_MS, jobOf, timeBoxed, upstreamReason } from './task-job.js';
 import { upstreamCallbackUrl } from '../upstreams/upstream-callback-url.js';
-import { closeWhenWindowPassed, markSubmitAttempt, submitWindowEnd } from './submit-window.js';
+import { closeWhenWindowPassed, submitWindowEnd } from './submit-window.js';
+import { markFirstSubmitAttempt } from '../tasks/submit-marks.js';
 import { recordUnknownSubmit } from './unknown-submit.js';
 
 /** How soon a task whose deployments are all full or cooling down looks again (plus up to as much again, so waiting tasks spread out). */
@@ -163,7 +164,7 @@ export async function submitTask(ctx: Context, task: TaskRow): Promise<SubmitOut
   const roundAt = ctx.clock.now();
   const { order, failing, trials, allCooling } = await routeCandidates(ctx, routes, task.account_id);
   // Every deployment cooling down counts as a failed attempt: the window starts (a slot taken starts it in takeSlot).
-  if (allCooling && task.first_submit_at === null) await markSubmitAttempt(ctx, task.id, roundAt);
+  if (allCooling && task.first_submit_at === null) await markFirstSubmitAttempt(ctx.db.kysely, task.id, roundAt);
   for (const route of order) {
     const { deployment } = route;
     if (!(await takeSlot(ctx, task.id, task.account_id, deployment.name))) continue;

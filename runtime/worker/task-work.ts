@@ -1,4 +1,4 @@
-import { keepClipSeconds, settledClipSeconds } from '../assets/clip-lengths.js';
+import { settledClipSeconds } from '../assets/clip-lengths.js';
 import { checkTaskReferences, fetchesReferences } from '../assets/run-check.js';
 import type { Context } from '../context.js';
 import type { Deployment, DeploymentJob } from '../deployments/deployment.js';
@@ -7,7 +7,9 @@ import { recordCallAnswered, recordCallFailure } from '../routing/health.js';
 import { expireTask, failTask, succeedTask } from '../tasks/resolve-task.js';
 import { isTerminal } from '../tasks/states.js';
 import type { TaskRow } from '../tasks/task-record.js';
-import { markRunning } from '../tasks/run-start.js';
+import { keepHandleOfEndedTask, markRunning } from '../tasks/run-start.js';
+import { recordPollProgress } from '../tasks/poll-progress.js';
+import { keepReferenceClipSeconds } from '../tasks/submit-marks.js';
 import { taskById } from '../tasks/task-rows.js';
 import { newId } from '../ids.js';
 import { purgeTaskContent } from '../tasks/task-queries.js';
@@ -59,7 +61,7 @@ const runTask: WorkHandler = async (ctx, item) => {
       await failTask(ctx, task.id, checked.problem.code, checked.problem.detail);
       return { done: true };
     }
-    await keepClipSeconds(ctx, task.id, checked.clipSeconds);
+    await keepReferenceClipSeconds(ctx.db.kysely, task.id, checked.clipSeconds);
   }
   let deployment: Deployment;
   let handle: string;
@@ -82,7 +84,7 @@ const runTask: WorkHandler = async (ctx, item) => {
   // One poll chain per task: a run item taken over after a crash finds the task running, its poll item already written.
   const started = await markRunning(ctx.db, { id: task.id, handle }, now, firstPollAt);
   // Not queued any more: the task ended while the submit was on its way.
-  const cancelAfter = started ? false : await keepHandleOfEndedTask(ctx, task.id, handle, deployment, now);
+  const cancelAfter = started ? false : await keepHandleForCancel(ctx, task.id, handle, deployment, now);
   if (cancelAfter) ctx.wakeWorkers();
   ctx.faults.reach('run.running'); // running and its poll item committed; the run item not yet done
   return { done: true };
@@ -92,7 +94,7 @@ const runTask: WorkHandler = async (ctx, item) => {
  * The handle of a task that ended while its submit was on its way, kept so that the job can be
  * found and stopped: true when an upstream-cancel item was written (the workers are woken for it).
  */
-function keepHandleOfEndedTask(
+function keepHandleForCancel(
   ctx: Context,
   taskId: string,
   handle: string,
@@ -100,14 +102,7 @@ function keepHandleOfEndedTask(
   now: number,
 ): Promise<boolean> {
   return writeTransaction(ctx.db, async (trx) => {
-    const kept = await trx
-      .updateTable('tasks')
-      .set({ deployment_handle: handle, updated_at: now })
-      .where('id', '=', taskId)
-      .where('deployment_handle', 'is', null)
-      .where('state', 'in', ['expired', 'canceled', 'failed'])
-      .executeTakeFirst();
-    if (Number(kept.numUpdatedRows) !== 1) return false;
+    if (!(await keepHandleOfEndedTask(trx, taskId, handle, now))) return false;
     // Whether or not it can be stopped, how the job ends is learned later (./reconcile.ts).
     await scheduleReconcile(trx, now, ctx, taskId);
     if (!deployment.cancel) return false;
@@ -232,12 +227,7 @@ async function pollJob(
   await recordCallAnswered(ctx, deployment);
   const now = ctx.clock.now();
   if (status.state === 'running') {
-    await ctx.db.kysely
-      .updateTable('tasks')
-      .set({ progress: status.progress, updated_at: now })
-      .where('id', '=', task.id)
-      .where('state', '=', 'running')
-      .execute();
+    await recordPollProgress(ctx.db, task.id, status.progress, now);
     return { retryAt: now + Math.max(20, Math.min(30_000, status.retryAfterMs)), attempts: 0 };
   }
   ctx.faults.reach('poll.answered'); // the deployment's final answer (succeeded or failed), nothing recorded

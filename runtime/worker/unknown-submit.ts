@@ -3,6 +3,7 @@ import type { Deployment } from '../deployments/deployment.js';
 import { scheduleWork } from '../queue/schedule-work.js';
 import { writeTransaction } from '../storage/write-transaction.js';
 import type { TaskRow } from '../tasks/task-record.js';
+import { markUnknownSubmit } from '../tasks/submit-marks.js';
 import { completedJobCost } from './job-cost.js';
 import { jobOf } from './task-job.js';
 
@@ -20,14 +21,7 @@ export async function recordUnknownSubmit(ctx: Context, task: TaskRow, deploymen
   const job = await jobOf(ctx, task);
   const cost = completedJobCost(ctx.deployments.routeOf(job.model, deployment.name)?.cost, undefined, job);
   const recorded = await writeTransaction(ctx.db, async (trx) => {
-    const marked = await trx
-      .updateTable('tasks')
-      .set({ unknown_submit_at: now, unknown_submit_cost_micros: cost })
-      .where('id', '=', task.id)
-      .where('unknown_submit_at', 'is', null)
-      .where('deployment_handle', 'is', null)
-      .executeTakeFirst();
-    if (Number(marked.numUpdatedRows) !== 1) return false;
+    if (!(await markUnknownSubmit(trx, task.id, now, cost))) return false;
     if (deployment.findJob)
       await scheduleWork(trx, now, {
         kind: 'find-job',

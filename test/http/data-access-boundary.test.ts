@@ -25,6 +25,18 @@ const BUILT_MONEY_WRITE =
   /\.(?:updateTable|insertInto|deleteFrom|replaceInto|mergeInto)\(\s*['"](?:wallets|holds|ledger_entries)['"]|sqliteInsertText\(\s*['"](?:wallets|holds|ledger_entries)['"]/;
 /** A raw read of the wallets table (`select "available" from "wallets"`). */
 const RAW_WALLETS_READ = /\b(?:FROM|JOIN)\s+"?wallets\b/i;
+/** A raw statement text that changes the tasks table (`UPDATE tasks`, `insert into "tasks"`, `DELETE FROM tasks`). */
+const RAW_TASKS_WRITE = /\b(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s+"?tasks\b"?/i;
+/** A Kysely write to the tasks table, or a statement text built for one (`sqliteInsertText('tasks', …)`). */
+const BUILT_TASKS_WRITE =
+  /\.(?:updateTable|insertInto|deleteFrom|replaceInto|mergeInto)\(\s*['"`]tasks['"`]|sqliteInsertText\(\s*['"`]tasks['"`]/;
+/**
+ * A write whose table no reader of the text can name: a Kysely write given a variable or an
+ * expression (`deleteFrom(table)`), or a raw one whose table is interpolated (`DELETE FROM ${table}`).
+ * The rules above read table names, so such a write could change any table unseen.
+ */
+const UNNAMED_TABLE_WRITE =
+  /\.(?:updateTable|insertInto|deleteFrom|replaceInto|mergeInto)\(\s*(?!['"`\s])|\b(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s+"?\$\{/i;
 const INSERT_WORK = /\.insertInto\(\s*['"]work_items['"]/;
 /** Any mention of the work items table: a query, a statement text, a comment. */
 const WORK_ITEMS = /\bwork_items\b/;
@@ -61,6 +73,21 @@ describe('data access stays behind its modules (issue 20)', () => {
         'runtime/routing/margin.ts',
       ]),
     ).toEqual([]);
+  });
+
+  it('no statement outside runtime/tasks writes the tasks table, raw or through Kysely (issue 42: one owner of the task row)', () => {
+    const allowed = ['runtime/tasks/', 'runtime/storage/migrations/'];
+    expect([
+      ...offenders('runtime', RAW_TASKS_WRITE, allowed),
+      ...offenders('runtime', BUILT_TASKS_WRITE, allowed),
+    ]).toEqual([]);
+  });
+
+  it('every write names its table in the text, so that the rules above can read it (issue 42)', () => {
+    // The statement text builder takes the table from its callers, who name it (`sqliteInsertText('tasks', …)`: read above).
+    expect(offenders('runtime', UNNAMED_TABLE_WRITE, ['runtime/storage/migrations/'])).toEqual([
+      'runtime/storage/sqlite-insert-text.ts',
+    ]);
   });
 
   it('work items are inserted by scheduleWork only', () => {
@@ -100,6 +127,38 @@ describe('data access stays behind its modules (issue 20)', () => {
       expect([text, BUILT_MONEY_WRITE.test(text)]).toEqual([text, true]);
     for (const text of ['UPDATE wallet_history SET x = 1', "trx.updateTable('tasks')", 'INSERT INTO holdings (a)'])
       expect([text, RAW_MONEY_WRITE.test(text) || BUILT_MONEY_WRITE.test(text)]).toEqual([text, false]);
+    for (const text of [
+      "UPDATE tasks SET state = 'running' WHERE id = ?",
+      'update "tasks" set "progress" = ?',
+      'INSERT INTO tasks SELECT r.* FROM json_populate_record(NULL::tasks, $5::json) r',
+      'delete from "tasks" where "id" = ?',
+      'DELETE FROM tasks WHERE id = $1',
+    ])
+      expect([text, RAW_TASKS_WRITE.test(text)]).toEqual([text, true]);
+    for (const text of [
+      "ctx.db.kysely\n    .updateTable('tasks')",
+      "trx.insertInto('tasks').values(row)",
+      'db.deleteFrom("tasks")',
+      'trx.updateTable(`tasks`)',
+      "sqliteInsertText('tasks', TASK_COLUMNS)",
+    ])
+      expect([text, BUILT_TASKS_WRITE.test(text)]).toEqual([text, true]);
+    for (const text of [
+      "trx.updateTable('tasks_archive')",
+      'UPDATE task_events SET x = 1',
+      'create index tasks_by_finish on tasks (finished_at)',
+      "db.selectFrom('tasks').selectAll()",
+      'select * from "tasks" where "id" = ?',
+    ])
+      expect([text, RAW_TASKS_WRITE.test(text) || BUILT_TASKS_WRITE.test(text)]).toEqual([text, false]);
+    for (const text of ['db.deleteFrom(table)', 'trx.updateTable(names[kind])', `DELETE FROM \${table} WHERE id = $1`])
+      expect([text, UNNAMED_TABLE_WRITE.test(text)]).toEqual([text, true]);
+    for (const text of [
+      "db.deleteFrom('blob_chunks')",
+      "trx\n  .insertInto(\n    'assets')",
+      `UPDATE uploads SET a = \${x}`,
+    ])
+      expect([text, UNNAMED_TABLE_WRITE.test(text)]).toEqual([text, false]);
     expect(RAW_WALLETS_READ.test('select "available" from "wallets" where "account_id" = ?')).toBe(true);
     expect(RAW_WALLETS_READ.test('(SELECT available FROM wallets WHERE account_id = $1)')).toBe(true);
     expect(WORK_ITEMS.test("ctx.db.kysely.selectFrom('work_items')")).toBe(true);
