@@ -74,7 +74,8 @@ export default defineConfig({
     pool: 'forks',
     // Two files at a time (vitest's default on 2 cores is one): most suites wait on timers, child
     // processes and sockets rather than the CPU, so the second fork roughly halves the wall time.
-    maxWorkers: 2,
+    // MEDIAFORGE_TEST_FORKS sets another count (to measure one against another on a machine).
+    maxWorkers: Number(process.env.MEDIAFORGE_TEST_FORKS ?? 2),
     // No isolation: a fork runs file after file without re-importing the ~357 project modules and the
     // packages each file would load again (test/http on SQLite, A B B A under the same load: collect
     // 361 s and 267 s isolated, 37 s and 52 s without; wall 408 s, 297 s against 87 s, 153 s). What
