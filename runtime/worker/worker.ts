@@ -180,7 +180,7 @@ class LaneLoop {
   private async run(): Promise<void> {
     const ctx = this.worker.context;
     while (!this.stopped) {
-      // Fewer slots while requests arrive on a saturated loop (api-first.ts): the API answers first.
+      // Fewer slots while requests outnumber the worker's items on a loop running late (api-first.ts).
       const free = ctx.apiFirst.slots(this.lane.concurrency) - this.running.size;
       let claimed = 0;
       if (free > 0) {
