@@ -28,6 +28,7 @@ import {
   cannonOptions,
   checkMostlyOk,
   createAccounts,
+  createOneTask,
   isMain,
   newServiceDir,
   round,
@@ -78,7 +79,8 @@ export async function benchBacklog(
     const withoutWorker: Partial<Record<Loaded, PacedResult>> = {};
     let createSeconds = NaN;
     try {
-      const taskId = await createOne(api.url, keys[0]);
+      // One task of the backlog's kind (it runs to the end: no external clip), for recordInfo to read.
+      const taskId = await createOneTask(api.url, keys[0], RUNNING_BODY);
       shapes.recordInfo.path = `/api/v1/jobs/recordInfo?taskId=${encodeURIComponent(taskId)}`;
       const started = performance.now();
       await createMany(api.url, keys, tasks - 1);
@@ -162,19 +164,6 @@ export async function benchBacklog(
 
 function half(rps: number, seconds: number) {
   return { rate: Math.max(1, rps / 2), seconds, connections: CONNECTIONS };
-}
-
-/** One task of the backlog's kind (it runs to the end: no external clip), for recordInfo to read. */
-async function createOne(url: string, apiKey: string): Promise<string> {
-  const created = await fetch(`${url}/api/v1/jobs/createTask`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: RUNNING_BODY,
-  });
-  const body = (await created.json()) as { data?: { taskId?: string } };
-  if (created.status !== 202 || !body.data?.taskId)
-    throw new Error(`createTask: ${created.status} ${JSON.stringify(body)}`);
-  return body.data.taskId;
 }
 
 /** `count` tasks, CONNECTIONS at a time, the accounts' keys in turn. */

@@ -227,17 +227,20 @@ export interface BenchOutput {
 /** The three service endpoints the HTTP figures load. */
 export type Endpoint = 'quote' | 'recordInfo' | 'createTask';
 
-/** Creates one task with the typical body and returns its id (the task recordInfo reads; queued for the run when the simulator's latency is long). */
-export async function createOneTask(url: string, apiKey: string): Promise<string> {
+/**
+ * Creates one task (the typical body unless `body` says otherwise) and returns its id: the task
+ * recordInfo reads, queued for the run when the simulator's latency is long.
+ */
+export async function createOneTask(url: string, apiKey: string, body = TYPICAL_BODY): Promise<string> {
   const created = await fetch(`${url}/api/v1/jobs/createTask`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: TYPICAL_BODY,
+    body,
   });
-  const body = (await created.json()) as { data?: { taskId?: string } };
-  if (created.status !== 202 || !body.data?.taskId)
-    throw new Error(`createTask: ${created.status} ${JSON.stringify(body)}`);
-  return body.data.taskId;
+  const answer = (await created.json()) as { data?: { taskId?: string } };
+  if (created.status !== 202 || !answer.data?.taskId)
+    throw new Error(`createTask: ${created.status} ${JSON.stringify(answer)}`);
+  return answer.data.taskId;
 }
 
 /** What each endpoint's load sends with this key: recordInfo reads `taskId`, createTask sends a fresh Idempotency-Key each time. */

@@ -96,18 +96,30 @@ const KEY_SPEND_USED = {
 
 type HoldInput = keyof HoldRefs | keyof SpendRefs;
 
-/** The hold alone (no task with it), with or without a key budget: the pieces createTask's statement uses. */
-function holdStatement(name: string, budgeted: boolean) {
-  const params = new PgParams<HoldInput>();
+/**
+ * The hold's references in a statement's parameters (`params`, whose names include the hold's), and
+ * the key budget's when `budgeted`: what holdCtes reads, numbered where the statement first uses them.
+ */
+export function holdRefs(
+  params: Pick<PgParams<HoldInput>, 'ref'>,
+  budgeted: boolean,
+): { at: HoldRefs; spend: SpendRefs | undefined } {
   const at: HoldRefs = {
     accountId: params.ref('accountId'),
     taskId: params.ref('taskId'),
     now: params.ref('now'),
     amount: params.ref('amount'),
   };
-  const spend: SpendRefs | undefined = budgeted
+  const spend = budgeted
     ? { keyId: params.ref('keyId'), periodStart: params.ref('periodStart'), budget: params.ref('budget') }
     : undefined;
+  return { at, spend };
+}
+
+/** The hold alone (no task with it), with or without a key budget: the pieces createTask's statement uses. */
+function holdStatement(name: string, budgeted: boolean) {
+  const params = new PgParams<HoldInput>();
+  const { at, spend } = holdRefs(params, budgeted);
   const text = `WITH ${holdCtes(at, '', spend)}
 SELECT (SELECT count(*) FROM ${HOLD_TAKEN})::int AS held, ${budgeted ? `(SELECT count(*) FROM ${SPEND_TAKEN})::int` : '1'} AS budgeted`;
   return { name, text, params };

@@ -3,6 +3,7 @@ import {
   availableOf,
   HOLD_TAKEN,
   holdCtes,
+  holdRefs,
   type HoldRefs,
   keySpendUsedOn,
   SPEND_TAKEN,
@@ -44,15 +45,7 @@ type AcceptInput = keyof HoldRefs | keyof SpendRefs | 'task' | 'work' | 'key';
  */
 function acceptStatement(name: string, keyed: boolean, budgeted: boolean) {
   const p = new PgParams<AcceptInput>();
-  const at: HoldRefs = {
-    accountId: p.ref('accountId'),
-    taskId: p.ref('taskId'),
-    now: p.ref('now'),
-    amount: p.ref('amount'),
-  };
-  const spend: SpendRefs | undefined = budgeted
-    ? { keyId: p.ref('keyId'), periodStart: p.ref('periodStart'), budget: p.ref('budget') }
-    : undefined;
+  const { at, spend } = holdRefs(p, budgeted);
   const guard = keyed ? 'AND EXISTS (SELECT 1 FROM key)' : '';
   const text = `WITH ${keyed ? `${keyCte(p.ref('key'), at.now)},\n` : ''}${holdCtes(at, guard, spend)},
 task AS (
