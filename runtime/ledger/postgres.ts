@@ -4,6 +4,8 @@ import type { Db } from '../storage/dialect.js';
 import type { Trx } from '../storage/executor.js';
 import { pgTransaction } from '../storage/pg-direct.js';
 import { PgParams } from '../storage/pg-params.js';
+import { postgresPlaceholders } from '../storage/postgres-placeholders.js';
+import { KEY_SPEND_USED } from './key-spend.js';
 import type { HoldOutcome, HoldRequest, Ledger } from './ledger.js';
 import { sharedLedger } from './shared.js';
 
@@ -80,19 +82,12 @@ export function availableOf(accountId: string): string {
 
 /** What the key's budget has used in the period, on createTask's connection inside its transaction (a budget refusal's words). */
 export async function keySpendUsedOn(client: PoolClient, keyId: string, periodStart: number): Promise<number> {
-  const { rows } = await client.query<{ used: string }>({
-    ...KEY_SPEND_USED,
-    values: KEY_SPEND_USED.params.values({ keyId, periodStart }),
-  });
+  const { rows } = await client.query<{ used: string }>({ ...USED_ON_CLIENT, values: [keyId, periodStart] });
   return Number(rows[0]?.used ?? 0);
 }
 
-const usedParams = new PgParams<'keyId' | 'periodStart'>();
-const KEY_SPEND_USED = {
-  name: 'key-spend-used',
-  text: `SELECT held + spent AS used FROM key_spend WHERE api_key_id = ${usedParams.ref('keyId')} AND period_start = ${usedParams.ref('periodStart')}`,
-  params: usedParams,
-};
+/** key-spend.ts's one text of the read, numbered for PostgreSQL. */
+const USED_ON_CLIENT = { name: 'key-spend-used', text: postgresPlaceholders(KEY_SPEND_USED) };
 
 type HoldInput = keyof HoldRefs | keyof SpendRefs;
 

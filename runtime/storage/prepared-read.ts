@@ -1,4 +1,5 @@
 import { CompiledQuery } from 'kysely';
+import { postgresPlaceholders } from './postgres-placeholders.js';
 import type { Db } from './dialect.js';
 
 /**
@@ -27,8 +28,7 @@ export interface PreparedRead<P extends unknown[], R> {
 }
 
 export function preparedRead<P extends unknown[], R>(name: string, sqliteText: string): PreparedRead<P, R> {
-  let n = 0;
-  const pgText = sqliteText.replace(/\?/g, () => `$${++n}`);
+  const pgText = postgresPlaceholders(sqliteText);
   const pgName = `prepared-read:${name}`;
   return {
     async first(db, ...params) {

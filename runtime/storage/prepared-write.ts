@@ -1,4 +1,5 @@
 import { CompiledQuery } from 'kysely';
+import { postgresPlaceholders } from './postgres-placeholders.js';
 import type { Db, Engine } from './dialect.js';
 import type { Trx } from './executor.js';
 
@@ -6,7 +7,7 @@ import type { Trx } from './executor.js';
  * A fixed write of the task pipeline's tail (a poll's progress, a resolution's task row), run with
  * no query built per task: the tail's Kysely work was a fifth of its CPU (bench/runs/2026-11-27.md).
  * The text is written once in SQLite's spelling (`?` placeholders, no `?` elsewhere) and numbered
- * for PostgreSQL, as prepared-read.ts does; the SQL stays with the repository function that owns it.
+ * for PostgreSQL (postgres-placeholders.ts); the SQL stays with the repository function that owns it.
  * - `run`, a statement alone: on SQLite a better-sqlite3 statement (cached by text on the
  *   connection: dialect.ts) in the next commit group (sqlite-group-commit.ts), answered once
  *   durable; on PostgreSQL a named prepared statement through the pool, its own transaction.
@@ -21,8 +22,7 @@ export interface PreparedWrite<P extends unknown[]> {
 }
 
 export function preparedWrite<P extends unknown[]>(name: string, sqliteText: string): PreparedWrite<P> {
-  let n = 0;
-  const pgText = sqliteText.replace(/\?/g, () => `$${++n}`);
+  const pgText = postgresPlaceholders(sqliteText);
   const pgName = `prepared-write:${name}`;
   return {
     async run(db, ...params) {
