@@ -5,6 +5,7 @@ import type { Trx } from '../storage/executor.js';
 import { pgTransaction } from '../storage/pg-direct.js';
 import { PgParams } from '../storage/pg-params.js';
 import { postgresPlaceholders } from '../storage/postgres-placeholders.js';
+import { heldOrRollBack, holdOutcome } from './hold-refusal.js';
 import { KEY_SPEND_USED } from './key-spend.js';
 import type { HoldOutcome, HoldRequest, Ledger } from './ledger.js';
 import { sharedLedger } from './shared.js';
@@ -122,18 +123,11 @@ SELECT (SELECT count(*) FROM ${HOLD_TAKEN})::int AS held, ${budgeted ? `(SELECT 
 const HOLD = holdStatement('ledger-hold', false);
 const HOLD_BUDGETED = holdStatement('ledger-hold-budgeted', true);
 
-/** Thrown inside the transaction to roll a refused hold back (a budget counted before a short wallet). */
-class HoldRefused extends Error {
-  constructor(readonly outcome: HoldOutcome) {
-    super(`hold refused: ${outcome}`);
-  }
-}
-
 async function hold(db: Db, request: HoldRequest): Promise<HoldOutcome> {
   const { spend } = request;
   const statement = spend ? HOLD_BUDGETED : HOLD;
-  try {
-    return await pgTransaction(db, async (client) => {
+  return holdOutcome(
+    pgTransaction(db, async (client) => {
       const { rows } = await client.query<{ held: number; budgeted: number }>({
         name: statement.name,
         text: statement.text,
@@ -141,14 +135,9 @@ async function hold(db: Db, request: HoldRequest): Promise<HoldOutcome> {
       });
       const { held, budgeted } = rows[0]!;
       // The key's policy comes before the funds (docs/contracts.md, the refusal order).
-      const outcome: HoldOutcome = budgeted !== 1 ? 'budget' : held !== 1 ? 'funds' : 'held';
-      if (outcome !== 'held') throw new HoldRefused(outcome);
-      return outcome;
-    });
-  } catch (error) {
-    if (error instanceof HoldRefused) return error.outcome;
-    throw error;
-  }
+      return heldOrRollBack(budgeted !== 1 ? 'budget' : held !== 1 ? 'funds' : 'held');
+    }),
+  );
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Trx } from '../storage/executor.js';
 import { sqliteInsertText } from '../storage/sqlite-insert-text.js';
 import { KEY_SPEND_USED } from './key-spend.js';
 import type { HoldOutcome, HoldRequest, KeySpendCharge, Ledger } from './ledger.js';
+import { heldOrRollBack, holdOutcome } from './hold-refusal.js';
 import { settledCharge } from './settled-charge.js';
 import { sharedLedger } from './shared.js';
 
@@ -68,25 +69,9 @@ export function keySpendUsedInGroup(sqlite: BetterSqliteDatabase, keyId: string,
   return Number((sqlite.prepare(KEY_SPEND_USED).get(keyId, periodStart) as { used: number } | undefined)?.used ?? 0);
 }
 
-/** Thrown inside the group to roll a refused hold's savepoint back (a budget counted before a short wallet). */
-class HoldRefused extends Error {
-  constructor(readonly outcome: HoldOutcome) {
-    super(`hold refused: ${outcome}`);
-  }
-}
-
 async function hold(db: Db, request: HoldRequest): Promise<HoldOutcome> {
   if (!db.sqliteGroup) throw new Error('the SQLite ledger needs the SQLite engine');
-  try {
-    return await db.sqliteGroup.run((sqlite) => {
-      const outcome = holdInGroup(sqlite, request);
-      if (outcome !== 'held') throw new HoldRefused(outcome);
-      return outcome;
-    });
-  } catch (error) {
-    if (error instanceof HoldRefused) return error.outcome;
-    throw error;
-  }
+  return holdOutcome(db.sqliteGroup.run((sqlite) => heldOrRollBack(holdInGroup(sqlite, request))));
 }
 
 async function settle(trx: Trx, taskId: string, charge: number, now: number): Promise<number | undefined> {
