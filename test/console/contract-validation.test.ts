@@ -5,19 +5,17 @@
  * (`{ team: 5 }` made a personal key, `payloadVersion: "2"` was stored as 2) or their unknown
  * fields ignored.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/service.js';
+import { serviceForSuite } from '../support/suite-service.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signUp, type ConsoleUser } from './support.js';
 
 describe('console bodies are checked against the contract', () => {
-  let t: TestService;
+  const svc = serviceForSuite();
   let user: ConsoleUser;
 
   beforeAll(async () => {
-    t = await startTestService();
-    user = await signUp(t, 'contract-bodies@example.com');
+    user = await signUp(svc.t, 'contract-bodies@example.com');
   });
-  afterAll(async () => t?.close());
 
   const keyCount = async () => (await user.call<unknown[]>('GET', '/console/api/keys')).body.data.length;
 

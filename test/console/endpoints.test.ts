@@ -3,10 +3,12 @@
  * signed events again, a rotated secret signs beside the old one, deleted endpoints are gone while
  * their deliveries stay in the log; another user's endpoint is a 404; CSRF as everywhere.
  */
+import { storedRow } from '../support/stored-rows.js';
+import { serviceForSuite } from '../support/suite-service.js';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '../../runtime/accounts/accounts.js';
-import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
+import { waitForTerminal } from '../support/service.js';
 import { LOOPBACK, startReceiver, type Receiver } from '../webhooks/support.js';
 import { eventually } from '../support/eventually.js';
 import { signUp, type ConsoleUser } from './support.js';
@@ -14,22 +16,17 @@ import { signUp, type ConsoleUser } from './support.js';
 const MODEL = 'vendor_d/family_d/text-to-video';
 
 describe('account endpoints in the console', () => {
-  let t: TestService;
+  const svc = serviceForSuite(undefined, { ...LOOPBACK });
   let receiver: Receiver;
   let user: ConsoleUser;
   let apiKey: string;
   let endpoint: { endpointId: string; secret: string };
 
   beforeAll(async () => {
-    t = await startTestService({ ...LOOPBACK });
     receiver = await startReceiver();
-    user = await signUp(t, 'hooks@example.com');
-    const { account_id } = await t.service.ctx.db.kysely
-      .selectFrom('users')
-      .select('account_id')
-      .where('email', '=', 'hooks@example.com')
-      .executeTakeFirstOrThrow();
-    await addCredits(t.service.ctx.db, account_id, 1000, Date.now());
+    user = await signUp(svc.t, 'hooks@example.com');
+    const { account_id } = await storedRow(svc.t, 'users', { email: 'hooks@example.com' });
+    await addCredits(svc.t.service.ctx.db, account_id, 1000, Date.now());
     apiKey = (await user.call('POST', '/console/api/keys', {})).body.data.apiKey;
     const added = await user.call('POST', '/console/api/endpoints', {
       url: `${receiver.url}/events`,
@@ -40,16 +37,15 @@ describe('account endpoints in the console', () => {
   });
   afterAll(async () => {
     await receiver?.close();
-    await t?.close();
   });
 
   async function finishedTask(): Promise<string> {
-    const created = await t.call('POST', '/api/v1/jobs/createTask', {
+    const created = await svc.t.call('POST', '/api/v1/jobs/createTask', {
       key: apiKey,
       body: { model: MODEL, input: { prompt: 'a quiet harbour' } },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
-    await waitForTerminal(t, apiKey, created.body.data.taskId);
+    await waitForTerminal(svc.t, apiKey, created.body.data.taskId);
     return created.body.data.taskId;
   }
 
@@ -68,7 +64,7 @@ describe('account endpoints in the console', () => {
     expect(
       (await user.call('POST', `/console/api/endpoints/${endpoint.endpointId}/disable`, {}, { csrf: null })).status,
     ).toBe(403);
-    const other = await signUp(t, 'stranger@example.com');
+    const other = await signUp(svc.t, 'stranger@example.com');
     for (const action of ['disable', 'enable', 'rotate-secret', 'delete']) {
       const r = await other.call('POST', `/console/api/endpoints/${endpoint.endpointId}/${action}`);
       expect([action, r.status, r.body.data.reason]).toEqual([action, 404, 'not_found']);

@@ -6,28 +6,26 @@
  * operator edits any account's key (audited with the operator as actor); an expiry in the past is
  * refused (console and CLI), and a change that changes nothing writes no audit row.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { serviceForSuite } from '../support/suite-service.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { addCredits } from '../../runtime/accounts/accounts.js';
 import { run } from '../../runtime/cli/main.js';
 import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.js';
 import { bodyD, createTask, PRICE_D } from '../http/helpers.js';
-import { startTestService, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser, userRow } from './support.js';
 
 describe('console key policies', () => {
-  let t: TestService;
+  const svc = serviceForSuite(undefined, {}, { startWorker: false });
   let ada: ConsoleUser;
   let eve: ConsoleUser;
   let olive: ConsoleUser;
 
   beforeAll(async () => {
-    t = await startTestService({}, { startWorker: false });
-    ada = await signUp(t, 'ada-policy@example.com');
-    eve = await signUp(t, 'eve-policy@example.com');
-    olive = await signUp(t, 'olive-policy@example.com');
-    await setRole(t.service.ctx.db, CLI_OPERATOR, 'olive-policy@example.com', 'operator', Date.now());
+    ada = await signUp(svc.t, 'ada-policy@example.com');
+    eve = await signUp(svc.t, 'eve-policy@example.com');
+    olive = await signUp(svc.t, 'olive-policy@example.com');
+    await setRole(svc.t.service.ctx.db, CLI_OPERATOR, 'olive-policy@example.com', 'operator', Date.now());
   });
-  afterAll(async () => t?.close());
 
   async function putPolicy(user: ConsoleUser, keyId: string, body: unknown, language?: string, path = '/console/api') {
     const headers: Record<string, string> = {
@@ -36,7 +34,7 @@ describe('console key policies', () => {
       'content-type': 'application/json',
     };
     if (language) headers['accept-language'] = language;
-    const r = await fetch(`${t.url}${path}/keys/${keyId}/policy`, {
+    const r = await fetch(`${svc.t.url}${path}/keys/${keyId}/policy`, {
       method: 'PUT',
       headers,
       body: JSON.stringify(body),
@@ -45,7 +43,7 @@ describe('console key policies', () => {
   }
 
   const auditOf = (keyId: string) =>
-    t.service.ctx.db.kysely.selectFrom('audit_log').selectAll().where('target', '=', keyId).execute();
+    svc.t.service.ctx.db.kysely.selectFrom('audit_log').selectAll().where('target', '=', keyId).execute();
 
   async function newKey(user: ConsoleUser) {
     const created = await user.call('POST', '/console/api/keys', {});
@@ -56,7 +54,7 @@ describe('console key policies', () => {
   it('sets a policy, which createTask then enforces, audited as key.policy; null clears a part', async () => {
     const { apiKey, keyId } = await newKey(ada);
     const session = await ada.call('GET', '/console/api/session');
-    await addCredits(t.service.ctx.db, session.body.data.accountId, 1000, Date.now());
+    await addCredits(svc.t.service.ctx.db, session.body.data.accountId, 1000, Date.now());
 
     const set = await putPolicy(ada, keyId, { budget: '5000/month', models: ['vendor_a/*'], maxTasksInFlight: 2 });
     expect(set.status).toBe(200);
@@ -65,7 +63,7 @@ describe('console key policies', () => {
       models: ['vendor_a/*'],
       maxTasksInFlight: 2,
     });
-    const refused = await createTask(t, apiKey, bodyD());
+    const refused = await createTask(svc.t, apiKey, bodyD());
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 403, code: 40330 });
 
     const audit = await auditOf(keyId);
@@ -75,7 +73,7 @@ describe('console key policies', () => {
     expect(cleared.status).toBe(200);
     expect(cleared.body.data.policy.models).toBeNull();
     expect(cleared.body.data.policy.budget).toMatchObject({ credits: 5000, period: 'month' });
-    expect((await createTask(t, apiKey, bodyD())).status).toBe(202);
+    expect((await createTask(svc.t, apiKey, bodyD())).status).toBe(202);
     expect(await auditOf(keyId)).toHaveLength(2);
   });
 
@@ -98,7 +96,7 @@ describe('console key policies', () => {
     expect(r.body.msg).toContain('Ungültige Schlüsselrichtlinie');
     expect(await auditOf(keyId)).toHaveLength(1);
     // What GET /api/v1/keys/current would show: the policy the key had before.
-    const row = await t.service.ctx.db.kysely
+    const row = await svc.t.service.ctx.db.kysely
       .selectFrom('api_keys')
       .select(['budget_credits', 'budget_period', 'allowed_models', 'max_in_flight', 'expires_at', 'networks'])
       .where('id', '=', keyId)
@@ -124,8 +122,8 @@ describe('console key policies', () => {
     );
 
   it('makes a key with a policy, audited as key.create; the list shows the policy and what is left of its budget', async () => {
-    const { account_id: accountId } = await userRow(t, 'ada-policy@example.com');
-    await addCredits(t.service.ctx.db, accountId, 1000, Date.now());
+    const { account_id: accountId } = await userRow(svc.t, 'ada-policy@example.com');
+    await addCredits(svc.t.service.ctx.db, accountId, 1000, Date.now());
     const created = await ada.call('POST', '/console/api/keys', {
       team: 'render',
       policy: { budget: '500/day', models: ['vendor_d/*'], maxTasksInFlight: 3, networks: ['127.0.0.0/8'] },
@@ -133,7 +131,7 @@ describe('console key policies', () => {
     expect(created.status).toBe(200);
     const { apiKey, keyId } = created.body.data;
     expect(created.body.data.workspace).toBe('team:render');
-    expect((await createTask(t, apiKey, bodyD())).status).toBe(202);
+    expect((await createTask(svc.t, apiKey, bodyD())).status).toBe(202);
 
     const row = await listed(ada, keyId);
     expect(row?.policy).toMatchObject({
@@ -146,7 +144,7 @@ describe('console key policies', () => {
     });
     const audit = await auditOf(keyId);
     expect(audit.map((r) => [r.action, r.actor])).toEqual([
-      ['key.create', (await userRow(t, 'ada-policy@example.com')).id],
+      ['key.create', (await userRow(svc.t, 'ada-policy@example.com')).id],
     ]);
     expect(JSON.parse(String(audit[0].details))).toMatchObject({
       accountId,
@@ -169,7 +167,7 @@ describe('console key policies', () => {
 
   it("refuses a key made with a bad policy: 400 40050, param policy.<part>, in the caller's language, and makes no key", async () => {
     const before = (await ada.call('GET', '/console/api/keys')).body.data.length;
-    const r = await fetch(`${t.url}/console/api/keys`, {
+    const r = await fetch(`${svc.t.url}/console/api/keys`, {
       method: 'POST',
       headers: {
         cookie: ada.cookie,
@@ -207,11 +205,11 @@ describe('console key policies', () => {
     expect(ok.body.data.policy.expiresAt).toBe(future);
 
     // The CLI's keys create and keys set: a usage error naming the flag, nothing made or changed.
-    const { account_id: accountId } = await userRow(t, 'ada-policy@example.com');
+    const { account_id: accountId } = await userRow(svc.t, 'ada-policy@example.com');
     const errors: string[] = [];
     const spy = vi.spyOn(console, 'error').mockImplementation((line: string) => void errors.push(line));
     try {
-      const dbArgs = ['--db', t.config.dbUrl];
+      const dbArgs = ['--db', svc.t.config.dbUrl];
       expect(await run(['keys', 'create', '--account', accountId, '--expires', past, ...dbArgs])).not.toBe(0);
       expect(await run(['keys', 'set', '--key', keyId, '--expires', past, ...dbArgs])).not.toBe(0);
     } finally {
@@ -238,7 +236,7 @@ describe('console key policies', () => {
 
   it("an operator edits another account's key: key.policy audited with the operator as actor, shown in the account", async () => {
     const { keyId } = await newKey(eve);
-    const { account_id: eveAccount } = await userRow(t, 'eve-policy@example.com');
+    const { account_id: eveAccount } = await userRow(svc.t, 'eve-policy@example.com');
     const set = await operatorPut(olive, keyId, { budget: '2000/month', maxTasksInFlight: 4, models: ['vendor_a/*'] });
     expect(set.status).toBe(200);
     expect(set.body.data).toMatchObject({
@@ -247,7 +245,7 @@ describe('console key policies', () => {
     });
     const audit = await auditOf(keyId);
     expect(audit.map((r) => r.action)).toEqual(['key.policy']);
-    expect(audit[0].actor).toBe((await userRow(t, 'olive-policy@example.com')).id);
+    expect(audit[0].actor).toBe((await userRow(svc.t, 'olive-policy@example.com')).id);
     expect(JSON.parse(String(audit[0].details))).toMatchObject({
       accountId: eveAccount,
       before: { budget: null, maxTasksInFlight: null },

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceForSuite } from '../support/suite-service.js';
+import { describe, expect, it } from 'vitest';
 import { mediaforgeJsonInProcess } from '../support/cli-process.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { type TestService } from '../support/service.js';
 import { bodyD, createTask, PRICE_D } from '../http/helpers.js';
 import { signUp } from './support.js';
 
@@ -12,19 +13,13 @@ import { signUp } from './support.js';
 const cli = (t: TestService, argv: string[]) => mediaforgeJsonInProcess(t.config.dbUrl, argv);
 
 describe('console: low-balance alert', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startTestService({}, { startWorker: false });
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const svc = serviceForSuite(undefined, {}, { startWorker: false });
 
   it('sets the threshold, shows the balance low once a hold goes below it, and clears it', async () => {
-    const user = await signUp(t, 'low-balance@example.com');
+    const user = await signUp(svc.t, 'low-balance@example.com');
     const { accountId } = (await user.call('GET', '/console/api/session')).body.data;
-    await cli(t, ['credits', 'add', '--account', accountId, '--credits', String(PRICE_D * 3)]);
-    const { apiKey } = await cli(t, ['keys', 'create', '--account', accountId]);
+    await cli(svc.t, ['credits', 'add', '--account', accountId, '--credits', String(PRICE_D * 3)]);
+    const { apiKey } = await cli(svc.t, ['keys', 'create', '--account', accountId]);
     const lowBalance = async () => (await user.call('GET', '/console/api/balance')).body.data.lowBalance;
 
     expect(await lowBalance()).toEqual({ thresholdCredits: null, low: false });
@@ -32,7 +27,7 @@ describe('console: low-balance alert', () => {
     expect([set.status, set.body.data.lowBalanceCredits]).toEqual([200, PRICE_D * 2 + 1]);
     expect(await lowBalance()).toEqual({ thresholdCredits: PRICE_D * 2 + 1, low: false });
 
-    expect((await createTask(t, apiKey, bodyD())).status).toBe(202);
+    expect((await createTask(svc.t, apiKey, bodyD())).status).toBe(202);
     expect(await lowBalance()).toEqual({ thresholdCredits: PRICE_D * 2 + 1, low: true });
 
     for (const bad of [0, -5, 1.5, 'ten'])
@@ -47,11 +42,11 @@ describe('console: low-balance alert', () => {
     expect(await lowBalance()).toEqual({ thresholdCredits: null, low: false });
 
     // The operator's CLI sets the same threshold, audited.
-    expect(await cli(t, ['accounts', 'set', '--account', accountId, '--low-balance', '500'])).toMatchObject({
+    expect(await cli(svc.t, ['accounts', 'set', '--account', accountId, '--low-balance', '500'])).toMatchObject({
       lowBalanceCredits: 500,
     });
     expect(await lowBalance()).toEqual({ thresholdCredits: 500, low: true });
-    const audit = await t.service.ctx.db.kysely
+    const audit = await svc.t.service.ctx.db.kysely
       .selectFrom('audit_log')
       .selectAll()
       .where('action', '=', 'account.set')

@@ -5,6 +5,7 @@
  * the playground's allowance for a user who bought nothing), and
  * the service:// reference the playground (and only the playground) can then use.
  */
+import { storedRows } from '../support/stored-rows.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORAGE_UNLOCK_CREDITS } from '../../generated/storage-plans.js';
 import { codeMessage } from '../../generated/errors.js';
@@ -56,18 +57,8 @@ describe('playground uploads', () => {
     return { status: response.status, body: (await response.json()) as any };
   }
 
-  const uploadRows = () =>
-    t.service.ctx.db.kysely
-      .selectFrom('uploads')
-      .selectAll()
-      .where('account_id', '=', ids.playground_account_id)
-      .execute();
-  const assetRows = () =>
-    t.service.ctx.db.kysely
-      .selectFrom('assets')
-      .selectAll()
-      .where('account_id', '=', ids.playground_account_id)
-      .execute();
+  const uploadRows = () => storedRows(t, 'uploads', { account_id: ids.playground_account_id });
+  const assetRows = () => storedRows(t, 'assets', { account_id: ids.playground_account_id });
 
   it('refuses without a session (401) and without the right X-CSRF-Token (403); nothing is stored', async () => {
     expect((await upload(undefined, png(400, 600, false))).status).toBe(401);

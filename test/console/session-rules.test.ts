@@ -1,30 +1,28 @@
 /** The console and playground JSON APIs without a browser: sessions, CSRF, passwords, the separate playground wallet. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceForSuite } from '../support/suite-service.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '../../runtime/accounts/accounts.js';
-import { startTestService, type TestService } from '../support/service.js';
 import { signUp, type ConsoleUser } from './support.js';
 
 const MODEL = 'vendor_d/family_d/text-to-video';
 
 describe('console sessions and the playground wallet', () => {
-  let t: TestService;
+  const svc = serviceForSuite();
   let user: ConsoleUser;
 
   beforeAll(async () => {
-    t = await startTestService();
-    user = await signUp(t, 'ada@example.com');
+    user = await signUp(svc.t, 'ada@example.com');
   });
-  afterAll(async () => t?.close());
 
   const users = () =>
-    t.service.ctx.db.kysely
+    svc.t.service.ctx.db.kysely
       .selectFrom('users')
       .selectAll()
       .where('email', '=', 'ada@example.com')
       .executeTakeFirstOrThrow();
 
   it('sets an HttpOnly, SameSite=Lax session cookie and gives 30 playground credits, none for the API', async () => {
-    const response = await fetch(`${t.url}/console/api/signup`, {
+    const response = await fetch(`${svc.t.url}/console/api/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' },
       body: JSON.stringify({ email: 'bob@example.com', password: 'another password' }),
@@ -40,13 +38,13 @@ describe('console sessions and the playground wallet', () => {
   });
 
   it('refuses a second sign-up with the same email (409) and short passwords (400)', async () => {
-    const again = await fetch(`${t.url}/console/api/signup`, {
+    const again = await fetch(`${svc.t.url}/console/api/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' },
       body: JSON.stringify({ email: 'ADA@example.com', password: 'whatever123' }),
     });
     expect(again.status).toBe(409);
-    const short = await fetch(`${t.url}/console/api/signup`, {
+    const short = await fetch(`${svc.t.url}/console/api/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' },
       body: JSON.stringify({ email: 'c@example.com', password: 'short' }),
@@ -55,7 +53,7 @@ describe('console sessions and the playground wallet', () => {
   });
 
   it('needs the CSRF header: sign-up/sign-in without X-Requested-With and session calls without X-CSRF-Token are 403', async () => {
-    const noHeader = await fetch(`${t.url}/console/api/signin`, {
+    const noHeader = await fetch(`${svc.t.url}/console/api/signin`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }),
@@ -75,27 +73,27 @@ describe('console sessions and the playground wallet', () => {
 
   it('answers a wrong password and an unknown email with 401, and no session with 401', async () => {
     const headers = { 'content-type': 'application/json', 'x-requested-with': 'mediaforge-console' };
-    const wrong = await fetch(`${t.url}/console/api/signin`, {
+    const wrong = await fetch(`${svc.t.url}/console/api/signin`, {
       method: 'POST',
       headers,
       body: JSON.stringify({ email: 'ada@example.com', password: 'wrong password' }),
     });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('set-cookie')).toBeNull();
-    const unknown = await fetch(`${t.url}/console/api/signin`, {
+    const unknown = await fetch(`${svc.t.url}/console/api/signin`, {
       method: 'POST',
       headers,
       body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong password' }),
     });
     expect(unknown.status).toBe(401);
-    const right = await fetch(`${t.url}/console/api/signin`, {
+    const right = await fetch(`${svc.t.url}/console/api/signin`, {
       method: 'POST',
       headers,
       body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }),
     });
     expect(right.status).toBe(200);
-    expect((await fetch(`${t.url}/console/api/session`)).status).toBe(401);
-    expect((await fetch(`${t.url}/console/api/session`, { headers: { cookie: 'mf_session=forged' } })).status).toBe(
+    expect((await fetch(`${svc.t.url}/console/api/session`)).status).toBe(401);
+    expect((await fetch(`${svc.t.url}/console/api/session`, { headers: { cookie: 'mf_session=forged' } })).status).toBe(
       401,
     );
   });
@@ -103,32 +101,32 @@ describe('console sessions and the playground wallet', () => {
   it('API keys cannot spend playground credits; playground tasks hold from the playground wallet only', async () => {
     const created = await user.call('POST', '/console/api/keys', {});
     const apiKey = created.body.data.apiKey as string;
-    const attempt = await t.call('POST', '/api/v1/jobs/createTask', {
+    const attempt = await svc.t.call('POST', '/api/v1/jobs/createTask', {
       key: apiKey,
       body: { model: MODEL, input: { prompt: 'a cat' } },
     });
     expect(attempt.status).toBe(402);
     const { account_id, playground_account_id } = await users();
-    expect((await t.wallet(playground_account_id)).available).toBe(30);
+    expect((await svc.t.wallet(playground_account_id)).available).toBe(30);
 
     const task = await user.call('POST', '/playground/api/tasks', { model: MODEL, input: { prompt: 'a cat' } });
     expect(task.status).toBe(200);
-    expect((await t.wallet(playground_account_id)).held).toBe(task.body.data.maxCredits);
-    expect((await t.wallet(account_id)).held).toBe(0);
+    expect((await svc.t.wallet(playground_account_id)).held).toBe(task.body.data.maxCredits);
+    expect((await svc.t.wallet(account_id)).held).toBe(0);
     // The playground account's own key: its task is not visible to the API key, and the API key's credits are never touched.
-    await addCredits(t.service.ctx.db, account_id, 100, Date.now());
-    const other = await t.call('GET', `/api/v1/jobs/recordInfo?taskId=${task.body.data.taskId}`, { key: apiKey });
+    await addCredits(svc.t.service.ctx.db, account_id, 100, Date.now());
+    const other = await svc.t.call('GET', `/api/v1/jobs/recordInfo?taskId=${task.body.data.taskId}`, { key: apiKey });
     expect(other.status).toBe(404);
     for (let i = 0; i < 100; i++) {
       const r = await user.call('GET', `/playground/api/tasks/${task.body.data.taskId}`);
       if (r.body.data.state === 'succeeded') break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const wallet = await t.wallet(playground_account_id);
+    const wallet = await svc.t.wallet(playground_account_id);
     expect(wallet.available + wallet.spent).toBe(30);
-    expect((await t.wallet(account_id)).available).toBe(100);
-    await t.checkLedger(playground_account_id);
-    await t.checkLedger(account_id);
+    expect((await svc.t.wallet(account_id)).available).toBe(100);
+    await svc.t.checkLedger(playground_account_id);
+    await svc.t.checkLedger(account_id);
   });
 
   it('answers field problems per field in the account language', async () => {
@@ -145,8 +143,8 @@ describe('console sessions and the playground wallet', () => {
   });
 
   it("does not resend another account's delivery or revoke another account's key", async () => {
-    const other = await t.account(0);
-    const key = await t.service.ctx.db.kysely
+    const other = await svc.t.account(0);
+    const key = await svc.t.service.ctx.db.kysely
       .selectFrom('api_keys')
       .select('id')
       .where('account_id', '=', other.accountId)
@@ -156,7 +154,7 @@ describe('console sessions and the playground wallet', () => {
   });
 
   it('signs out: the session is gone', async () => {
-    const second = await signUp(t, 'eve@example.com');
+    const second = await signUp(svc.t, 'eve@example.com');
     expect((await second.call('POST', '/console/api/signout')).status).toBe(200);
     expect((await second.call('GET', '/console/api/session')).status).toBe(401);
   });

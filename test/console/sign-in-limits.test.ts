@@ -6,6 +6,7 @@
  * and sign-ups are limited per client address, and a refused sign-up grants nothing; a legacy
  * bcrypt hash signs in and is replaced by scrypt; a malformed mf_session cookie is no session.
  */
+import { storedRow } from '../support/stored-rows.js';
 import { readFileSync } from 'node:fs';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,14 +53,7 @@ describe('sign-in and sign-up limits', () => {
       headers: { ...CONSOLE_HEADERS, ...headers },
       body: { email, password },
     });
-  const storedHash = async (email: string) =>
-    (
-      await t.service.ctx.db.kysely
-        .selectFrom('users')
-        .select('password_hash')
-        .where('email', '=', email)
-        .executeTakeFirstOrThrow()
-    ).password_hash;
+  const storedHash = async (email: string) => (await storedRow(t, 'users', { email })).password_hash;
 
   // [name, { given: the email attacked (registered or not) }]
   it.each([

@@ -19,12 +19,13 @@ import {
   type Scenario,
   type SubmitFault,
 } from './behaviour/adapter.js';
+import { ADAPTERS as ADAPTERS_BY_KIND } from './behaviour/adapters.js';
 import { crash, type MediaforgeProcess, startMediaforge, waitForTask } from './support.js';
 
 /**
  * One behaviour suite over every adapter: the four coded protocols and every provider profile
- * under spec/providers/ (a profile added later is found here, and fails until
- * ./behaviour/<kind>.ts says how to run its loopback server). Each scenario goes through the
+ * under spec/providers/ (a profile added later is found here, and fails until its row in
+ * ./behaviour/adapters.ts says how to run its loopback server). Each scenario goes through the
  * public surface (HTTP to a real service, loopback protocol servers from support/upstreams/).
  *
  * One service per run (its engine is the project's) serves every adapter: one deployments file
@@ -48,16 +49,11 @@ const PROFILES = readdirSync(join(ROOT, 'spec/providers'))
   );
 const KINDS = [...CODED, ...PROFILES];
 
-/** Each kind's adapter file, or why it has none. */
-const LOADED = await Promise.all(
-  KINDS.map(async (kind) => {
-    try {
-      return { kind, adapter: ((await import(`./behaviour/${kind}.ts`)) as { adapter: BehaviourAdapter }).adapter };
-    } catch (error) {
-      return { kind, missing: String(error) };
-    }
-  }),
-);
+/** Each kind's adapter (its row in ./behaviour/adapters.ts), or that it has none. */
+const LOADED = KINDS.map((kind) => {
+  const row = Object.hasOwn(ADAPTERS_BY_KIND, kind) ? ADAPTERS_BY_KIND[kind] : undefined;
+  return row ? { kind, adapter: { kind, ...row } } : { kind, missing: `no row for ${kind} in behaviour/adapters.ts` };
+});
 const ADAPTERS = LOADED.flatMap((l) => (l.adapter ? [l.adapter] : []));
 
 /** The service's task deadline: long enough for a quick job under load, short enough to wait for. */
@@ -464,7 +460,7 @@ afterAll(async () => {
 
 describe('every adapter is in the suite', () => {
   it.each(LOADED.map((l) => [l.kind, l.missing]))(
-    '%s has its behaviour adapter (test/deployments/behaviour/<kind>.ts)',
+    '%s has its behaviour adapter (its row in test/deployments/behaviour/adapters.ts)',
     (_kind, missing) => {
       expect(missing).toBeUndefined();
     },

@@ -1,3 +1,4 @@
+import { openTaskCount } from '../support/stored-rows.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -146,15 +147,8 @@ describe('an upstream job from submit to end', () => {
       ),
     );
     let peak = 0;
-    const db = t.service.ctx.db.kysely;
     const sampler = setInterval(async () => {
-      const n = await db
-        .selectFrom('tasks')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('deployment', '=', 'up')
-        .where('state', 'in', ['queued', 'running'])
-        .executeTakeFirstOrThrow();
-      peak = Math.max(peak, Number(n.n));
+      peak = Math.max(peak, await openTaskCount(t, 'up'));
     }, 20);
     const tasks = await Promise.all(ids.map((id) => waitForTerminal(t, apiKey, id, 20_000)));
     clearInterval(sampler);

@@ -1,3 +1,4 @@
+import { storedRow } from '../support/stored-rows.js';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,14 +53,7 @@ models:
   });
 
   /** What the task's account was charged for it (the task row's charged_credits). */
-  const charged = async (taskId: string) =>
-    (
-      await service.db.kysely
-        .selectFrom('tasks')
-        .select('charged_credits')
-        .where('id', '=', taskId)
-        .executeTakeFirstOrThrow()
-    ).charged_credits;
+  const charged = async (taskId: string) => (await storedRow(service.db, 'tasks', { id: taskId })).charged_credits;
 
   const run = async (prompt: string) => {
     const created = await call(service.url, 'POST', '/api/v1/jobs/createTask', key, {

@@ -1,3 +1,4 @@
+import { storedRow } from '../support/stored-rows.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bodyD, MODEL_D } from '../http/helpers.js';
 import { ACME_PROFILE } from '../support/acme-profile.js';
@@ -70,13 +71,7 @@ describe('a lost submit on a profile that declares a list call (Luma: GET /gener
     expect(upstream.lists).toBeGreaterThanOrEqual(1);
     expect(upstream.submits.length).toBe(1);
     expect(upstream.downloads).toBe(0);
-    const handle = (
-      await proc.db.kysely
-        .selectFrom('tasks')
-        .select('deployment_handle')
-        .where('id', '=', taskId)
-        .executeTakeFirstOrThrow()
-    ).deployment_handle;
+    const handle = (await storedRow(proc.db, 'tasks', { id: taskId })).deployment_handle;
     expect(handle).toContain([...upstream.jobs.keys()][0]);
     expect(await totalsOf(proc)).toMatchObject({
       abandonedCostUsd: '0.100000',

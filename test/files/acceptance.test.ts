@@ -1,4 +1,5 @@
 // @store-suite: accepted uploads are read back from the store (vitest.config.ts runs it on the local and the S3 store).
+import { storedRows } from '../support/stored-rows.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask, expectError, expectOk } from '../http/helpers.js';
 import { startTestService, waitForTerminal, type TestService } from '../support/service.js';
@@ -42,11 +43,8 @@ describe('service:// references are checked at acceptance from stored metadata',
   const spentSoFar = async () => (await t.wallet(accountId)).spent;
 
   it('family_b-1.1: an image whose shortest side is 300 px is refused (400 40001), at quote and at createTask', async () => {
-    const tasksBefore = await t.service.ctx.db.kysely
-      .selectFrom('tasks')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .execute();
+    const taskIds = async () => (await storedRows(t, 'tasks', { account_id: accountId })).map((task) => task.id);
+    const tasksBefore = await taskIds();
     const body = {
       model: FAMILY_B,
       input: { prompt: 'the first image walks on a beach', reference_image_urls: [uri.png400x600, uri.jpeg300] },
@@ -64,9 +62,7 @@ describe('service:// references are checked at acceptance from stored metadata',
       ]);
     }
     await untouched();
-    expect(
-      await t.service.ctx.db.kysely.selectFrom('tasks').select('id').where('account_id', '=', accountId).execute(),
-    ).toEqual(tasksBefore);
+    expect(await taskIds()).toEqual(tasksBefore);
   });
 
   it('family_b-1.1: a 400 x 600 image is accepted and runs', async () => {

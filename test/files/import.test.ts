@@ -1,4 +1,5 @@
 // @store-suite: imported media is streamed into the store (vitest.config.ts runs it on the local and the S3 store).
+import { storedRow } from '../support/stored-rows.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -195,11 +196,7 @@ describe('POST /files/import from a loopback receiver (test-only allow switches)
   });
 
   it('during generation an external image is fetched, probed and held to the model limits', async () => {
-    const key = await t.service.ctx.db.kysely
-      .selectFrom('api_keys')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
+    const key = await storedRow(t, 'api_keys', { account_id: accountId });
     const task = (urls: string[]) =>
       ({
         id: 'task_x',

@@ -1,3 +1,4 @@
+import { storedRows } from '../support/stored-rows.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -13,13 +14,7 @@ const catalogue = parse(readFileSync(new URL('../../spec/errors.yaml', import.me
 const message = (code: number, language: string) => catalogue.codes[String(code)].messages[language];
 
 async function keyIdOf(t: TestService, accountId: string): Promise<string[]> {
-  const rows = await t.service.ctx.db.kysely
-    .selectFrom('api_keys')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .orderBy('created_at')
-    .execute();
-  return rows.map((r) => r.id);
+  return (await storedRows(t, 'api_keys', { account_id: accountId }, 'created_at')).map((r) => r.id);
 }
 
 describe('authentication', () => {

@@ -22,6 +22,18 @@ export function bodyD(prompt?: string, extra: Record<string, unknown> = {}) {
   return { model: MODEL_D, input: inputD(prompt, extra) };
 }
 
+/** family_a-2.0-mini with one reference image and the duration given (-1: the model chooses). */
+export function bodyMini(durationSeconds: number) {
+  return {
+    model: MODEL_MINI,
+    input: {
+      prompt: 'a slow pan across a city, @Image1 as the skyline',
+      reference_image_urls: [IMAGE],
+      duration_seconds: durationSeconds,
+    },
+  };
+}
+
 export function createTask(
   t: TestService,
   key: string,

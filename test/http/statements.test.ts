@@ -4,7 +4,7 @@ import { ManualClock } from '../../runtime/clock.js';
 import type { Trx } from '../../runtime/storage/executor.js';
 import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { bodyD, createTask, expectError, IMAGE, MODEL_MINI } from './helpers.js';
+import { bodyD, createTask, expectError, bodyMini } from './helpers.js';
 
 /**
  * Statements (issue 39): GET /api/v1/statements/{YYYY-MM} over random ledger histories (a seeded
@@ -50,14 +50,7 @@ function statementFromCsv(csv: string, month: string) {
   return s;
 }
 
-const MINI_BODY = {
-  model: MODEL_MINI,
-  input: {
-    prompt: 'a slow pan across a city, @Image1 as the skyline',
-    reference_image_urls: [IMAGE],
-    duration_seconds: -1,
-  },
-};
+const MINI_BODY = bodyMini(-1);
 
 const DAY = 24 * 3600 * 1000;
 const START = Date.UTC(2026, 0, 1);

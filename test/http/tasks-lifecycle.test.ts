@@ -2,18 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { failTask, succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { waitForTerminal } from '../support/service.js';
 import { failingAndSlowServicesForSuite, serviceForSuite } from '../support/suite-service.js';
-import {
-  bodyD,
-  checkBalance,
-  createTask,
-  expectOk,
-  MODEL_D,
-  MODEL_MINI,
-  IMAGE,
-  PRICE_D,
-  recordInfo,
-  usd,
-} from './helpers.js';
+import { bodyD, checkBalance, createTask, expectOk, MODEL_D, PRICE_D, recordInfo, usd, bodyMini } from './helpers.js';
 
 const FAIL = 'FAIL-THIS-PROMPT';
 
@@ -135,14 +124,7 @@ describe('task lifecycle', () => {
   });
 
   describe('duration_seconds -1 (the model chooses)', () => {
-    const body = {
-      model: MODEL_MINI,
-      input: {
-        prompt: 'a slow pan across a city, @Image1 as the skyline',
-        reference_image_urls: [IMAGE],
-        duration_seconds: -1,
-      },
-    };
+    const body = bodyMini(-1);
     // 720p with no reference video: 7.94 credits/s; the hold covers the longest clip (15 s).
     const rateHundredths = 794;
     const maxCredits = Math.ceil((rateHundredths * 15) / 100);

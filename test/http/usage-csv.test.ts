@@ -4,7 +4,7 @@ import { mediaforgeJsonInProcess } from '../support/cli-process.js';
 import { ManualClock } from '../../runtime/clock.js';
 import { succeedTask } from '../../runtime/tasks/resolve-task.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { bodyD, createTask, expectError, IMAGE, MODEL_D, MODEL_MINI, PRICE_D } from './helpers.js';
+import { bodyD, createTask, expectError, MODEL_D, MODEL_MINI, PRICE_D, bodyMini } from './helpers.js';
 
 /**
  * GET /api/v1/usage (issue 39): `scope=account` counts every key of the account (the key needs the
@@ -27,14 +27,7 @@ function usageFromCsv(csv: string) {
   return report;
 }
 
-const MINI_BODY = {
-  model: MODEL_MINI,
-  input: {
-    prompt: 'a slow pan across a city, @Image1 as the skyline',
-    reference_image_urls: [IMAGE],
-    duration_seconds: 5,
-  },
-};
+const MINI_BODY = bodyMini(5);
 
 describe('usage: csv and account scope', () => {
   let t: TestService;

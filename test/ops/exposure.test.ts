@@ -1,3 +1,4 @@
+import { serviceForSuite } from '../support/suite-service.js';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,20 +22,16 @@ const TOKEN = 'ops-token-for-the-test';
 
 /** What a careful operator expects of a service that faces the internet (issue 16, item 11). */
 describe('security headers on every kind of answer', () => {
-  let t: TestService;
-  let apiKey: string;
+  const svc = serviceForSuite(100);
   let mediaPath: string;
   beforeAll(async () => {
-    t = await startTestService();
-    ({ apiKey } = await t.account(100));
-    const created = await t.call('POST', '/api/v1/jobs/createTask', {
-      key: apiKey,
+    const created = await svc.t.call('POST', '/api/v1/jobs/createTask', {
+      key: svc.account.apiKey,
       body: { model: MODEL, input: INPUT },
     });
-    const done = await waitForTerminal(t, apiKey, created.body.data.taskId);
+    const done = await waitForTerminal(svc.t, svc.account.apiKey, created.body.data.taskId);
     mediaPath = new URL(done.output.assets[0].url).pathname + new URL(done.output.assets[0].url).search;
   });
-  afterAll(() => t.close());
 
   // [name, { given: request, want: status and the policy the answer must carry }]
   const NONE = "default-src 'none';frame-ancestors 'none'";
@@ -45,7 +42,7 @@ describe('security headers on every kind of answer', () => {
     [
       'an API answer',
       {
-        given: () => ['GET', '/api/v1/chat/credit', apiKey],
+        given: () => ['GET', '/api/v1/chat/credit', svc.account.apiKey],
         want: { status: 200, csp: new RegExp(`^${NONE}$`), corp: 'same-origin' },
       },
     ],
@@ -59,7 +56,7 @@ describe('security headers on every kind of answer', () => {
     [
       'a compatible-layer answer',
       {
-        given: () => ['GET', '/v1/models', apiKey],
+        given: () => ['GET', '/v1/models', svc.account.apiKey],
         want: { status: 200, csp: new RegExp(`^${NONE}$`), corp: 'same-origin' },
       },
     ],
@@ -95,7 +92,7 @@ describe('security headers on every kind of answer', () => {
   ];
   it.each(rows)('%s', async (_name, { given, want }) => {
     const [method, path, key] = given();
-    const r = await t.call(method, path, key ? { key } : {});
+    const r = await svc.t.call(method, path, key ? { key } : {});
     expect(r.status).toBe(want.status);
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     expect(r.headers.get('x-frame-options')).toBe('SAMEORIGIN');

@@ -6,7 +6,7 @@ import { CLI_OPERATOR, setRole } from '../../runtime/operator/operator-actions.j
 import { setAccountReports } from '../../runtime/reports/report-scope.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../../runtime/tasks/acceptance.js';
 import { signIn, signUp, type ConsoleUser } from '../console/support.js';
-import { bodyD, createTask, expectError, IMAGE, MODEL_MINI, recordInfo } from '../http/helpers.js';
+import { bodyD, createTask, expectError, recordInfo, bodyMini } from '../http/helpers.js';
 import {
   buy,
   deliver,
@@ -33,14 +33,7 @@ import { FAIL, GatedDeployment, recordCounts, simulatorAutoSeconds } from './sup
 type Kind = 'd' | 'mini' | 'fail';
 const BODIES: Record<Kind, object> = {
   d: bodyD(),
-  mini: {
-    model: MODEL_MINI,
-    input: {
-      prompt: 'a slow pan across a city, @Image1 as the skyline',
-      reference_image_urls: [IMAGE],
-      duration_seconds: -1,
-    },
-  },
+  mini: bodyMini(-1),
   fail: bodyD(`a storm at sea ${FAIL}, Picture 1 as the ship`),
 };
 /** What each kind holds: family_d 5 s = 28; mini -1 holds 15 s at 7.94/s = 120. */

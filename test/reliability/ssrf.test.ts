@@ -1,3 +1,4 @@
+import { storedRow } from '../support/stored-rows.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -286,13 +287,7 @@ describe('redirects to private addresses are never followed (import, reference f
       outboundResolver: dns.resolver,
     });
     ({ apiKey, accountId } = await t.account(UNLOCKED));
-    keyId = (
-      await t.service.ctx.db.kysely
-        .selectFrom('api_keys')
-        .select('id')
-        .where('account_id', '=', accountId)
-        .executeTakeFirstOrThrow()
-    ).id;
+    keyId = (await storedRow(t, 'api_keys', { account_id: accountId })).id;
   });
   afterAll(async () => {
     await t?.close();

@@ -1,3 +1,4 @@
+import { openTaskCount } from '../support/stored-rows.js';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -97,20 +98,10 @@ describe('maxInFlight across two worker processes on PostgreSQL', () => {
     let peak = 0;
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const pinned = await db.kysely
-        .selectFrom('tasks')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('deployment', '=', 'capped')
-        .where('state', 'in', ['queued', 'running'])
-        .executeTakeFirstOrThrow();
-      peak = Math.max(peak, Number(pinned.n));
-      const open = await db.kysely
-        .selectFrom('tasks')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('state', 'in', ['queued', 'running'])
-        .executeTakeFirstOrThrow();
-      if (Number(open.n) === 0) break;
-      if (Date.now() > deadline) throw new Error(`still open: ${open.n}`);
+      peak = Math.max(peak, await openTaskCount(db, 'capped'));
+      const open = await openTaskCount(db);
+      if (open === 0) break;
+      if (Date.now() > deadline) throw new Error(`still open: ${open}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const tasks = await db.kysely

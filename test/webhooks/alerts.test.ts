@@ -1,3 +1,4 @@
+import { storedRows } from '../support/stored-rows.js';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../runtime/clock.js';
@@ -21,12 +22,7 @@ const keyWithBudget = (t: TestService, accountId: string, budget: string) =>
 const policy = { allowPrivate: true, allowInsecure: true };
 /** The data of every delivery written for the account (its alerts here), oldest first. */
 async function alertData(t: TestService, accountId: string): Promise<any[]> {
-  const rows = await t.service.ctx.db.kysely
-    .selectFrom('webhook_deliveries')
-    .select('body')
-    .where('account_id', '=', accountId)
-    .orderBy('created_at')
-    .execute();
+  const rows = await storedRows(t, 'webhook_deliveries', { account_id: accountId }, 'created_at');
   return rows.map((d) => JSON.parse(d.body).data);
 }
 

@@ -1,3 +1,5 @@
+import { serviceForSuite } from '../support/suite-service.js';
+import { storedRows } from '../support/stored-rows.js';
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -6,7 +8,7 @@ import { hostIsAllowed, isPublicAddress } from '../../runtime/net/address-policy
 import { attemptDelivery } from '../../runtime/webhooks/deliver.js';
 import { OutboundAgents } from '../../runtime/net/kept-agents.js';
 import { guardedAgent, postOnce, type Resolver } from '../../runtime/net/outbound.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { startTestService } from '../support/service.js';
 import { MODEL, startReceiver, type Receiver } from './support.js';
 
 /** Every non-public range and spelling of the issue, as a callback URL host. */
@@ -43,34 +45,28 @@ const REJECTED_URLS = [
 ];
 
 describe('callback URLs at createTask (no allow switches)', () => {
-  let t: TestService;
+  const svc = serviceForSuite(1_000_000);
   let apiKey: string;
   let accountId: string;
-  beforeAll(async () => {
-    t = await startTestService();
-    expect(t.config.webhookAllowPrivate).toBe(false);
-    expect(t.config.webhookAllowInsecure).toBe(false);
-    ({ apiKey, accountId } = await t.account(1_000_000));
+  beforeAll(() => {
+    expect(svc.t.config.webhookAllowPrivate).toBe(false);
+    expect(svc.t.config.webhookAllowInsecure).toBe(false);
+    ({ apiKey, accountId } = svc.account);
   });
-  afterAll(async () => t?.close());
 
   it.each(REJECTED_URLS)('%s is rejected with 400 / 40002 "Invalid callback URL"', async (callBackUrl) => {
-    const response = await t.call('POST', '/api/v1/jobs/createTask', {
+    const response = await svc.t.call('POST', '/api/v1/jobs/createTask', {
       key: apiKey,
       body: { model: MODEL, input: { prompt: 'a harbour' }, callBackUrl },
     });
     expect(response.status).toBe(400);
     expect(response.body.code).toBe(40002);
     expect(response.body.msg).toBe('Invalid callback URL');
-    expect(await t.wallet(accountId)).toMatchObject({ held: 0, available: 1_000_000 });
+    expect(await svc.t.wallet(accountId)).toMatchObject({ held: 0, available: 1_000_000 });
   });
 
   it('creates nothing for any of them', async () => {
-    const tasks = await t.service.ctx.db.kysely
-      .selectFrom('tasks')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .execute();
+    const tasks = await storedRows(svc.t, 'tasks', { account_id: accountId });
     expect(tasks).toEqual([]);
   });
 });

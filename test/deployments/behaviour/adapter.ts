@@ -2,8 +2,8 @@
  * What the behaviour suite (../adapter-behaviour.test.ts) needs of one adapter: how to start its
  * loopback protocol server (support/upstreams/) with the suite's faults, how the deployments file
  * names it, the reasons its protocol gives, and which scenarios its protocol cannot express, each
- * with why. One file per adapter, named after its kind: a profile added under spec/providers/ is
- * found by the suite, which fails until its file here says how to run it.
+ * with why. The adapters are the rows of one table (./adapters.ts), keyed by kind: a profile added
+ * under spec/providers/ is found by the suite, which fails until the table has its row.
  */
 
 /** A submit answered instead of creating a job: busy (429, or the protocol's busy code), busy with Retry-After, the key refused, the request refused. */
@@ -53,7 +53,10 @@ export interface Loopback {
 export type Reads = Pick<Loopback, 'submits' | 'jobs'> & Partial<Pick<Loopback, 'cancels' | 'refusedCancels'>>;
 
 /** A started server as the suite reads it. */
-export const loopback = (baseUrl: string, server: { close(): Promise<void> }, reads: Reads): Loopback => ({
+const loopback = (
+  server: { close(): Promise<void> },
+  { baseUrl, ...reads }: Reads & { baseUrl: string },
+): Loopback => ({
   baseUrl,
   cancels: () => [],
   refusedCancels: () => [],
@@ -76,6 +79,7 @@ export type Scenario =
   | 'reconciliation';
 
 export interface BehaviourAdapter {
+  /** The deployments file's kind of upstream (the row's key in ./adapters.ts). */
   kind: string;
   /** The catalogue model the suite routes to this adapter alone (text to video; no two adapters share one). */
   model: string;
@@ -99,7 +103,7 @@ export interface BehaviourAdapter {
 export const carries = (body: unknown, marker: string) => JSON.stringify(body ?? null).includes(marker);
 
 /** The options every server takes from the suite's faults: its key, the submit hook, the failure marker, the jobs' clocks. */
-export function serverFaults<A>(faults: Faults, answer: (fault: SubmitFault) => A) {
+function serverFaults<A>(faults: Faults, answer: (fault: SubmitFault) => A) {
   return {
     apiKey: faults.key,
     submit: (_index: number, body: Record<string, unknown>) => {
@@ -108,5 +112,38 @@ export function serverFaults<A>(faults: Faults, answer: (fault: SubmitFault) => 
     },
     failWhenPromptContains: faults.failMarker,
     clockFor: (job: { body?: unknown }) => faults.clockFor(job.body),
+  };
+}
+
+/** The options a row's server is opened with (every vendor server takes these, Kling's key aside). */
+export type ServerFaults<A> = ReturnType<typeof serverFaults<A>>;
+
+/**
+ * One adapter as its row in ./adapters.ts describes it: what is the vendor's own (its server, how
+ * the suite reads that server, its answers to a faulted submit) besides what the suite reads of
+ * every adapter. `answers` is the vendor's table of answers, or, where the server builds them
+ * (Kling's envelopes), a function of the started server.
+ */
+export interface AdapterRow<S extends { close(): Promise<void> }, A> extends Omit<BehaviourAdapter, 'kind' | 'start'> {
+  open(options: ServerFaults<A>): Promise<S>;
+  reads(server: S): Reads & { baseUrl: string };
+  answers: Record<SubmitFault, A> | ((fault: SubmitFault, server: S) => A);
+}
+
+/** A row as the suite runs it: start() opens the row's server with the suite's faults and reads it the row's way. */
+export function adapterRow<S extends { close(): Promise<void> }, A>({
+  open,
+  reads,
+  answers,
+  ...described
+}: AdapterRow<S, A>): Omit<BehaviourAdapter, 'kind'> {
+  return {
+    ...described,
+    async start(faults) {
+      // The answers are asked for at a submit, when the server has started.
+      const answer = (fault: SubmitFault) => (typeof answers === 'function' ? answers(fault, server) : answers[fault]);
+      const server: S = await open(serverFaults(faults, answer));
+      return loopback(server, reads(server));
+    },
   };
 }
