@@ -131,6 +131,22 @@ export abstract class LoopbackServer {
   protected abstract handle(request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): unknown;
 }
 
+/**
+ * A task API whose cancel stops a queued task only (Ark, DashScope): the submits as received, the
+ * tasks by id and what tests count, kept the same way by each vendor's server.
+ */
+export abstract class QueuedCancelServer<R, T> extends LoopbackServer {
+  readonly submits: R[] = [];
+  readonly tasks = new Map<string, T>();
+  /** Task ids a cancel reached while they were queued (honoured). */
+  readonly cancels: string[] = [];
+  /** Task ids a cancel reached while they ran (refused: they run on). */
+  readonly refusedCancels: string[] = [];
+  /** Status answers given for a known task. */
+  polls = 0;
+  downloads = 0;
+}
+
 export function sendJson(
   response: ServerResponse,
   status: number,

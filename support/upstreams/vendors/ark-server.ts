@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
-  LoopbackServer,
+  QueuedCancelServer,
   linkAlive,
   phaseOf,
   sendClip,
@@ -66,17 +66,10 @@ export function arkError(status: number, code: string, message: string, type: st
 
 const requestId = () => `0217${Date.now()}${randomBytes(8).toString('hex')}`;
 
-export class ArkServer extends LoopbackServer {
-  readonly submits: ArkReceived[] = [];
-  readonly tasks = new Map<string, ArkTask>();
-  /** Tasks a DELETE cancelled while queued. */
-  readonly cancels: string[] = [];
-  /** Tasks a DELETE reached while running (refused). */
-  readonly refusedCancels: string[] = [];
-  polls = 0;
+/** Ark's DELETE cancels a queued task; it refuses a running one. */
+export class ArkServer extends QueuedCancelServer<ArkReceived, ArkTask> {
   /** Task list requests (a probe asks one). */
   lists = 0;
-  downloads = 0;
 
   constructor(private readonly options: ArkServerOptions = {}) {
     super();

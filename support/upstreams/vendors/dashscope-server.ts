@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Special,
-  LoopbackServer,
+  QueuedCancelServer,
   clockOf,
   linkAlive,
   phaseOf,
@@ -65,16 +65,8 @@ export function dashscopeError(status: number, code: string, message: string, re
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
-export class DashscopeServer extends LoopbackServer {
-  readonly submits: DashscopeReceived[] = [];
-  readonly tasks = new Map<string, DashscopeTask>();
-  /** Task ids a cancel reached while they were PENDING (honoured). */
-  readonly cancels: string[] = [];
-  /** Task ids a cancel reached too late (refused with UnsupportedOperation). */
-  readonly refusedCancels: string[] = [];
-  polls = 0;
-  downloads = 0;
-
+/** DashScope's cancel stops a PENDING task; a later one is refused with UnsupportedOperation. */
+export class DashscopeServer extends QueuedCancelServer<DashscopeReceived, DashscopeTask> {
   constructor(private readonly options: DashscopeServerOptions = {}) {
     super();
   }
