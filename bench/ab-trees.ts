@@ -2,7 +2,9 @@
  * Diagnosis only: createTask (or another endpoint) on two checkouts side by side, each service in
  * its own process on its own database (SQLite, or a fresh PostgreSQL schema each with --pg), in
  * alternating runs A B B A A B after a warm-up of each. A = --base (a worktree at main), B = this tree.
- *   tsx bench/ab-trees.ts --base=/work/wt-base [--pg] [--seconds=5] [--endpoint=createTask|quote|recordInfo]
+ *   tsx bench/ab-trees.ts --base=/work/wt-base [--pg] [--seconds=5] [--endpoint=createTask|quote|recordInfo] [--accounts=1]
+ * --accounts=N spreads the requests over N accounts in turn (each request the next account's key):
+ * createTask with one account measures the wallet's lock, with 100 the rest (issue 42's two figures).
  */
 import { join } from 'node:path';
 import {
@@ -31,8 +33,11 @@ import { rmSync } from 'node:fs';
 
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const base = option('base');
-if (!base) throw new Error('usage: tsx bench/ab-trees.ts --base=DIR [--pg] [--seconds=5]');
+if (!base) throw new Error('usage: tsx bench/ab-trees.ts --base=DIR [--pg] [--seconds=5] [--accounts=1]');
 const seconds = Number(option('seconds') ?? 5);
+const accountCount = Number(option('accounts') ?? 1);
+if (!Number.isSafeInteger(accountCount) || accountCount < 1)
+  throw new Error(`--accounts=${option('accounts')}: a count`);
 const endpointOption = option('endpoint') ?? 'createTask';
 if (!['quote', 'recordInfo', 'createTask'].includes(endpointOption))
   throw new Error(`--endpoint=${endpointOption}: one of quote, recordInfo, createTask`);
@@ -68,8 +73,11 @@ async function start(root: string) {
       label: root,
     },
   );
-  const [account] = await createAccounts(dbUrl, 1);
+  const accounts = await createAccounts(dbUrl, accountCount);
+  const [account] = accounts;
   const shape = endpointShapes(account.apiKey, await createOneTask(spawned.url, account.apiKey))[endpoint];
+  // recordInfo reads the first account's task: its key stays the one.
+  if (accountCount > 1 && endpoint !== 'recordInfo') shape.keysPerRequest = accounts.map((a) => a.apiKey);
   return { spawned, shape, dir };
 }
 
@@ -103,7 +111,7 @@ try {
     );
   const perRequest = (k: 'A' | 'B') => cpu[k].ms / cpu[k].ok;
   console.log(
-    `${endpoint} on ${pg ? 'PostgreSQL' : 'SQLite'}: A (${base}) ${rate('A').toFixed(0)}/s, B (${ROOT}) ${rate('B').toFixed(0)}/s: B/A ${(rate('B') / rate('A')).toFixed(2)} (runs ${runs.map((x) => `${x.kind} ${x.r.rps.toFixed(0)}`).join(', ')}); ` +
+    `${endpoint} on ${pg ? 'PostgreSQL' : 'SQLite'}, ${accountCount} account${accountCount === 1 ? '' : 's'}: A (${base}) ${rate('A').toFixed(0)}/s, B (${ROOT}) ${rate('B').toFixed(0)}/s: B/A ${(rate('B') / rate('A')).toFixed(2)} (runs ${runs.map((x) => `${x.kind} ${x.r.rps.toFixed(0)}`).join(', ')}); ` +
       `service CPU per request (until quiet): A ${perRequest('A').toFixed(2)} ms, B ${perRequest('B').toFixed(2)} ms: A/B ${(perRequest('A') / perRequest('B')).toFixed(2)}`,
   );
 } finally {

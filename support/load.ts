@@ -48,9 +48,11 @@ export interface RequestShape {
   uniqueIdempotencyKey?: boolean;
   /** One API key per connection, taken in turn from this list (else headers.authorization). */
   keysPerConnection?: string[];
+  /** An API key per request, taken in turn from this list: more accounts than connections (else as above). */
+  keysPerRequest?: string[];
 }
 
-/** autocannon options for a request shape: per-request Idempotency-Keys, per-connection API keys. */
+/** autocannon options for a request shape: per-request Idempotency-Keys, per-connection or per-request API keys. */
 export function cannonOptions(
   url: string,
   shape: RequestShape,
@@ -60,15 +62,21 @@ export function cannonOptions(
 ): CannonOptions {
   const headers = { ...(shape.body ? { 'content-type': 'application/json' } : {}), ...shape.headers };
   let nextKey = 0;
+  let nextRequestKey = 0;
+  const { keysPerRequest, uniqueIdempotencyKey } = shape;
   const request = (connectionHeaders: Record<string, string>) => ({
     method: shape.method,
     path: shape.path,
     headers: connectionHeaders,
     body: shape.body,
-    ...(shape.uniqueIdempotencyKey
+    ...(uniqueIdempotencyKey || keysPerRequest
       ? {
           setupRequest: (req: { headers?: Record<string, string> }) => {
-            req.headers = { ...req.headers, 'idempotency-key': `bench-${randomUUID()}` };
+            const own = { ...req.headers };
+            if (uniqueIdempotencyKey) own['idempotency-key'] = `bench-${randomUUID()}`;
+            if (keysPerRequest)
+              own.authorization = `Bearer ${keysPerRequest[nextRequestKey++ % keysPerRequest.length]}`;
+            req.headers = own;
             return req;
           },
         }
