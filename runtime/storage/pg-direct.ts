@@ -10,6 +10,10 @@ import type { Db } from './dialect.js';
 export async function pgTransaction<T>(db: Db, work: (client: PoolClient) => Promise<T>): Promise<T> {
   if (!db.pg) throw new Error('pgTransaction needs the PostgreSQL engine');
   const client = await db.pg.connect();
+  // The pool listens only to its idle connections: a connection lost while out (its backend
+  // terminated) would throw its 'error' event at the process. The loss reaches this transaction
+  // anyway, as its query's rejection, and the connection then goes back as broken.
+  client.on('error', lostWhileOut);
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
@@ -22,6 +26,11 @@ export async function pgTransaction<T>(db: Db, work: (client: PoolClient) => Pro
     });
     throw error;
   } finally {
+    client.off('error', lostWhileOut);
     client.release(broken);
   }
+}
+
+function lostWhileOut(): void {
+  // Answered by the query in flight (above).
 }
