@@ -1,6 +1,6 @@
 import { FalQueueServer } from '../../../support/upstreams/fal-queue-server.js';
 import { JobsProtocolServer } from '../../../support/upstreams/jobs-protocol-server.js';
-import type { Special } from '../../../support/upstreams/loopback-upstream.js';
+import type { QueuedCancelServer, Special } from '../../../support/upstreams/loopback-upstream.js';
 import { OpenAiVideosServer } from '../../../support/upstreams/openai-videos-server.js';
 import { ReplicateServer } from '../../../support/upstreams/replicate-server.js';
 import { ArkServer, arkError } from '../../../support/upstreams/vendors/ark-server.js';
@@ -10,7 +10,7 @@ import { LumaServer } from '../../../support/upstreams/vendors/luma-server.js';
 import { MinimaxServer, minimaxRefusal } from '../../../support/upstreams/vendors/minimax-server.js';
 import { RunwayServer } from '../../../support/upstreams/vendors/runway-server.js';
 import type { SubmitOverride } from '../../../support/upstreams/vendors/vendor-server.js';
-import { type BehaviourAdapter, adapterRow } from './adapter.js';
+import { type BehaviourAdapter, adapterRow, type ServerJob } from './adapter.js';
 
 /**
  * Every adapter the behaviour suite runs, a row per kind of upstream: the four coded protocols
@@ -28,6 +28,15 @@ const openAiError = (status: number, code: string, type: string, message: string
   status,
   body: { error: { message, type, param: null, code } },
   ...(retryAfter ? { retryAfter } : {}),
+});
+
+/** Ark's and DashScope's servers keep what the suite reads the same way (support/upstreams QueuedCancelServer). */
+const queuedCancelReads = (server: QueuedCancelServer<{ body: unknown }, ServerJob>) => ({
+  baseUrl: server.url,
+  submits: bodies(server.submits),
+  jobs: () => [...server.tasks.values()],
+  cancels: () => server.cancels,
+  refusedCancels: () => server.refusedCancels,
 });
 
 /** An answer with a body, as most servers take it instead of a job. */
@@ -190,13 +199,7 @@ export const ADAPTERS: Record<string, Omit<BehaviourAdapter, 'kind'>> = {
     model: 'vendor_a/family_a-2.0/text-to-video',
     upstreamModel: 'dreamina-seedance-2-0-260128',
     open: (options) => new ArkServer(options).start(),
-    reads: (server) => ({
-      baseUrl: server.url,
-      submits: bodies(server.submits),
-      jobs: () => [...server.tasks.values()],
-      cancels: () => server.cancels,
-      refusedCancels: () => server.refusedCancels,
-    }),
+    reads: queuedCancelReads,
     answers: {
       busy: arkError(
         429,
@@ -235,13 +238,7 @@ export const ADAPTERS: Record<string, Omit<BehaviourAdapter, 'kind'>> = {
     model: 'vendor_b/family_c-2.6/text-to-video',
     upstreamModel: 'wan2.6-t2v',
     open: (options) => new DashscopeServer(options).start(),
-    reads: (server) => ({
-      baseUrl: server.url,
-      submits: bodies(server.submits),
-      jobs: () => [...server.tasks.values()],
-      cancels: () => server.cancels,
-      refusedCancels: () => server.refusedCancels,
-    }),
+    reads: queuedCancelReads,
     answers: {
       busy: dashscopeError(429, 'Throttling', 'Requests throttling triggered.'),
       'busy-retry-after': dashscopeError(
