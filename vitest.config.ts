@@ -72,10 +72,15 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Two files at a time (vitest's default on 2 cores is one): most suites wait on timers, child
-    // processes and sockets rather than the CPU, so the second fork roughly halves the wall time.
+    // Four files at a time on this 2-core machine: most suites wait on timers, child processes and
+    // sockets rather than the CPU (test/deployments on SQLite with two forks: 180 s, the machine 47 %
+    // busy; three: 124 s; four: 107 s, 82 % busy; the whole run with four: 864 s, 91 % busy).
+    // minWorkers is the same count: with vitest's default (one on 2 cores) tinypool stops forks it
+    // finds idle beyond the minimum, and a run with four ended in "Terminating worker thread", three
+    // files not run and its forks left running; with the minimum at four, none of 3 runs did.
     // MEDIAFORGE_TEST_FORKS sets another count (to measure one against another on a machine).
-    maxWorkers: Number(process.env.MEDIAFORGE_TEST_FORKS ?? 2),
+    maxWorkers: Number(process.env.MEDIAFORGE_TEST_FORKS ?? 4),
+    minWorkers: Number(process.env.MEDIAFORGE_TEST_FORKS ?? 4),
     // No isolation: a fork runs file after file without re-importing the ~357 project modules and the
     // packages each file would load again (test/http on SQLite, A B B A under the same load: collect
     // 361 s and 267 s isolated, 37 s and 52 s without; wall 408 s, 297 s against 87 s, 153 s). What
