@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { addCredits } from '../runtime/accounts/accounts.js';
 import { openDb } from '../runtime/storage/dialect.js';
+import { askedClip } from '../support/media/fixtures.js';
 import { largeMp4, largePng } from '../support/media/generated-streams.js';
 import { rssMb } from '../support/process-memory.js';
 import { S3RVER_BUCKET, startS3rver } from '../support/s3-server.js';
@@ -38,8 +39,15 @@ import {
 
 const MB = 1000 * 1000;
 const FILE_BYTES = 300 * MB;
+/** The uploads' model and field (a picture reference). */
 const MODEL = 'vendor_d/family_d/reference-to-video';
-const INPUT = { prompt: 'a lighthouse at dusk, Picture 1', reference_image_urls: ['https://example.com/a.png'] };
+/**
+ * The task's model has no references: a reference is fetched by the check before the run, off
+ * this machine, and bench services leave the check lane empty (support/service-process.ts), so
+ * with the uploads' model the task never ran and the bench waited for it without end.
+ */
+const TASK_MODEL = 'vendor_d/family_d/text-to-video';
+const INPUT = { prompt: 'a lighthouse at dusk' };
 /** Enough of the user's own purchases to unlock a storage plan that holds a 300 MB file. */
 const CREDITS = 1_000_000;
 
@@ -123,7 +131,7 @@ async function upstreamResult(base: string, key: string): Promise<string> {
   const created = await fetch(`${base}/api/v1/jobs/createTask`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ model: MODEL, input: { ...INPUT, prompt: 'a 300 MB result' } }),
+    body: JSON.stringify({ model: TASK_MODEL, input: { ...INPUT, prompt: 'a 300 MB result' } }),
   });
   const body = await json(created);
   const taskId: string | undefined = body?.data?.taskId;
@@ -154,7 +162,7 @@ export async function benchS3Store(_mode: RunMode): Promise<BenchOutput> {
   const upstream = await new JobsProtocolServer({
     latencyMs: 200,
     apiKey: 'bench-key',
-    result: () => largeMp4(FILE_BYTES),
+    result: (job) => largeMp4(FILE_BYTES, askedClip(job.model, job.input, job.seconds)),
   }).start();
   const dir = newServiceDir();
   const dbUrl = sqliteUrl(dir);
@@ -166,7 +174,7 @@ export async function benchS3Store(_mode: RunMode): Promise<BenchOutput> {
       'upstreams:',
       `  up: { kind: jobs, baseUrl: "${upstream.baseUrl}", secretEnv: BENCH_UPSTREAM_KEY }`,
       'models:',
-      `  ${MODEL}:`,
+      `  ${TASK_MODEL}:`,
       '    - upstream: up',
     ].join('\n'),
   );
