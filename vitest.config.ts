@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { extraCaCertificates } from './support/loopback-tls.js';
+import { SlowestFirstSequencer } from './test/support/slowest-first.js';
 import { suiteKinds } from './test/support/suite-kinds.js';
 import { browserRequired, findSystemBrowser } from './test/support/system-browser.js';
 
@@ -9,6 +11,14 @@ import { browserRequired, findSystemBrowser } from './test/support/system-browse
  * talk to a database run a second time on it (one suite, parameterized by MEDIAFORGE_TEST_DB).
  */
 const pg = process.env.MEDIAFORGE_TEST_PG;
+/**
+ * This run's name, in every fork (they inherit the environment; the config is read more than once
+ * per run: a value set already is kept): the PostgreSQL projects keep the schemas their services
+ * leave for other services of the same run, never of another (test/support/postgres-schemas.ts).
+ */
+process.env.MEDIAFORGE_TEST_RUN ??= `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+/** The PostgreSQL projects: this run's free schemas are dropped when it ends, and those a stopped run left when it starts. */
+const PG_SCHEMAS = './test/support/postgres-schemas-setup.ts';
 /**
  * The loopback https listeners' fixture certificate, trusted the standard way in every test process
  * and every service they spawn (they inherit this environment): Node reads NODE_EXTRA_CA_CERTS only
@@ -87,6 +97,10 @@ export default defineConfig({
     // could pass between files is checked instead: no module state in runtime/, test/ and support/
     // (test/composition/no-module-state.test.ts), and test/support/leak-check.ts after each file.
     isolate: false,
+    // Each project starts its slowest files first, by the times of a whole run (test/file-times.json),
+    // a clean clone too: vitest waits for every file of a project before it starts the next project,
+    // so a long file started late leaves the other forks idle (test/support/slowest-first.ts).
+    sequence: { sequencer: SlowestFirstSequencer },
     // Each file's time per project goes to test-times.json, and the 15 slowest are printed at the end.
     reporters: ['default', './test/support/timing-reporter.ts'],
     // After every file: it changed no environment and left no process running (a leak fails that file, not a neighbour).
@@ -108,7 +122,7 @@ export default defineConfig({
               extends: true,
               test: {
                 name: 'postgres',
-                globalSetup: [REFERENCE_HOST],
+                globalSetup: [REFERENCE_HOST, PG_SCHEMAS],
                 include: kinds.database,
                 exclude: EXCLUDE,
                 env: { MEDIAFORGE_TEST_DB: 'postgres' },
@@ -124,6 +138,7 @@ export default defineConfig({
               test: {
                 name: 's3-postgres',
                 ...S3_SETUP,
+                globalSetup: [...S3_SETUP.globalSetup, PG_SCHEMAS],
                 env: { MEDIAFORGE_TEST_DB: 'postgres' },
               },
             },

@@ -27,7 +27,7 @@ import { alerts } from './migrations/0030-alerts.js';
 import { referenceCopies } from './migrations/0031-reference-copies.js';
 
 /** Versioned migrations, in order; each name is recorded once applied. */
-function migrations(db: Db): Record<string, Migration> {
+function migrations(db: Pick<Db, 'engine'>): Record<string, Migration> {
   return {
     '0001-initial': initial(db.engine),
     '0002-webhooks': webhooks(db.engine),
@@ -55,6 +55,11 @@ function migrations(db: Db): Record<string, Migration> {
     '0030-alerts': alerts(db.engine),
     '0031-reference-copies': referenceCopies(db.engine),
   };
+}
+
+/** Every migration's name, in order: what a database migrated to the latest has recorded. */
+export function migrationNames(): string[] {
+  return Object.keys(migrations({ engine: 'sqlite' }));
 }
 
 /**

@@ -10,9 +10,9 @@ import { openDb, type Db } from '../../runtime/storage/dialect.js';
 import { spawnServer, type ServerProcess } from '../reliability/support.js';
 import { MODEL_D, PRICE_D } from '../http/helpers.js';
 import {
-  dropTestSchema,
+  migratedTestDbUrl,
+  releaseTestSchema,
   startTestService,
-  testDbUrl,
   testStoreEnvironment,
   type TestService,
 } from '../support/service.js';
@@ -41,7 +41,8 @@ const BASE_ENV = {
   MEDIAFORGE_WEBHOOK_ALLOW_PRIVATE: '1',
   MEDIAFORGE_WEBHOOK_ALLOW_INSECURE: '1',
   MEDIAFORGE_RATE_LIMIT_PER_MINUTE: '1000000',
-  MEDIAFORGE_WORKER_IDLE_MS: '50',
+  // As startTestService's (test/support/service.ts): an idle pass every 50 ms cost more CPU than the suites' work.
+  MEDIAFORGE_WORKER_IDLE_MS: '250',
 };
 
 export async function startMediaforge(
@@ -53,7 +54,7 @@ export async function startMediaforge(
 ): Promise<MediaforgeProcess> {
   const dir = mkdtempSync(join(tmpdir(), `mediaforge-${name}-`));
   for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
-  const dbUrl = await testDbUrl(dir);
+  const dbUrl = await migratedTestDbUrl(dir);
   const fullEnv = { ...BASE_ENV, ...testStoreEnvironment(), MEDIAFORGE_DB: dbUrl, MEDIAFORGE_DATA_DIR: dir, ...env };
   const resolved = Object.fromEntries(
     Object.entries(fullEnv).map(([k, v]) => [k, typeof v === 'string' ? v.replaceAll('$DIR', dir) : v]),
@@ -78,7 +79,7 @@ export async function startMediaforge(
       await server.exited;
       await db.close();
       rmSync(dir, { recursive: true, force: true });
-      await dropTestSchema(dir);
+      await releaseTestSchema(dir);
     },
   };
   return proc;
