@@ -182,7 +182,9 @@ describe('result downloads: once, bounded, within their share, only what the mod
       {
         result: (job) =>
           job.prompt.includes('slow')
-            ? drip(askedClip(job.model, job.input, job.seconds), 15_000)
+            ? // 30 s: B's task must be through while these still drip (a loaded 2-core machine took over 9 s
+              // from A's downloads opening to B's task ending, and a 15 s drip had ended by then).
+              drip(askedClip(job.model, job.input, job.seconds), 30_000)
             : askedClip(job.model, job.input, job.seconds),
       },
       // A lease of 2 s, renewed every 667 ms: the stalls of a loaded 2-core CI (900 ms, renewed every
@@ -202,13 +204,13 @@ describe('result downloads: once, bounded, within their share, only what the mod
     expect(done.state).toBe('succeeded');
     // B was through while every one of A's downloads was still open.
     expect(server.results).toMatchObject({ open: 2, completed: 0, cut: 0 });
-    for (const taskId of slow) expect((await waitForTerminal(t, a.apiKey, taskId, 30_000)).state).toBe('succeeded');
+    for (const taskId of slow) expect((await waitForTerminal(t, a.apiKey, taskId, 60_000)).state).toBe('succeeded');
     expect(server.downloads).toBe(3);
     expect(server.results).toMatchObject({ open: 0, completed: 2, cut: 0 });
     expect(await t.wallet(a.accountId)).toMatchObject({ held: 0, spent: 2 * PRICE_D });
     await t.checkLedger(a.accountId);
     await t.checkLedger(b.accountId);
-  });
+  }, 120_000);
 
   it('Replicate answering 300 links: one video is fetched and stored', async () => {
     const server = await new ReplicateServer({ latencyMs: 100, outputLinks: 300 }).start();
