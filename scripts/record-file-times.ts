@@ -7,7 +7,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FILE_TIMES, LAST_RUN_TIMES, readTimes } from '../test/support/slowest-first.js';
+import { FILE_TIMES, LAST_RUN_TIMES, readTimes, slowestEntryFirst } from '../test/support/slowest-first.js';
 import { ROOT } from '../test/support/root.js';
 
 const last = readTimes(join(ROOT, LAST_RUN_TIMES));
@@ -18,6 +18,6 @@ if (Object.keys(last).length === 0) {
 const merged = { ...readTimes(join(ROOT, FILE_TIMES)), ...last };
 const kept = Object.entries(merged)
   .filter(([key]) => existsSync(join(ROOT, key.slice(key.indexOf(':') + 1))))
-  .sort(([a, msA], [b, msB]) => msB - msA || (a < b ? -1 : a > b ? 1 : 0));
+  .sort(slowestEntryFirst);
 writeFileSync(join(ROOT, FILE_TIMES), `${JSON.stringify(Object.fromEntries(kept), null, 1)}\n`);
 console.log(`${FILE_TIMES}: ${kept.length} files (${Object.keys(last).length} from ${LAST_RUN_TIMES})`);

@@ -27,12 +27,16 @@ export const LAST_RUN_TIMES = 'test-times.json';
 /** `project:file`, the key of a file in a project (the file relative to the root, `/`-separated). */
 export const fileKey = (project: string, file: string): string => `${project}:${file}`;
 
+/** The order of the committed times' entries (`[project:file, ms]`): slowest first, ties by key. */
+export const slowestEntryFirst = ([a, msA]: readonly [string, number], [b, msB]: readonly [string, number]): number =>
+  msB - msA || (a < b ? -1 : a > b ? 1 : 0);
+
 /** The committed form of a run's rows: `project:file` → ms rounded to 100 ms, slowest first. */
 export function committedTimes(rows: ReadonlyArray<FileTime>): Record<string, number> {
   return Object.fromEntries(
-    [...rows]
+    rows
       .map((row) => [fileKey(row.project, row.file), Math.round(row.ms / 100) * 100] as const)
-      .sort(([a, msA], [b, msB]) => msB - msA || (a < b ? -1 : a > b ? 1 : 0)),
+      .sort(slowestEntryFirst),
   );
 }
 
