@@ -108,21 +108,22 @@ export async function releaseSchema(server: string, dir: string, run = process.e
   const prefix = freeSchemaPrefix(run);
   if (!prefix) return dropSchema(server, dir);
   await withPg(server, async (client) => {
-    const { rows: extras } = await client.query<{ n: number; present: boolean }>(
+    const { rows } = await client.query<{ present: boolean; migrated: boolean; extras: string }>(
       `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS present,
+              to_regclass($1 || '.kysely_migration') IS NOT NULL AS migrated,
               (SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE n.nspname = $1 AND NOT g.tgisinternal)
             + (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1)
             + (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('v', 'm'))
-            + (SELECT count(*) FROM pg_namespace WHERE nspname = $1 AND NOT EXISTS (
-                SELECT 1 FROM pg_class c WHERE c.relnamespace = pg_namespace.oid AND c.relname = 'kysely_migration')) AS n`,
+              AS extras`,
       [schema],
     );
-    if (!extras[0]?.present) return;
+    const { present, migrated, extras } = rows[0]!;
+    if (!present) return;
     // Kept only when its migrations' record is this checkout's whole list: a schema migrated part
     // way, or whose record a test changed (test/ops/exposure.test.ts deletes a row), is not new.
     const recorded =
-      Number(extras[0].n) === 0
+      migrated && Number(extras) === 0
         ? (await client.query<{ name: string }>(`SELECT name FROM ${schema}.kysely_migration ORDER BY name`)).rows
         : [];
     if (recorded.map((row) => row.name).join(',') !== migrationNames().join(',')) {
