@@ -37,8 +37,8 @@ const ALLOWED_IN_TESTS: Record<string, string> = {
   'test/support/catalogue.ts:7: module-level let': 'catalogue cache',
   // The services a fork spawned, killed if the fork itself exits first (each leaves the set when it exits).
   // The leak check is a vitest setup file: registering its afterAll on import is what it is for.
-  'test/support/leak-check.ts:62: runs on import: afterAll(async () => {': 'setup file',
-  'test/support/leak-check.ts:14: runs on import: if (process.env.MEDIAFORGE_STATEMENT_RECORD) nameRecordedSuite();':
+  'test/support/leak-check.ts:72: runs on import: afterAll(async () => {': 'setup file',
+  'test/support/leak-check.ts:15: runs on import: if (process.env.MEDIAFORGE_STATEMENT_RECORD) nameRecordedSuite();':
     'setup file: names the suite and project for the statement record',
   // Scripts that are run, not imported: running is what they are for.
   'test/support/check-statement-record.ts:51: runs on import: if (dir) await check(dir);': 'the test:statements script',

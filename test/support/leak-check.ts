@@ -9,9 +9,19 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, expect, inject } from 'vitest';
+import { stallLine, watchEventLoop } from './event-loop-stalls.js';
 
 // A recorded run names the suite and the project in each statement it records, and in those of the processes it spawns.
 if (process.env.MEDIAFORGE_STATEMENT_RECORD) nameRecordedSuite();
+
+/** A long stall of this fork's event loop is printed with the test it came in (test/support/event-loop-stalls.ts). */
+const stopWatching = watchEventLoop((stall) => process.stderr.write(stallLine('a vitest fork', stall, runningTest())));
+
+/** The file and test this fork is running, as vitest names them. */
+function runningTest(): string {
+  const { testPath, currentTestName } = expect.getState();
+  return `${testPath ?? '(no file)'} > ${currentTestName ?? '(its hooks or imports)'}`;
+}
 
 /** The environment the file started with (vitest's project `env` is already in it). */
 const environmentAtStart = { ...process.env };
@@ -60,6 +70,7 @@ export function environmentChanges(before: NodeJS.ProcessEnv, now: NodeJS.Proces
 }
 
 afterAll(async () => {
+  stopWatching();
   const problems: string[] = [];
   const changed = environmentChanges(environmentAtStart, process.env);
   if (changed.length > 0) {

@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
+import { stallLine, watchEventLoop } from './event-loop-stalls.js';
 
 export interface FileTime {
   file: string;
@@ -56,12 +57,20 @@ export function slowestLines(times: FileTime[], count = 15): string[] {
 
 export default class TimingReporter implements Reporter {
   private root = process.cwd();
+  /** The main process answers every fork's rpc: a long stall of its own is printed too (test/support/event-loop-stalls.ts). */
+  private stopWatching = () => {};
 
   onInit(vitest: { config: { root: string } }) {
     this.root = vitest.config.root;
+    this.stopWatching = watchEventLoop((stall) =>
+      process.stderr.write(
+        stallLine("vitest's main process", stall, 'the run (it serves the forks and the global setups)'),
+      ),
+    );
   }
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>) {
+    this.stopWatching();
     const times = fileTimes(modules, this.root);
     if (times.length === 0) return;
     writeFileSync(`${this.root}/test-times.json`, `${JSON.stringify(times, null, 1)}\n`);
