@@ -47,6 +47,27 @@ export function slotsAt(share: number, concurrency: number): number {
   return Math.max(Math.min(1, concurrency), Math.floor(concurrency * share));
 }
 
+/** A lane at a moment: its concurrency, its slots at the share, the items it runs, and how long ago it last started one. */
+export interface LaneNow {
+  concurrency: number;
+  slots: number;
+  running: number;
+  msSinceStart: number;
+}
+
+/**
+ * How many items a lane may start now: its slots at the share less the items it runs. Held back
+ * below what its running items hold already (long ones: results that drip for minutes), it still
+ * starts one item a turn while it has a slot at all, so that one account's long items (the account
+ * cap keeps them to a few slots) never stop the tasks of every other account from starting while
+ * the API is busy: held back, the worker slows, it never stops.
+ */
+export function startable(lane: LaneNow): number {
+  const free = lane.slots - lane.running;
+  if (free > 0) return free;
+  return lane.running < lane.concurrency && lane.msSinceStart >= TURN_MS ? 1 : 0;
+}
+
 export class ApiFirst {
   private share = 1;
   private requests = 0;

@@ -2,6 +2,7 @@ import type { Context } from '../context.js';
 import { newId } from '../ids.js';
 import { claimItems, nextDueAt, NO_CAP, recordOutcome, type ClaimScope, type WorkItem } from '../queue/claim.js';
 import { ItemAborted, LeaseHeartbeat } from '../queue/heartbeat.js';
+import { startable } from './api-first.js';
 import { kindFilter, workLanes, type KindFilter, type Lane } from '../queue/lanes.js';
 import type { WorkHandlers, WorkOutcome } from '../queue/work-handler.js';
 
@@ -139,6 +140,8 @@ class LaneLoop {
   private wokenEarly = false;
   /** When this lane last sent a claim statement (performance.now()). */
   private lastClaimAt = Number.NEGATIVE_INFINITY;
+  /** When this lane last started an item (performance.now()). */
+  private lastStartAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly worker: Worker,
@@ -180,8 +183,14 @@ class LaneLoop {
   private async run(): Promise<void> {
     const ctx = this.worker.context;
     while (!this.stopped) {
-      // Fewer slots while requests outnumber the worker's items on a loop running late (api-first.ts).
-      const free = ctx.apiFirst.slots(this.lane.concurrency) - this.running.size;
+      // Fewer slots while requests outnumber the worker's items on a loop running late, but one item a
+      // turn in any case while a slot is left (api-first.ts).
+      const free = startable({
+        concurrency: this.lane.concurrency,
+        slots: ctx.apiFirst.slots(this.lane.concurrency),
+        running: this.running.size,
+        msSinceStart: performance.now() - this.lastStartAt,
+      });
       let claimed = 0;
       if (free > 0) {
         // Claims at least GATHER_MS apart: each item that ends wakes the lane, and with thousands of
@@ -212,6 +221,7 @@ class LaneLoop {
   /** Runs the items in the background; each frees its slot and wakes the lanes when it ends. */
   private startAll(items: WorkItem[]): WorkItem[] {
     this.worker.context.apiFirst.itemsStarted(items.length);
+    if (items.length > 0) this.lastStartAt = performance.now();
     for (const item of items) {
       const running: Promise<void> = this.worker
         .process(item)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FLOOR, LAG_MS, nextShare, slotsAt, STEP } from '../../../runtime/worker/api-first.js';
+import { FLOOR, LAG_MS, nextShare, STEP, slotsAt, startable, TURN_MS } from '../../../runtime/worker/api-first.js';
 
 describe('nextShare: the worker’s share of its slots after a turn', () => {
   it.each([
@@ -46,5 +46,30 @@ describe('slotsAt: a lane’s slots at a share', () => {
     ['a lane without slots stays without', { given: { share: 1, concurrency: 0 }, want: 0 }],
   ] as const)('%s', (_name, { given, want }) => {
     expect(slotsAt(given.share, given.concurrency)).toBe(want);
+  });
+});
+
+describe('startable: the items a lane may start now', () => {
+  it.each([
+    ['its free slots', { given: { concurrency: 32, slots: 32, running: 5, msSinceStart: 0 }, want: 27 }],
+    [
+      'held back, its free slots at the share',
+      { given: { concurrency: 32, slots: 8, running: 5, msSinceStart: 0 }, want: 3 },
+    ],
+    [
+      'held back below what its long items hold: one a turn, so another account’s task starts',
+      { given: { concurrency: 3, slots: 1, running: 2, msSinceStart: TURN_MS }, want: 1 },
+    ],
+    [
+      'held back below what they hold, one started within the turn: none',
+      { given: { concurrency: 3, slots: 1, running: 2, msSinceStart: TURN_MS - 1 }, want: 0 },
+    ],
+    [
+      'every slot of the lane running: none, however long ago',
+      { given: { concurrency: 3, slots: 1, running: 3, msSinceStart: 60_000 }, want: 0 },
+    ],
+    ['a lane without slots: none', { given: { concurrency: 0, slots: 0, running: 0, msSinceStart: 60_000 }, want: 0 }],
+  ] as const)('%s', (_name, { given, want }) => {
+    expect(startable(given)).toBe(want);
   });
 });
