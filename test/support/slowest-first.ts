@@ -6,7 +6,7 @@
  * file started late leaves the other forks idle until it ends, at each of the four boundaries.
  * vitest's own order is slowest first only where its cache (node_modules/.vite) has the times of
  * an earlier run; a clean clone has none and runs the largest files first, which are not the
- * slowest. Committed times (test/file-times.json, none yet) give every checkout the order a warm one has.
+ * slowest. Committed times (test/file-times.json) give every checkout the order a warm one has.
  *
  * A file's time is the newest known: this checkout's last run (test-times.json, git-ignored,
  * written by test/support/timing-reporter.ts), else the committed one. A file known to neither
