@@ -19,5 +19,5 @@ const merged = { ...readTimes(join(ROOT, FILE_TIMES)), ...last };
 const kept = Object.entries(merged)
   .filter(([key]) => existsSync(join(ROOT, key.slice(key.indexOf(':') + 1))))
   .sort(slowestEntryFirst);
-writeFileSync(join(ROOT, FILE_TIMES), `${JSON.stringify(Object.fromEntries(kept), null, 1)}\n`);
+writeFileSync(join(ROOT, FILE_TIMES), `${JSON.stringify(Object.fromEntries(kept), null, 2)}\n`);
 console.log(`${FILE_TIMES}: ${kept.length} files (${Object.keys(last).length} from ${LAST_RUN_TIMES})`);
