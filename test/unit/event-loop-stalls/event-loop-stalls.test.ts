@@ -26,9 +26,11 @@ describe('event-loop stalls (test/support/event-loop-stalls.ts)', () => {
     const stop = watchEventLoop((stall) => seen.push(stall), 150, 10);
     await turn(30);
     stop();
+    // A loaded machine may have stalled the loop before the stop: only what came after counts.
+    const before = seen.length;
     block(400);
     await turn(50);
-    expect(seen).toEqual([]);
+    expect(seen.length).toBe(before);
   });
 
   it('names the process, the length and what was running', () => {
