@@ -36,8 +36,10 @@ const ALLOWED_IN_TESTS: Record<string, string> = {
   // spec/'s catalogue, loaded once per fork: read only, and the same for every file of a checkout.
   'test/support/catalogue.ts:7: module-level let': 'catalogue cache',
   // The services a fork spawned, killed if the fork itself exits first (each leaves the set when it exits).
-  // The leak check is a vitest setup file: registering its afterAll on import is what it is for.
-  'test/support/leak-check.ts:72: runs on import: afterAll(async () => {': 'setup file',
+  // The leak check is a vitest setup file: registering its hooks on import is what it is for.
+  'test/support/leak-check.ts:86: runs on import: afterAll(async () => {': 'setup file',
+  'test/support/leak-check.ts:29: runs on import: beforeEach(async () => {':
+    'setup file: the loop turns before each test',
   'test/support/leak-check.ts:15: runs on import: if (process.env.MEDIAFORGE_STATEMENT_RECORD) nameRecordedSuite();':
     'setup file: names the suite and project for the statement record',
   // Scripts that are run, not imported: running is what they are for.

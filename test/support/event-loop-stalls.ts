@@ -15,18 +15,24 @@ export interface Stall {
 
 /**
  * Calls `report` for every stretch of at least `thresholdMs` in which a `tickMs` timer came late;
- * the returned function stops watching. The timer never keeps the process alive.
+ * the returned function stops watching, and reports the stretch it ends if that one is as long: a
+ * file whose tests never yield stalls until its last test, and its afterAll stops the watch before
+ * the late timer could run. The timer never keeps the process alive.
  */
 export function watchEventLoop(report: (stall: Stall) => void, thresholdMs = 10_000, tickMs = 1_000): () => void {
   let last = performance.now();
-  const timer = setInterval(() => {
+  const check = () => {
     const now = performance.now();
     const stalledMs = now - last - tickMs;
     last = now;
     if (stalledMs >= thresholdMs) report({ stalledMs, at: Date.now() });
-  }, tickMs);
+  };
+  const timer = setInterval(check, tickMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    check();
+  };
 }
 
 /** The line printed for a stall: the process, how long, and what it was running. */

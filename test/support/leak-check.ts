@@ -8,7 +8,7 @@
  * Modules shared by files keep no state either (test/composition/no-module-state.test.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterAll, expect, inject } from 'vitest';
+import { afterAll, beforeEach, expect, inject } from 'vitest';
 import { stallLine, watchEventLoop } from './event-loop-stalls.js';
 
 // A recorded run names the suite and the project in each statement it records, and in those of the processes it spawns.
@@ -16,6 +16,20 @@ if (process.env.MEDIAFORGE_STATEMENT_RECORD) nameRecordedSuite();
 
 /** A long stall of this fork's event loop is printed with the test it came in (test/support/event-loop-stalls.ts). */
 const stopWatching = watchEventLoop((stall) => process.stderr.write(stallLine('a vitest fork', stall, runningTest())));
+
+/**
+ * Before each test the fork's event loop turns once (two check phases: a poll phase lies between
+ * them), so the main process's replies to the rpc calls vitest made meanwhile are read. Tests that
+ * never yield (a generator run through execFileSync, a catalogue loaded from disk) otherwise run
+ * one after another on microtasks alone and read no reply; past birpc's fixed 60 s the timers
+ * phase, which comes before the poll phase, fails the run with `Timeout calling "onTaskUpdate"`
+ * though the reply came long before. Seen on a loaded machine: test/generator/profiles.test.ts
+ * held 15 replies unread for 10 to 58 s, and a run failed with 60 such errors.
+ */
+beforeEach(async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+});
 
 /** The file and test this fork is running, as vitest names them. */
 function runningTest(): string {

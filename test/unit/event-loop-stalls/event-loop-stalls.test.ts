@@ -21,6 +21,17 @@ describe('event-loop stalls (test/support/event-loop-stalls.ts)', () => {
     expect(Math.max(...seen.map((s) => s.stalledMs))).toBeGreaterThanOrEqual(150);
   });
 
+  it('reports the stall the stop ends (a file whose tests never yield, stopped by its afterAll)', async () => {
+    const seen: Stall[] = [];
+    const stop = watchEventLoop((stall) => seen.push(stall), 150, 10);
+    await turn(30);
+    const before = seen.length;
+    block(400);
+    stop();
+    expect(seen.length).toBe(before + 1);
+    expect(seen.at(-1)!.stalledMs).toBeGreaterThanOrEqual(150);
+  });
+
   it('reports nothing once stopped', async () => {
     const seen: Stall[] = [];
     const stop = watchEventLoop((stall) => seen.push(stall), 150, 10);
