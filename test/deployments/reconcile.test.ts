@@ -227,13 +227,19 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
         ...modelsSection({ [MODEL_D]: 'up', [MODEL_MINI]: 'sim' }),
       ].join('\n'),
     );
+    // The deadline leaves the submit time to be answered on a loaded machine: a task that expires
+    // before its submit has come back has no job to reconcile, and nothing would poll at all.
     t = await startTestService(
-      { upstreamPollMs: 50, taskDeadlineMs: 1000, upstreamReconcilePollMs: 100, workerConcurrency: 1 },
+      { upstreamPollMs: 50, taskDeadlineMs: 4000, upstreamReconcilePollMs: 100, workerConcurrency: 1 },
       { deploymentsPlan: plan },
     );
     const { apiKey } = await t.account(1000);
     const ended = await createTask(t, apiKey, bodyD('hangs once ended, Picture 1'));
-    expect(await waitForTerminal(t, apiKey, ended.body.data.taskId, 15_000)).toMatchObject({ state: 'expired' });
+    expect(await waitForTerminal(t, apiKey, ended.body.data.taskId, 20_000)).toMatchObject({ state: 'expired' });
+    expect(
+      await reconcileItems(t.service.ctx.db, ended.body.data.taskId),
+      'the expired task had its job submitted, so there is one to reconcile',
+    ).toHaveLength(1);
     // From now on the upstream answers no status request: the reconcile poll hangs (until its 20 s request timeout).
     upstream.holdPolls = true;
     for (const until = Date.now() + 10_000; upstream.heldPolls.open === 0 && Date.now() < until; ) await sleep(20);
