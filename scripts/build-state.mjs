@@ -12,7 +12,16 @@ export const DIST = join(ROOT, 'dist');
 export const BUILD_INFO = join(DIST, 'build-info.json');
 
 /** What the build reads: the service, its generated modules, the docs site and guides, the client, the build itself. */
-const INPUTS = ['runtime', 'generated', 'catalogue-core', 'docs-site', 'docs', 'client/src', 'scripts/build.ts'];
+const INPUTS = [
+  'runtime',
+  'generated',
+  'catalogue-core',
+  'docs-site',
+  'docs',
+  'client/src',
+  'scripts/build.ts',
+  'scripts/build-client.mjs',
+];
 
 /**
  * The lockfile counts by what it pins, not by its bytes or its modification time: `npm prune

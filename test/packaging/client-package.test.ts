@@ -4,7 +4,8 @@
  * the npm registry), then publint and arethetypeswrong on the tarball, a strict type check of a
  * consumer's code (tsc --strict --exactOptionalPropertyTypes, no skipLibCheck: a wrong field fails,
  * a right one compiles), plain `node` running it as ES module and as CommonJS against a live service,
- * and esbuild bundling the main entry for a browser with no `node:` import left.
+ * and esbuild bundling the main entry for a browser with no `node:` import left (the engine-free
+ * parts in the sqlite project only: engineFree below).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -15,9 +16,16 @@ import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { png } from '../../support/media/fixtures.js';
 import { ROOT, withBuildLock } from '../support/build.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { startTestService, TEST_DB, type TestService } from '../support/service.js';
 
 const run = promisify(execFile);
+/**
+ * What does not depend on the service's engine (the package's contents, publint and attw, the
+ * consumer's type checks, the browser bundle) runs in the sqlite project only, as the Python
+ * client's engine-free suites do; the postgres project packs and installs too, and runs the
+ * consumer's code against its live service.
+ */
+const engineFree = it.skipIf(TEST_DB === 'postgres');
 const BIN = (name: string) => join(ROOT, 'node_modules', '.bin', name);
 const MODEL = 'vendor_d/family_d/text-to-video';
 
@@ -84,7 +92,7 @@ afterAll(async () => {
 });
 
 describe('@mediaforge/client, packed and installed', () => {
-  it('installs small: the package, openapi-fetch and standardwebhooks with their own few dependencies', () => {
+  engineFree('installs small: the package, openapi-fetch and standardwebhooks with their own few dependencies', () => {
     const top = readdirSync(join(scratch, 'node_modules')).filter((name) => !name.startsWith('.'));
     const names = top.flatMap((name) =>
       name.startsWith('@')
@@ -101,64 +109,78 @@ describe('@mediaforge/client, packed and installed', () => {
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['openapi-fetch', 'standardwebhooks']);
   });
 
-  it('passes publint and arethetypeswrong (every entry point resolves with types under node10, node16 ESM and CJS, bundlers)', async () => {
-    const publint = await run(BIN('publint'), ['run', tarball, '--strict'], { cwd: ROOT });
-    expect(publint.stdout).toContain('All good');
-    // attw exits 1 on any problem, which rejects here with its report.
-    const attw = await run(BIN('attw'), [tarball, '--format', 'json'], { cwd: ROOT });
-    const report = JSON.parse(attw.stdout) as {
-      problems?: Record<string, unknown[]>;
-      analysis: { entrypoints: Record<string, unknown> };
-    };
-    expect(Object.values(report.problems ?? {}).flat()).toEqual([]);
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './package.json', './webhooks']);
-  });
+  engineFree(
+    'passes publint and arethetypeswrong (every entry point resolves with types under node10, node16 ESM and CJS, bundlers)',
+    async () => {
+      const publint = await run(BIN('publint'), ['run', tarball, '--strict'], { cwd: ROOT });
+      expect(publint.stdout).toContain('All good');
+      // attw exits 1 on any problem, which rejects here with its report.
+      const attw = await run(BIN('attw'), [tarball, '--format', 'json'], { cwd: ROOT });
+      const report = JSON.parse(attw.stdout) as {
+        problems?: Record<string, unknown[]>;
+        analysis: { entrypoints: Record<string, unknown> };
+      };
+      expect(Object.values(report.problems ?? {}).flat()).toEqual([]);
+      expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './package.json', './webhooks']);
+    },
+  );
 
-  it('type check under strict and exactOptionalPropertyTypes: a wrong field, a value outside the enum, a required field left out are compile errors, each on its line', async () => {
-    const cases: [string, RegExp][] = [
-      [`input: { prompt: 'x', seed: 7 }`, /'seed' does not exist/],
-      [`input: { prompt: 'x', resolution: '1080p' }`, /"1080p"/],
-      [`input: { duration_seconds: 5 }`, /'prompt' is missing/],
-    ];
-    const header = [
-      `import { Mediaforge } from '@mediaforge/client';`,
-      `const client = new Mediaforge({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' });`,
-    ];
-    const lines = [...header, ...cases.map(([input]) => `void client.tasks.create({ model: '${MODEL}', ${input} });`)];
-    const result = await typeCheck('wrong.ts', `${lines.join('\n')}\n`);
-    expect(result.ok).toBe(false);
-    // The errors are in the consumer's file, one or more on each wrong line, never in the package's own types.
-    expect(result.output).not.toMatch(/node_modules/);
-    cases.forEach(([, want], i) => {
-      const line = header.length + i + 1;
-      const onLine = result.output
-        .split('\n')
-        .filter((text) => text.startsWith(`wrong.ts(${line},`))
-        .join('\n');
-      expect(onLine, `line ${line}`).toMatch(want);
-    });
-  }, 60_000);
+  engineFree(
+    'type check under strict and exactOptionalPropertyTypes: a wrong field, a value outside the enum, a required field left out are compile errors, each on its line',
+    async () => {
+      const cases: [string, RegExp][] = [
+        [`input: { prompt: 'x', seed: 7 }`, /'seed' does not exist/],
+        [`input: { prompt: 'x', resolution: '1080p' }`, /"1080p"/],
+        [`input: { duration_seconds: 5 }`, /'prompt' is missing/],
+      ];
+      const header = [
+        `import { Mediaforge } from '@mediaforge/client';`,
+        `const client = new Mediaforge({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' });`,
+      ];
+      const lines = [
+        ...header,
+        ...cases.map(([input]) => `void client.tasks.create({ model: '${MODEL}', ${input} });`),
+      ];
+      const result = await typeCheck('wrong.ts', `${lines.join('\n')}\n`);
+      expect(result.ok).toBe(false);
+      // The errors are in the consumer's file, one or more on each wrong line, never in the package's own types.
+      expect(result.output).not.toMatch(/node_modules/);
+      cases.forEach(([, want], i) => {
+        const line = header.length + i + 1;
+        const onLine = result.output
+          .split('\n')
+          .filter((text) => text.startsWith(`wrong.ts(${line},`))
+          .join('\n');
+        expect(onLine, `line ${line}`).toMatch(want);
+      });
+    },
+    60_000,
+  );
 
-  it('type check under strict and exactOptionalPropertyTypes: a right call, options with undefined, both entries and CommonJS compile clean', async () => {
-    const esm = await typeCheck(
-      'right.ts',
-      `import { Mediaforge, InvalidInputError, type Task } from '@mediaforge/client';
+  engineFree(
+    'type check under strict and exactOptionalPropertyTypes: a right call, options with undefined, both entries and CommonJS compile clean',
+    async () => {
+      const esm = await typeCheck(
+        'right.ts',
+        `import { Mediaforge, InvalidInputError, type Task } from '@mediaforge/client';
 import { verifyTaskCallback, WebhookVerificationError } from '@mediaforge/client/webhooks';
 const client = new Mediaforge({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1', timeoutMs: undefined });
 const timeoutMs: number | undefined = undefined;
 export const task: Promise<Task> = client.tasks.createAndWait({ model: '${MODEL}', input: { prompt: 'x', resolution: '2k', duration_seconds: 5 } }, { timeoutMs });
 export const checks = [verifyTaskCallback, WebhookVerificationError, InvalidInputError];
 `,
-    );
-    expect(esm.output).toBe('');
-    expect(esm.ok).toBe(true);
-    const cjs = await typeCheck(
-      'right.cts',
-      `import { Mediaforge } from '@mediaforge/client';\nimport webhooks = require('@mediaforge/client/webhooks');\nexport const client = new Mediaforge({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' });\nexport const verify = webhooks.verifyTaskCallback;\n`,
-    );
-    expect(cjs.output).toBe('');
-    expect(cjs.ok).toBe(true);
-  }, 60_000);
+      );
+      expect(esm.output).toBe('');
+      expect(esm.ok).toBe(true);
+      const cjs = await typeCheck(
+        'right.cts',
+        `import { Mediaforge } from '@mediaforge/client';\nimport webhooks = require('@mediaforge/client/webhooks');\nexport const client = new Mediaforge({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' });\nexport const verify = webhooks.verifyTaskCallback;\n`,
+      );
+      expect(cjs.output).toBe('');
+      expect(cjs.ok).toBe(true);
+    },
+    60_000,
+  );
 
   it.each([
     [
@@ -220,7 +242,7 @@ main().catch((error) => { console.error(error); process.exit(1); });
     expect(stdout.trim()).toMatch(/^succeeded http:\/\/127\.0\.0\.1:\d+\//);
   }, 60_000);
 
-  it('bundles the main entry for a browser with esbuild: no node: import, no Node global', async () => {
+  engineFree('bundles the main entry for a browser with esbuild: no node: import, no Node global', async () => {
     writeFileSync(
       join(scratch, 'browser.js'),
       `import { Mediaforge, InvalidInputError } from '@mediaforge/client';\nwindow.client = new Mediaforge({ apiKey: 'k', baseUrl: location.origin });\nwindow.InvalidInputError = InvalidInputError;\n`,
