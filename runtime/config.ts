@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { catalogue } from '../generated/catalogue.js';
+import { MODEL_INFO } from '../generated/model-info.js';
 import { parseBlobStoreSetting, s3SettingsFromEnv, type S3Settings } from './blobs/blob-store-setting.js';
 import { parseFaultPoints } from './faults.js';
 import type { OutboundPolicy, Resolver } from './net/address-policy.js';
@@ -254,8 +254,7 @@ function blobStoreOf(env: Environment): Pick<Config, 'blobStore' | 's3'> {
 
 /** The first model of a mode in catalogue order (ids are never named in the runtime), else the first model. */
 function firstModelOfMode(mode: string): string {
-  const models = [...catalogue.values()];
-  return (models.find((m) => m.info.mode === mode) ?? models[0])?.info.id ?? '';
+  return (MODEL_INFO.find((info) => info.mode === mode) ?? MODEL_INFO[0])?.id ?? '';
 }
 
 /** The destinations outbound requests may reach; both switches are for loopback test receivers only. */
