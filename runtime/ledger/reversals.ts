@@ -53,7 +53,10 @@ export async function reverseCredits(
 /**
  * A dispute closed as won: gives back what the dispute took, and its debt: the part still owed is
  * cancelled (a `debt_forgiven` row), the part a later credit already paid comes back to available.
- * Nothing when the dispute was never applied or was given back already.
+ * A part the operator forgave meanwhile was never taken, so it does not come back: what comes back
+ * is at most what reversals and debt payments took (`reversed`; it would go below zero, a 500 the
+ * ledger model found: dispute, forgive, dispute won). Nothing when the dispute was never applied or
+ * was given back already.
  */
 export async function restoreDispute(
   trx: Trx,
@@ -73,11 +76,11 @@ export async function restoreDispute(
   const debt = Number(rows.find((r) => r.kind === 'debt')?.amount ?? 0);
   const wallet = await trx
     .selectFrom('wallets')
-    .select('owed')
+    .select(['owed', 'reversed'])
     .where('account_id', '=', accountId)
     .executeTakeFirstOrThrow();
   const cancelled = Math.min(debt, Number(wallet.owed));
-  const returned = Number(dispute.amount) + debt - cancelled;
+  const returned = Math.min(Number(dispute.amount) + debt - cancelled, Number(wallet.reversed));
   const inserted = await trx
     .insertInto('ledger_entries')
     .values(row(accountId, 'dispute_won', returned, now, `${disputeReference}:won`))

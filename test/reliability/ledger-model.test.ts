@@ -468,10 +468,11 @@ const disputeWon = (i: number) =>
     const won = world.stripe.dispute(session.id, 'won');
     expect(await deliverNew(m, 'charge.dispute.closed', won)).toBe('dispute_won');
     // reversals.ts restoreDispute: of the dispute's debt, what is still owed is cancelled (at most
-    // all that is owed); what it took and what a later credit paid of its debt come back.
+    // all that is owed); what it took and what a later credit paid of its debt come back, never more
+    // than reversals took in all (a debt forgiven meanwhile was never taken).
     const { taken, debt } = session.dispute;
     const cancelled = Math.min(debt, m.owed);
-    const returned = taken + debt - cancelled;
+    const returned = Math.min(taken + debt - cancelled, m.reversed);
     m.available += returned;
     m.reversed -= returned;
     m.owed -= cancelled;
@@ -674,7 +675,12 @@ describe('ledger model (fast-check commands against a reference model)', () => {
       ),
       // Each run signs a customer up (a deliberate 100 ms password hash): fewer, longer runs than the
       // 30 of 15 commands this test had before payments keep it to a few seconds.
-      { numRuns: Number(process.env.MODEL_RUNS ?? 15), examples: [HISTORY] },
+      {
+        numRuns: Number(process.env.MODEL_RUNS ?? 15),
+        examples: [HISTORY],
+        // A failure's seed, as fast-check prints it, runs it again: MODEL_SEED=184583437 found dispute, forgive, dispute won.
+        ...(process.env.MODEL_SEED ? { seed: Number(process.env.MODEL_SEED) } : {}),
+      },
     );
     // Every way a balance moves was reached (HISTORY makes sure of it; the random runs add to it).
     const kinds = await t.service.ctx.db.kysely.selectFrom('ledger_entries').select('kind').distinct().execute();
