@@ -607,6 +607,9 @@ const HISTORY: [credits: number, hoursBeforeMonthEnd: number, commands: Iterable
   ],
 ];
 
+/** A dispute won after the operator forgave its debt (seed 184583437): the forgiven part never comes back; it once answered 500. */
+const DISPUTE_FORGIVEN: typeof HISTORY = [0, 1, [create('d', false), dispute(0), forgive, disputeWon(0)]];
+
 describe('ledger model (fast-check commands against a reference model)', () => {
   beforeAll(async () => {
     world = await startPaymentsWorld(
@@ -677,7 +680,7 @@ describe('ledger model (fast-check commands against a reference model)', () => {
       // 30 of 15 commands this test had before payments keep it to a few seconds.
       {
         numRuns: Number(process.env.MODEL_RUNS ?? 15),
-        examples: [HISTORY],
+        examples: [HISTORY, DISPUTE_FORGIVEN],
         // A failure's seed, as fast-check prints it, runs it again: MODEL_SEED=184583437 found dispute, forgive, dispute won.
         ...(process.env.MODEL_SEED ? { seed: Number(process.env.MODEL_SEED) } : {}),
       },
