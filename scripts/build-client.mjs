@@ -9,15 +9,16 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { inputFingerprint } from './build-state.mjs';
+import { inputFingerprint, recordedInputs } from './build-state.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CLIENT = join(ROOT, 'client');
 const STAGE = join(CLIENT, '.build');
 const DIST = join(CLIENT, 'dist');
 /**
- * The inputs client/dist was built from (scripts/build-state.mjs's fingerprint), beside it and not
- * in the package. With `--unless-current` (the prepack script) a build whose inputs are unchanged
+ * The inputs client/dist was built from (scripts/build-state.mjs's fingerprint, recorded as
+ * dist/build-info.json records it), beside it and not in the package (build-state.mjs
+ * recordedInputs reads both). With `--unless-current` (the prepack script) a build whose inputs are unchanged
  * is not redone: `npm pack` right after `npm run build` packs what that build made, without its
  * two tsc runs again (13 s of CPU a pack in the test runs, which pack three times).
  */
@@ -60,9 +61,12 @@ function compile(dir, outDir) {
 const started = Date.now();
 // Taken before anything is read: an input changed during the build leaves it stale.
 const inputs = inputFingerprint();
-const builtFrom = existsSync(BUILT_FROM) ? readFileSync(BUILT_FROM, 'utf8').trim() : undefined;
 const entries = ['esm/index.js', 'esm/webhooks.js', 'cjs/index.js', 'cjs/webhooks.js'].map((path) => join(DIST, path));
-if (process.argv.includes('--unless-current') && builtFrom === inputs && entries.every((path) => existsSync(path))) {
+if (
+  process.argv.includes('--unless-current') &&
+  recordedInputs(BUILT_FROM) === inputs &&
+  entries.every((path) => existsSync(path))
+) {
   console.log('@mediaforge/client is current (client/dist was built from these sources): not rebuilt');
   process.exit(0);
 }
@@ -79,5 +83,5 @@ try {
 } finally {
   rmSync(STAGE, { recursive: true, force: true });
 }
-writeFileSync(BUILT_FROM, `${inputs}\n`);
+writeFileSync(BUILT_FROM, `${JSON.stringify({ inputs })}\n`);
 console.log(`@mediaforge/client built in ${Date.now() - started} ms (client/dist/esm, client/dist/cjs)`);

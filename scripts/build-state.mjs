@@ -56,12 +56,17 @@ export function inputFingerprint() {
   return `${files}:${newest}:${lockedPackages()}`;
 }
 
+/** The fingerprint a build recorded in `record` (JSON with `inputs`: dist/build-info.json, client/.built-from); undefined when there is none. */
+export function recordedInputs(record) {
+  try {
+    return JSON.parse(readFileSync(record, 'utf8')).inputs;
+  } catch {
+    return undefined;
+  }
+}
+
 /** 'current', 'stale' (built from older inputs) or 'missing'. */
 export function buildState() {
   if (!existsSync(BUILD_INFO)) return 'missing';
-  try {
-    return JSON.parse(readFileSync(BUILD_INFO, 'utf8')).inputs === inputFingerprint() ? 'current' : 'stale';
-  } catch {
-    return 'stale';
-  }
+  return recordedInputs(BUILD_INFO) === inputFingerprint() ? 'current' : 'stale';
 }
