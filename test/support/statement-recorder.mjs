@@ -96,40 +96,65 @@ function install(dir) {
     };
     appendFileSync(file, `${JSON.stringify(line)}\n`);
   };
-  try {
-    const Database = require('better-sqlite3');
-    for (const method of ['prepare', 'exec']) {
-      const original = Database.prototype[method];
-      Database.prototype[method] = function (source, ...rest) {
-        record('sqlite', source);
-        return original.call(this, source, ...rest);
-      };
+  // Each driver is wrapped when the process loads it, not before: loading pg in every process of a
+  // run (the CLI's and the SQLite services' too, and every node the suites start) cost ~80 ms of
+  // CPU each. Both are CommonJS, so an ESM import of them goes through Module._load as a require does.
+  const drivers = [
+    ['better-sqlite3', wrapBetterSqlite3],
+    ['pg', wrapPg],
+  ].flatMap(([name, wrap]) => {
+    try {
+      return [{ path: require.resolve(name), wrap }];
+    } catch {
+      return []; // not installed where this process runs: nothing of it to record
     }
-    const pragma = Database.prototype.pragma;
-    Database.prototype.pragma = function (source, ...rest) {
-      record('sqlite', `PRAGMA ${source}`);
-      return pragma.call(this, source, ...rest);
+  });
+  const Module = require('node:module');
+  const load = Module._load;
+  Module._load = function (...args) {
+    const exports = load.apply(this, args);
+    for (let i = drivers.length - 1; i >= 0; i--) {
+      const loaded = Module._cache[drivers[i].path];
+      // `loaded` turns true when the driver's own load returns (its dependencies load before it).
+      if (!loaded?.loaded) continue;
+      drivers[i].wrap(loaded.exports, record);
+      drivers.splice(i, 1);
+    }
+    if (drivers.length === 0) Module._load = load;
+    return exports;
+  };
+}
+
+/** better-sqlite3's prepare, exec and pragma. */
+function wrapBetterSqlite3(Database, record) {
+  for (const method of ['prepare', 'exec']) {
+    const original = Database.prototype[method];
+    Database.prototype[method] = function (source, ...rest) {
+      record('sqlite', source);
+      return original.call(this, source, ...rest);
     };
-  } catch {
-    // not installed where this process runs: nothing of it to record
   }
-  try {
-    const { Client, Pool } = require('pg');
-    // The pool's query first: it hands the statement to a client in a callback, where the stack no
-    // longer names the runtime file that sent it (the client's query then finds it recorded).
-    const poolQuery = Pool.prototype.query;
-    Pool.prototype.query = function (config, ...rest) {
-      const text = typeof config === 'string' ? config : config?.text;
-      if (typeof text === 'string') record('postgres', text);
-      return poolQuery.call(this, config, ...rest);
-    };
-    const query = Client.prototype.query;
-    Client.prototype.query = function (config, ...rest) {
-      const text = typeof config === 'string' ? config : config?.text;
-      if (typeof text === 'string') record('postgres', text);
-      return query.call(this, config, ...rest);
-    };
-  } catch {
-    // the same for pg
-  }
+  const pragma = Database.prototype.pragma;
+  Database.prototype.pragma = function (source, ...rest) {
+    record('sqlite', `PRAGMA ${source}`);
+    return pragma.call(this, source, ...rest);
+  };
+}
+
+/** node-postgres' Pool#query and Client#query. */
+function wrapPg({ Client, Pool }, record) {
+  // The pool's query first: it hands the statement to a client in a callback, where the stack no
+  // longer names the runtime file that sent it (the client's query then finds it recorded).
+  const poolQuery = Pool.prototype.query;
+  Pool.prototype.query = function (config, ...rest) {
+    const text = typeof config === 'string' ? config : config?.text;
+    if (typeof text === 'string') record('postgres', text);
+    return poolQuery.call(this, config, ...rest);
+  };
+  const query = Client.prototype.query;
+  Client.prototype.query = function (config, ...rest) {
+    const text = typeof config === 'string' ? config : config?.text;
+    if (typeof text === 'string') record('postgres', text);
+    return query.call(this, config, ...rest);
+  };
 }
