@@ -26,6 +26,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const METRICS_TOKEN = 'reconcile-metrics-token';
 /** The declared cost, 0.02 USD a second, of a 5 s job. */
 const JOB_COST_MICROS = 5 * 20_000;
+/** The spawned services' task deadline; their jobs take longer, so that each task expires first. */
+const DEADLINE_SECONDS = 4;
 
 const deploymentsFile = (upstream: JobsProtocolServer) =>
   [
@@ -84,7 +86,9 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
       {
         MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
         MEDIAFORGE_UPSTREAM_POLL_MS: '100',
-        MEDIAFORGE_TASK_DEADLINE_SECONDS: '2',
+        // Room for the worker to submit before the deadline on a loaded machine: a task that
+        // expires before its job was submitted has nothing to reconcile (each test checks that first).
+        MEDIAFORGE_TASK_DEADLINE_SECONDS: String(DEADLINE_SECONDS),
         MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
         MEDIAFORGE_METRICS_TOKEN: METRICS_TOKEN,
         ...env,
@@ -97,11 +101,12 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
   }
 
   it("a job that finishes after its task expired is reconciled: the client's outcome stays expired and uncharged; the job's end and cost are recorded without a download, and `report margin --json` and /metrics show the cost as abandoned", async () => {
-    const upstream = await new JobsProtocolServer({ latencyMs: 4500 }).start();
+    const upstream = await new JobsProtocolServer({ latencyMs: DEADLINE_SECONDS * 1000 + 2500 }).start();
     servers.push(upstream);
     const { proc, accountId, apiKey, taskId } = await serve(upstream);
     const expired = await waitForTask(proc.url, apiKey, taskId, undefined, 15_000);
     expect(expired).toMatchObject({ state: 'expired', errorCode: 'deadline_exceeded', credits: 0 });
+    expect(upstream.submits).toHaveLength(1); // submitted before the deadline: a job to reconcile
     expect(upstream.completed.size).toBe(0); // the job still runs at the provider
 
     const row = await untilReconciled(proc.db, taskId);
@@ -138,13 +143,14 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
   }, 60_000);
 
   it("SIGKILL of the serve process mid-reconcile (the job's end learned, nothing recorded): the restarted process polls the job again and records its end and cost once", async () => {
-    const upstream = await new JobsProtocolServer({ latencyMs: 4000 }).start();
+    const upstream = await new JobsProtocolServer({ latencyMs: DEADLINE_SECONDS * 1000 + 2000 }).start();
     servers.push(upstream);
     const { proc, taskId } = await serve(upstream, {
       MEDIAFORGE_FAULT_POINTS: 'reconcile.answered',
       MEDIAFORGE_LEASE_MS: '1500',
     });
     const exit = await proc.server.exited;
+    expect(upstream.submits).toHaveLength(1);
     expect(proc.server.child.signalCode ?? exit).toBe('SIGKILL');
     expect(upstream.completed.size).toBe(1); // the reconcile poll saw the job succeed, then the process died
     expect(await rowOf(proc.db, taskId)).toEqual({
