@@ -266,14 +266,16 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
     servers.push(upstream);
     const plan = parseDeployments('deployments.yaml', deploymentsFile(upstream));
     t = await startTestService(
-      { upstreamPollMs: 50, taskDeadlineMs: 1000, upstreamReconcilePollMs: 250, upstreamReconcileMs: 2000 },
+      // The deadline leaves the submit time to be answered on a loaded machine (as DEADLINE_SECONDS).
+      { upstreamPollMs: 50, taskDeadlineMs: 4000, upstreamReconcilePollMs: 250, upstreamReconcileMs: 2000 },
       { deploymentsPlan: plan },
     );
     const { accountId, apiKey } = await t.account(1000);
     const created = await createTask(t, apiKey, bodyD('never ends, Picture 1', { duration_seconds: 5 }));
     const taskId = created.body.data.taskId as string;
-    const task = await waitForTerminal(t, apiKey, taskId, 15_000);
+    const task = await waitForTerminal(t, apiKey, taskId, 20_000);
     expect(task).toMatchObject({ state: 'expired', credits: 0 });
+    expect(upstream.submits).toHaveLength(1); // submitted before the deadline: a job to reconcile
     const pollsAtExpiry = upstream.polls;
 
     const row = await untilReconciled(t.service.ctx.db, taskId);
