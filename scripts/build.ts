@@ -63,6 +63,9 @@ const client = new Promise<void>((resolve, reject) => {
   );
 });
 
+/** What every esbuild run of the server's modules writes: ES modules for this Node. */
+const SERVER_MODULES = { format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' } as const;
+
 /**
  * Packages shipped as many small modules, bundled once into dist/vendor/<name>.js: Node 20 has no
  * compile cache, and loading kysely's 262 files took ~100 ms of every command's and every server's
@@ -90,10 +93,7 @@ await esbuild.build({
   plugins: [vendorEntries],
   // A CommonJS package's require of Node's own modules (util, os, ...) stays a require: ESM has none, so each bundle makes one.
   banner: { js: "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);" },
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
+  ...SERVER_MODULES,
 });
 
 /**
@@ -125,10 +125,7 @@ await esbuild.build({
   outbase: ROOT,
   bundle: true,
   packages: 'external',
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
+  ...SERVER_MODULES,
 });
 
 const files = ['runtime', 'generated', 'catalogue-core', 'docs-site']
@@ -142,10 +139,7 @@ await esbuild.build({
   outbase: ROOT,
   bundle: true,
   plugins: [keepImports],
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
+  ...SERVER_MODULES,
 });
 for (const path of files.filter((p) => !p.endsWith('.ts'))) cpSync(join(ROOT, path), join(NEXT, path));
 
