@@ -26,7 +26,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const METRICS_TOKEN = 'reconcile-metrics-token';
 /** The declared cost, 0.02 USD a second, of a 5 s job. */
 const JOB_COST_MICROS = 5 * 20_000;
-/** The spawned services' task deadline; their jobs take longer, so that each task expires first. */
+/**
+ * The deadline of the tasks that must expire while their job runs: long enough for the worker to
+ * submit first on a loaded machine (a task that expires unsubmitted has nothing to reconcile); the
+ * jobs take longer, so that each task expires first.
+ */
 const DEADLINE_SECONDS = 4;
 
 const deploymentsFile = (upstream: JobsProtocolServer) =>
@@ -86,8 +90,6 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
       {
         MEDIAFORGE_DEPLOYMENTS: '$DIR/deployments.yaml',
         MEDIAFORGE_UPSTREAM_POLL_MS: '100',
-        // Room for the worker to submit before the deadline on a loaded machine: a task that
-        // expires before its job was submitted has nothing to reconcile (each test checks that first).
         MEDIAFORGE_TASK_DEADLINE_SECONDS: String(DEADLINE_SECONDS),
         MEDIAFORGE_UPSTREAM_RECONCILE_POLL_MS: '300',
         MEDIAFORGE_METRICS_TOKEN: METRICS_TOKEN,
@@ -233,10 +235,13 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
         ...modelsSection({ [MODEL_D]: 'up', [MODEL_MINI]: 'sim' }),
       ].join('\n'),
     );
-    // The deadline leaves the submit time to be answered on a loaded machine: a task that expires
-    // before its submit has come back has no job to reconcile, and nothing would poll at all.
     t = await startTestService(
-      { upstreamPollMs: 50, taskDeadlineMs: 4000, upstreamReconcilePollMs: 100, workerConcurrency: 1 },
+      {
+        upstreamPollMs: 50,
+        taskDeadlineMs: DEADLINE_SECONDS * 1000,
+        upstreamReconcilePollMs: 100,
+        workerConcurrency: 1,
+      },
       { deploymentsPlan: plan },
     );
     const { apiKey } = await t.account(1000);
@@ -266,8 +271,12 @@ describe('reconciliation of upstream jobs their tasks no longer wait for (issue 
     servers.push(upstream);
     const plan = parseDeployments('deployments.yaml', deploymentsFile(upstream));
     t = await startTestService(
-      // The deadline leaves the submit time to be answered on a loaded machine (as DEADLINE_SECONDS).
-      { upstreamPollMs: 50, taskDeadlineMs: 4000, upstreamReconcilePollMs: 250, upstreamReconcileMs: 2000 },
+      {
+        upstreamPollMs: 50,
+        taskDeadlineMs: DEADLINE_SECONDS * 1000,
+        upstreamReconcilePollMs: 250,
+        upstreamReconcileMs: 2000,
+      },
       { deploymentsPlan: plan },
     );
     const { accountId, apiKey } = await t.account(1000);
